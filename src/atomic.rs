@@ -1,0 +1,148 @@
+//! The one atomic-write helper every output goes through (manifest, lock, rendered prompt,
+//! adopted overrides).
+//!
+//! Writes a temporary `.<name>.tmp-<pid>-<random>` in the same folder, then renames it over
+//! the target, so a reader sees the old file or the new one, never a part. Temporary files
+//! are removed on SIGINT/SIGTERM (see [`install_cleanup`]) and stale ones left by a killed
+//! process are swept on the next write into the same folder.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::error::{Error, Result};
+
+static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Removes every temporary file still pending, then exits with 130; for Ctrl-C and SIGTERM.
+pub fn install_cleanup() {
+    let _ = ctrlc::set_handler(|| {
+        remove_pending();
+        std::process::exit(130);
+    });
+}
+
+fn remove_pending() {
+    if let Ok(mut pending) = PENDING.lock() {
+        for p in pending.drain(..) {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+fn register(path: &Path, add: bool) {
+    if let Ok(mut pending) = PENDING.lock() {
+        if add {
+            pending.push(path.to_owned());
+        } else {
+            pending.retain(|p| p != path);
+        }
+    }
+}
+
+/// The temporary-name prefix for `name`.
+fn temp_prefix(name: &str) -> String {
+    format!(".{name}.tmp-")
+}
+
+/// True when `file_name` is one of curate's temporary files.
+#[must_use]
+pub fn is_temp_name(file_name: &str) -> bool {
+    file_name.starts_with('.') && file_name.contains(".tmp-")
+}
+
+/// Writes `bytes` to `path` atomically, creating its folder when needed.
+pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
+    let werr = |source| Error::Write {
+        path: path.to_owned(),
+        source,
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    std::fs::create_dir_all(&dir).map_err(werr)?;
+    sweep(&dir, &name);
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!("{}{}-", temp_prefix(&name), std::process::id()))
+        .rand_bytes(8)
+        .tempfile_in(&dir)
+        .map_err(werr)?;
+    register(tmp.path(), true);
+    let tmp_path = tmp.path().to_owned();
+    let result = (|| {
+        tmp.write_all(bytes)?;
+        tmp.as_file().sync_all()?;
+        tmp.persist(path).map_err(|e| e.error)?;
+        Ok(())
+    })();
+    register(&tmp_path, false);
+    result.map_err(werr)
+}
+
+/// Removes temporary files for `name` in `dir` whose writer is gone.
+fn sweep(dir: &Path, name: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = temp_prefix(name);
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(file_name) = file_name.to_str() else {
+            continue;
+        };
+        let Some(rest) = file_name.strip_prefix(&prefix) else {
+            continue;
+        };
+        let pid = rest.split('-').next().and_then(|p| p.parse::<u32>().ok());
+        if pid.is_some_and(|pid| !alive(pid)) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Whether a process is running (on Linux; elsewhere a temporary file older than an hour
+/// counts as stale by its age, which `sweep` does not check, so it is kept).
+fn alive(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    if cfg!(target_os = "linux") {
+        Path::new(&format!("/proc/{pid}")).exists()
+    } else {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_whole_files_and_leaves_no_temporary_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("sub/out.txt");
+        write(&target, b"one").unwrap();
+        write(&target, b"two").unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"two");
+        let names: Vec<_> = std::fs::read_dir(dir.path().join("sub"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("out.txt")]);
+    }
+
+    #[test]
+    fn stale_temporaries_of_dead_processes_are_swept() {
+        let dir = tempfile::tempdir().unwrap();
+        // pid 0 is never a user process, so the file counts as stale.
+        let stale = dir.path().join(".out.txt.tmp-999999999-abcdefgh");
+        std::fs::write(&stale, b"partial").unwrap();
+        write(&dir.path().join("out.txt"), b"x").unwrap();
+        assert!(!stale.exists());
+    }
+}

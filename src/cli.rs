@@ -1,0 +1,388 @@
+//! The command line, as clap derive structs and nothing else.
+//!
+//! `settings` turns these raw values into a validated [`crate::settings::Settings`];
+//! nothing here reads a file or builds a path.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+const EXAMPLES: &str = "\
+Examples:
+  pre-dispatch script   curate --role worker --change add-auth --task-file task.json -q && \\
+                          curate render --role worker --change add-auth --task-file task.json
+  at a shell            curate --role worker --change add-auth --owns 'src/auth/**'
+  editor preview        curate preview --role worker --change add-auth --format json
+  CI budget check       curate check --stale --format github";
+
+/// Compile exactly which files a sub-agent must read first, under budgets, with secrets
+/// kept out; render its first instruction, context bundle and handoff envelope.
+#[derive(Debug, Parser)]
+#[command(
+    name = "curate",
+    version = concat!(env!("CARGO_PKG_VERSION"), " (default encoding o200k_base)"),
+    about,
+    after_help = EXAMPLES,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub compile: CompileArgs,
+}
+
+/// Options every command takes.
+#[derive(Debug, Clone, Args)]
+pub struct GlobalArgs {
+    /// Run as if curate was started in DIR (like `git -C`).
+    #[arg(short = 'C', value_name = "DIR", global = true)]
+    pub dir: Option<PathBuf>,
+
+    /// The delegation-contracts file (default: env CURATE_CONTRACTS, the repository's, else the embedded one).
+    #[arg(long, value_name = "FILE", global = true)]
+    pub contracts: Option<PathBuf>,
+
+    /// The changes root (default: `changes`, or `.aiws/changes` where only that exists).
+    #[arg(long, value_name = "DIR", global = true)]
+    pub changes_dir: Option<PathBuf>,
+
+    /// The BPE encoding tokens are counted with.
+    #[arg(long, value_enum, default_value_t = Encoding::O200kBase, global = true)]
+    pub encoding: Encoding,
+
+    /// Worker threads for reading and counting (default: one per core).
+    #[arg(short = 'j', long = "threads", value_name = "N", global = true)]
+    pub threads: Option<usize>,
+
+    /// Output format of the report.
+    #[arg(long, value_enum, default_value_t = Format::Human, global = true)]
+    pub format: Format,
+
+    /// When to colour the report (NO_COLOR is honoured).
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true)]
+    pub color: ColorChoice,
+
+    /// Do not read or write the on-disk token cache.
+    #[arg(long, global = true)]
+    pub no_cache: bool,
+
+    /// Print only errors.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+
+    /// Print more detail.
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+}
+
+/// The inputs and caps of a compile (also used by `render` and `preview`).
+#[derive(Debug, Clone, Args, Default)]
+pub struct CompileArgs {
+    /// The role of the sub-agent (a `roleTypes[].id` of the contracts).
+    #[arg(long, value_name = "ROLE", required = true, help_heading = "Selection")]
+    pub role: Option<String>,
+
+    /// The change id; `<id>` in every glob becomes this.
+    #[arg(long, value_name = "ID", required = true, help_heading = "Selection")]
+    pub change: Option<String>,
+
+    /// A glob of the assigned module the sub-agent may write (kind `assigned`, priority high).
+    #[arg(long, value_name = "GLOB", help_heading = "Selection")]
+    pub owns: Vec<String>,
+
+    /// A glob the sub-agent must read but not write (kind `assigned`, priority medium).
+    #[arg(long, value_name = "GLOB", help_heading = "Selection")]
+    pub reads: Vec<String>,
+
+    /// Repository-relative paths, newline- or NUL-separated, taken like --owns (`-` for stdin).
+    #[arg(long, value_name = "FILE", help_heading = "Selection")]
+    pub files_from: Option<PathBuf>,
+
+    /// A task file (JSON): its files_owned / files_readonly become assigned entries.
+    #[arg(long, value_name = "FILE", help_heading = "Selection")]
+    pub task_file: Option<PathBuf>,
+
+    /// Turn off .gitignore / .ignore / .git/info/exclude for glob matches.
+    #[arg(long, help_heading = "Selection")]
+    pub no_ignore: bool,
+
+    /// The overrides file (default: changes/<id>/analysis/<role>-context.overrides.jsonl).
+    #[arg(long, value_name = "FILE", help_heading = "Overrides")]
+    pub overrides: Option<PathBuf>,
+
+    /// Add FILE:PRIORITY:KIND[:REASON] after the overrides file.
+    #[arg(
+        long,
+        value_name = "FILE:PRIORITY:KIND[:REASON]",
+        help_heading = "Overrides"
+    )]
+    pub add: Vec<String>,
+
+    /// Remove every entry matching GLOB.
+    #[arg(long, value_name = "GLOB", help_heading = "Overrides")]
+    pub drop: Vec<String>,
+
+    /// Soft cap on high+medium files; over it every low entry is dropped (0 = no cap).
+    #[arg(long, value_name = "N", default_value_t = 5, help_heading = "Budgets")]
+    pub max_files: u64,
+
+    /// Hard cap on lines; over it medium and low entries are dropped (0 = no cap).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 4000,
+        help_heading = "Budgets"
+    )]
+    pub max_lines: u64,
+
+    /// Optional cap on tokens, applied like the line cap (0 = no cap).
+    #[arg(long, value_name = "N", help_heading = "Budgets")]
+    pub max_tokens: Option<u64>,
+
+    /// Files larger than this many bytes are excluded.
+    #[arg(long, value_name = "BYTES", default_value_t = 10 * 1024 * 1024, help_heading = "Budgets")]
+    pub max_file_size: u64,
+
+    /// List every candidate with its source and fate.
+    #[arg(long, help_heading = "Output")]
+    pub explain: bool,
+
+    /// Write nothing in the repository.
+    #[arg(long, help_heading = "Output")]
+    pub dry_run: bool,
+
+    /// Print the manifest on stdout instead of writing it.
+    #[arg(long, help_heading = "Output")]
+    pub stdout: bool,
+
+    /// Turn hand edits of the manifest into overrides-file lines, then compile.
+    #[arg(long, conflicts_with = "force", help_heading = "Output")]
+    pub adopt: bool,
+
+    /// Overwrite a hand-edited manifest.
+    #[arg(long, help_heading = "Output")]
+    pub force: bool,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Compile the context manifest and its lock (the default command).
+    Compile(CompileArgs),
+    /// Compile in memory and render a template (sticky, bundle, handoff) to stdout or a file.
+    Render(RenderArgs),
+    /// Like render, but never writes anything; `--format json` gives {status, prompt, report}.
+    Preview(RenderArgs),
+    /// Check committed manifests: valid, in budget, and (with --stale) current.
+    Check(CheckArgs),
+    /// Check that a worker's touched files stay inside its owned globs.
+    Verify(VerifyArgs),
+    /// Validate guild.handoff_receipt.v1 receipts.
+    #[command(subcommand)]
+    Receipt(ReceiptCommand),
+    /// Validate or show the delegation contracts.
+    Contracts {
+        #[command(subcommand)]
+        action: Option<ContractsCommand>,
+    },
+    /// Write the embedded default contracts (and templates) into the repository.
+    Init(InitArgs),
+    /// Print shell completions.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page.
+    Man,
+}
+
+/// `render` and `preview`.
+#[derive(Debug, Clone, Args)]
+pub struct RenderArgs {
+    #[command(flatten)]
+    pub compile: CompileArgs,
+
+    /// Template name (sticky, bundle, handoff) or a path (holding `/` or ending in `.tera`).
+    #[arg(
+        long,
+        value_name = "NAME|PATH",
+        default_value = "bundle",
+        help_heading = "Rendering"
+    )]
+    pub template: String,
+
+    /// Language of the built-in texts.
+    #[arg(long, value_enum, default_value_t = Lang::En, help_heading = "Rendering")]
+    pub lang: Lang,
+
+    /// Render an existing manifest instead of compiling.
+    #[arg(long, value_name = "FILE", help_heading = "Rendering")]
+    pub manifest: Option<PathBuf>,
+
+    /// Write the output atomically to FILE instead of stdout.
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE",
+        help_heading = "Rendering"
+    )]
+    pub output: Option<PathBuf>,
+
+    /// Cut a file's selected text past this many bytes (0 = off).
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value_t = 0,
+        help_heading = "Rendering"
+    )]
+    pub max_file_bytes: u64,
+
+    /// Past this many bytes in all, entries become one-line index entries (0 = off).
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value_t = 0,
+        help_heading = "Rendering"
+    )]
+    pub max_total_bytes: u64,
+}
+
+/// `check`.
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    /// Manifests to check (default: every `*-context.jsonl` under the changes root).
+    pub paths: Vec<PathBuf>,
+
+    /// Also flag entries whose content changed and manifests a compile would now change.
+    #[arg(long)]
+    pub stale: bool,
+}
+
+/// `verify`.
+#[derive(Debug, Clone, Args)]
+pub struct VerifyArgs {
+    /// The change id (`<id>` in globs).
+    #[arg(long, value_name = "ID")]
+    pub change: String,
+    /// A task file whose files_owned / files_readonly are the scope.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["owns", "reads"], required_unless_present = "owns")]
+    pub task_file: Option<PathBuf>,
+    /// An owned glob.
+    #[arg(long, value_name = "GLOB")]
+    pub owns: Vec<String>,
+    /// A read-only glob.
+    #[arg(long, value_name = "GLOB")]
+    pub reads: Vec<String>,
+    /// The touched files.
+    #[arg(long, value_name = "FILE", num_args = 1.., group = "touched_src")]
+    pub touched: Vec<String>,
+    /// Read the touched files from FILE (`-` for stdin), newline- or NUL-separated.
+    #[arg(long, value_name = "FILE", group = "touched_src")]
+    pub touched_from: Option<PathBuf>,
+    /// Take the touched files from git: changed since REV, plus untracked-not-ignored.
+    #[arg(long, value_name = "REV", group = "touched_src")]
+    pub git_diff: Option<String>,
+}
+
+/// `receipt …`.
+#[derive(Debug, Subcommand)]
+pub enum ReceiptCommand {
+    /// Check receipts: exactly one fenced guild.handoff.v2 block that follows the rules.
+    Check {
+        /// The receipt files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+}
+
+/// `contracts …`.
+#[derive(Debug, Subcommand)]
+pub enum ContractsCommand {
+    /// Validate the contracts file.
+    Validate,
+    /// Show the roles and their expanded baselines.
+    Show {
+        /// Only this role.
+        #[arg(long)]
+        role: Option<String>,
+        /// Expand the baselines for this change.
+        #[arg(long)]
+        change: Option<String>,
+    },
+}
+
+/// `init`.
+#[derive(Debug, Clone, Args)]
+pub struct InitArgs {
+    /// Also write the default templates into .curate/templates/.
+    #[arg(long)]
+    pub templates: bool,
+    /// Overwrite existing files.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// The BPE encodings tokens can be counted with.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default, serde::Serialize, serde::Deserialize,
+)]
+pub enum Encoding {
+    #[default]
+    #[value(name = "o200k_base")]
+    #[serde(rename = "o200k_base")]
+    O200kBase,
+    #[value(name = "cl100k_base")]
+    #[serde(rename = "cl100k_base")]
+    Cl100kBase,
+}
+
+impl Encoding {
+    /// The encoding's name as OpenAI spells it.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Encoding::O200kBase => "o200k_base",
+            Encoding::Cl100kBase => "cl100k_base",
+        }
+    }
+}
+
+/// Report formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+    Github,
+}
+
+/// Colour choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+/// Languages of the built-in templates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Lang {
+    En,
+    Zh,
+}
+
+impl Lang {
+    /// The code used in template file names.
+    #[must_use]
+    pub fn code(self) -> &'static str {
+        match self {
+            Lang::En => "en",
+            Lang::Zh => "zh",
+        }
+    }
+}

@@ -1,0 +1,491 @@
+//! The whole compile, one stage a line: contracts → expand → merge → overrides → secrets →
+//! measure → budget → tokens → manifest text and lock.
+//!
+//! Returns a [`Compiled`] value and writes nothing; `run` decides whether to write it.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::budget::{self, Caps, Item, Overrun, Rule, Status};
+use crate::contract::{self, Contracts, Role};
+use crate::error::{Error, Result};
+use crate::expand::{self, Candidate, Origin, Request, Scope};
+use crate::manifest::{self, FileRef, Inputs, Lock, LockContracts, LockEntry};
+use crate::measure::{self, Fate, Limits, Measured};
+use crate::model::{Entry, Priority, Sections, generated_reason, quoted};
+use crate::overrides::{self, Directive};
+use crate::report::{Exclusion, Note};
+use crate::secrets::{self, ContentRules};
+use crate::settings::{CompileSettings, Workspace};
+use crate::tokens::{Fast, TokenCounter};
+
+/// A kept entry with its measurements.
+#[derive(Debug, Clone, Serialize)]
+pub struct Kept {
+    #[serde(flatten)]
+    pub entry: Entry,
+    pub lines: u64,
+    pub tokens: u64,
+    #[serde(skip)]
+    pub sha256: String,
+    #[serde(skip)]
+    pub bytes: u64,
+}
+
+/// An entry a budget rule or a drop removed.
+#[derive(Debug, Clone, Serialize)]
+pub struct Dropped {
+    pub file: String,
+    pub priority: Priority,
+    pub kind: String,
+    pub lines: Option<u64>,
+    pub tokens: Option<u64>,
+    /// `soft_cap`, `hard_cap`, `token_cap` or `override`.
+    pub rule: String,
+    pub by: String,
+}
+
+/// One candidate with its source and fate, for `--explain`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Trace {
+    pub file: String,
+    pub source: String,
+    pub priority: Option<Priority>,
+    pub kind: Option<String>,
+    pub lines: Option<u64>,
+    pub tokens: Option<u64>,
+    pub fate: String,
+}
+
+/// The result of a compile.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    pub status: Status,
+    pub role: Role,
+    pub change: String,
+    pub contracts_source: String,
+    pub manifest_path: String,
+    pub kept: Vec<Kept>,
+    pub dropped: Vec<Dropped>,
+    pub excluded: Vec<Exclusion>,
+    /// Every curation line of the manifest, overrides' first.
+    pub curation: Vec<String>,
+    /// This run's notes (a subset of `curation`) with their levels.
+    pub notes: Vec<Note>,
+    pub caps: Caps,
+    pub overrun: Option<Overrun>,
+    pub candidates: Vec<Trace>,
+    /// The manifest text (when READY).
+    pub manifest: Option<String>,
+    pub lock: Option<Lock>,
+    /// The overrides file, when it existed.
+    pub overrides_file: Option<FileRef>,
+}
+
+impl Compiled {
+    /// Totals of the kept entries: files, lines, tokens.
+    #[must_use]
+    pub fn totals(&self) -> (usize, u64, u64) {
+        (
+            self.kept.len(),
+            self.kept.iter().map(|k| k.lines).sum(),
+            self.kept.iter().map(|k| k.tokens).sum(),
+        )
+    }
+
+    /// Warning-level notes.
+    pub fn warnings(&self) -> impl Iterator<Item = &Note> {
+        self.notes.iter().filter(|n| n.is_warning())
+    }
+}
+
+/// Runs layers 0–2, secrets, measurement and budgets in memory.
+pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
+    let contracts = contract::load(ws.contracts.clone(), &ws.root)?;
+    let role = contracts.role(&s.role)?.clone();
+    let scope = Scope {
+        root: &ws.root,
+        changes_root: &ws.changes_root,
+        change: &s.change,
+        ignore: !s.no_ignore,
+    };
+    let requests = requests(&role, s);
+    let expanded = expand::expand(&scope, &requests)?;
+    let mut candidates = expand::merge(&expanded.picks, &requests);
+    let mut notes = expanded.notes;
+    let mut excluded = expanded.excluded;
+    let mut traces: Vec<Trace> = Vec::new();
+
+    // Layer 2: the overrides file, then --add, then --drop.
+    let (parsed, overrides_file) = read_overrides(s)?;
+    let mut directives = parsed.directives;
+    directives.extend(s.add.iter().cloned().map(Directive::Upsert));
+    directives.extend(s.drop.iter().map(|g| Directive::Drop {
+        glob: g.clone(),
+        why: None,
+        origin: Origin::Add(format!("--drop {g}")),
+    }));
+    let mut resolve_file = |file: &str, origin: &Origin| -> Result<String> {
+        let path = scope.resolve(file, origin)?;
+        if !ws.root.join(&path).exists() {
+            return Err(Error::Failed(format!(
+                "{}: {} does not exist",
+                origin.describe(),
+                quoted(&path)
+            )));
+        }
+        Ok(path)
+    };
+    let pattern = |glob: &str, origin: &Origin| scope.resolve(glob, origin);
+    let applied = overrides::apply(&mut candidates, &directives, &mut resolve_file, &pattern)?;
+    notes.extend(applied.notes);
+    let mut dropped: Vec<Dropped> = Vec::new();
+    for (path, origin) in applied.dropped {
+        traces.push(Trace {
+            file: path.clone(),
+            source: origin.describe(),
+            priority: None,
+            kind: None,
+            lines: None,
+            tokens: None,
+            fate: format!("dropped by {}", origin.describe()),
+        });
+        dropped.push(Dropped {
+            file: path,
+            priority: Priority::Low,
+            kind: String::new(),
+            lines: None,
+            tokens: None,
+            rule: "override".to_owned(),
+            by: origin.describe(),
+        });
+    }
+
+    // Secrets by name (content rules run while reading), whoever named the file.
+    let rules = ContentRules::shared().map_err(|e| Error::SecretRules(Box::new(e.clone())))?;
+    candidates.retain(|c| match secrets::by_path(&c.path) {
+        Some(rule) => {
+            let ex = Exclusion::new(&c.path, &format!("secret: {rule}"));
+            traces.push(trace(c, None, &format!("excluded: {}", ex.reason)));
+            excluded.push(ex);
+            false
+        }
+        None => true,
+    });
+
+    // Measure: lines (and tokens when a token cap or --explain needs them all).
+    let counter = Fast(ws.encoding);
+    let all_tokens = s.caps.max_tokens > 0 || s.explain;
+    let inputs: Vec<(String, Sections)> = candidates
+        .iter()
+        .map(|c| (c.path.clone(), c.sections.clone()))
+        .collect();
+    let fates = measure::read_all(
+        &ws.root,
+        &inputs,
+        Limits {
+            max_file_size: s.max_file_size,
+        },
+        rules,
+        all_tokens.then_some(&counter as &dyn TokenCounter),
+    );
+    let mut measured: Vec<(Candidate, Measured)> = Vec::new();
+    for (c, fate) in candidates.into_iter().zip(fates) {
+        match fate {
+            Fate::Measured(m) => {
+                notes.extend(m.notes.iter().cloned());
+                measured.push((c, m));
+            }
+            Fate::Excluded(reason) => {
+                traces.push(trace(&c, None, &format!("excluded: {reason}")));
+                excluded.push(Exclusion::new(&c.path, &reason));
+            }
+        }
+    }
+    for ex in &excluded {
+        notes.push(Note::info(format!(
+            "excluded {}: {}",
+            quoted(&ex.file),
+            ex.reason
+        )));
+    }
+
+    // Budgets, in the order of the spec.
+    let items: Vec<Item> = measured
+        .iter()
+        .map(|(c, m)| Item {
+            priority: c.priority,
+            lines: m.lines,
+            tokens: m.tokens,
+        })
+        .collect();
+    let allocation = budget::allocate(&items, s.caps);
+    notes.extend(allocation.decisions.iter().cloned().map(Note::warning));
+
+    // Tokens for the survivors that were not counted yet.
+    let to_count: Vec<(String, Sections, String)> = measured
+        .iter()
+        .zip(&allocation.dropped)
+        .filter(|((_, m), d)| d.is_none() && m.tokens.is_none())
+        .map(|((c, m), _)| (c.path.clone(), m.sections.clone(), m.sha256.clone()))
+        .collect();
+    let mut counted = measure::count_tokens(&ws.root, &to_count, &counter).into_iter();
+    let mut kept: Vec<(usize, Kept)> = Vec::new();
+    for (position, ((c, m), rule)) in measured.iter().zip(&allocation.dropped).enumerate() {
+        if let Some(rule) = rule {
+            notes.push(Note::info(format!(
+                "dropped {} ({}, {} lines) by the {}",
+                quoted(&c.path),
+                c.priority,
+                m.lines,
+                rule.describe()
+            )));
+            traces.push(trace(
+                c,
+                Some(m),
+                &format!("dropped by the {}", rule.describe()),
+            ));
+            dropped.push(Dropped {
+                file: c.path.clone(),
+                priority: c.priority,
+                kind: c.kind.clone(),
+                lines: Some(m.lines),
+                tokens: m.tokens,
+                rule: rule_name(*rule).to_owned(),
+                by: rule.describe().to_owned(),
+            });
+            continue;
+        }
+        let tokens = match m.tokens {
+            Some(t) => t,
+            None => counted
+                .next()
+                .unwrap_or_else(|| Err("token count missing".to_owned()))
+                .map_err(Error::Failed)?,
+        };
+        let reason = c
+            .reason
+            .clone()
+            .unwrap_or_else(|| generated_reason(&c.kind, &m.sections));
+        let mut t = trace(c, Some(m), "kept");
+        t.tokens = Some(tokens);
+        traces.push(t);
+        kept.push((
+            position,
+            Kept {
+                entry: Entry {
+                    file: c.path.clone(),
+                    reason,
+                    sections: m.sections.clone(),
+                    priority: c.priority,
+                    kind: c.kind.clone(),
+                },
+                lines: m.lines,
+                tokens,
+                sha256: m.sha256.clone(),
+                bytes: m.bytes,
+            },
+        ));
+    }
+    kept.sort_by_key(|(position, k)| (k.entry.priority, *position));
+    let kept: Vec<Kept> = kept.into_iter().map(|(_, k)| k).collect();
+
+    let mut curation = parsed.curation;
+    for n in &notes {
+        if !curation.contains(&n.text) {
+            curation.push(n.text.clone());
+        }
+    }
+    let manifest_path = ws.manifest_path(&s.change, &s.role);
+    let status = allocation.status;
+    let (manifest, lock) = if status == Status::Ready {
+        let entries: Vec<Entry> = kept.iter().map(|k| k.entry.clone()).collect();
+        let text = manifest::format(&contracts.hash12(), &curation, &entries);
+        let lock = lock(
+            ws,
+            s,
+            &contracts,
+            &manifest_path,
+            &text,
+            &kept,
+            &curation,
+            overrides_file.clone(),
+        );
+        (Some(text), Some(lock))
+    } else {
+        (None, None)
+    };
+    Ok(Compiled {
+        status,
+        role,
+        change: s.change.clone(),
+        contracts_source: contracts.source.describe(),
+        manifest_path,
+        kept,
+        dropped,
+        excluded,
+        curation,
+        notes,
+        caps: s.caps,
+        overrun: allocation.overrun,
+        candidates: traces,
+        manifest,
+        lock,
+        overrides_file,
+    })
+}
+
+fn rule_name(rule: Rule) -> &'static str {
+    match rule {
+        Rule::SoftCap => "soft_cap",
+        Rule::HardCap => "hard_cap",
+        Rule::TokenCap => "token_cap",
+    }
+}
+
+fn trace(c: &Candidate, m: Option<&Measured>, fate: &str) -> Trace {
+    let mut source = c.origin.describe();
+    if !c.merged.is_empty() {
+        let others: Vec<String> = c.merged.iter().map(Origin::describe).collect();
+        source = format!("{source}; merged with {}", others.join(", "));
+    }
+    Trace {
+        file: c.path.clone(),
+        source,
+        priority: Some(c.priority),
+        kind: Some(c.kind.clone()),
+        lines: m.map(|m| m.lines),
+        tokens: m.and_then(|m| m.tokens),
+        fate: fate.to_owned(),
+    }
+}
+
+/// Layer 0 and 1 requests, in position order: contract, assigned, task.
+fn requests(role: &Role, s: &CompileSettings) -> Vec<Request> {
+    let mut out: Vec<Request> = role
+        .context_files
+        .iter()
+        .enumerate()
+        .map(|(index, cf)| Request {
+            pattern: cf.glob.clone(),
+            origin: Origin::Contract {
+                index,
+                glob: cf.glob.clone(),
+            },
+            priority: cf.priority,
+            kind: cf.kind.clone(),
+            sections: cf.sections(),
+            reason: None,
+        })
+        .collect();
+    let assigned = |pattern: &str, origin: Origin, priority: Priority| Request {
+        pattern: pattern.to_owned(),
+        origin,
+        priority,
+        kind: "assigned".to_owned(),
+        sections: Sections::Whole,
+        reason: None,
+    };
+    for g in &s.owns {
+        out.push(assigned(g, Origin::Owns(g.clone()), Priority::High));
+    }
+    for g in &s.reads {
+        out.push(assigned(g, Origin::Reads(g.clone()), Priority::Medium));
+    }
+    for p in &s.files_from {
+        out.push(assigned(p, Origin::FilesFrom, Priority::High));
+    }
+    if let Some((_, task)) = &s.task {
+        for g in &task.files_owned {
+            out.push(assigned(g, Origin::TaskOwned(g.clone()), Priority::High));
+        }
+        for g in &task.files_readonly {
+            out.push(assigned(
+                g,
+                Origin::TaskReadonly(g.clone()),
+                Priority::Medium,
+            ));
+        }
+    }
+    out
+}
+
+fn read_overrides(s: &CompileSettings) -> Result<(overrides::Overrides, Option<FileRef>)> {
+    let path = &s.overrides.path;
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !s.overrides.explicit => {
+            return Ok((overrides::Overrides::default(), None));
+        }
+        Err(source) => {
+            return Err(Error::Read {
+                path: path.clone(),
+                source,
+            });
+        }
+    };
+    let text = String::from_utf8(bytes.clone()).map_err(|_| Error::Invalid {
+        path: Path::new(&s.overrides.shown).to_owned(),
+        message: "the overrides file is not UTF-8".to_owned(),
+    })?;
+    let parsed = overrides::parse(&text, Path::new(&s.overrides.shown))?;
+    Ok((
+        parsed,
+        Some(FileRef {
+            path: s.overrides.shown.clone(),
+            sha256: crate::digest::hex(&bytes),
+        }),
+    ))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn lock(
+    ws: &Workspace,
+    s: &CompileSettings,
+    contracts: &Contracts,
+    manifest_path: &str,
+    text: &str,
+    kept: &[Kept],
+    curation: &[String],
+    overrides_file: Option<FileRef>,
+) -> Lock {
+    let (_, body) = manifest::split_header(text);
+    Lock {
+        curate: env!("CARGO_PKG_VERSION").to_owned(),
+        manifest: manifest_path.to_owned(),
+        digest: crate::digest::hex(body.as_bytes()),
+        contracts: LockContracts {
+            source: contracts.source.describe(),
+            sha256: crate::digest::hex(&contracts.bytes),
+        },
+        inputs: Inputs {
+            role: s.role.clone(),
+            change: s.change.clone(),
+            changes_root: ws.changes_root.clone(),
+            encoding: ws.encoding,
+            caps: s.caps,
+            max_file_size: s.max_file_size,
+            no_ignore: s.no_ignore,
+            owns: s.owns.clone(),
+            reads: s.reads.clone(),
+            files_from: s.files_from.clone(),
+            overrides: overrides_file,
+            add: s.add_raw.clone(),
+            drop: s.drop.clone(),
+            task_file: s.task.as_ref().map(|(f, _)| f.clone()),
+        },
+        entries: kept
+            .iter()
+            .map(|k| LockEntry {
+                file: k.entry.file.clone(),
+                sha256: k.sha256.clone(),
+                lines: k.lines,
+                tokens: k.tokens,
+                encoding: ws.encoding,
+            })
+            .collect(),
+        curation: curation.to_vec(),
+        written: kept.iter().map(|k| k.entry.clone()).collect(),
+    }
+}

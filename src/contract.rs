@@ -1,0 +1,327 @@
+//! Load, discover and schema-validate the delegation-contracts file (layer 0).
+//!
+//! Receives where to look (flag, environment, repository root); returns the parsed
+//! [`Contracts`] with the bytes they came from (their sha256 goes into the manifest header).
+//! Every error names the file, the JSON pointer and the line:column. Never falls back to
+//! the embedded default when a repository's own file is broken.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+
+use crate::error::{Error, Pos, Result, SchemaDetails};
+use crate::jsonpos;
+use crate::model::{Priority, Range, Sections};
+
+/// The embedded default contracts.
+pub const EMBEDDED: &str = include_str!("../contracts/workflow-delegation-contracts.json");
+/// The schema the contracts are validated against.
+pub const SCHEMA: &str = include_str!("../contracts/workflow-delegation-contracts.schema.json");
+
+/// The repository-relative places a contracts file is looked for, in order.
+pub const REPO_PATHS: [&str; 2] = [
+    "contracts/workflow-delegation-contracts.json",
+    "packages/spec/docs/workflow-delegation-contracts.json",
+];
+
+/// Where the contracts came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// `--contracts FILE`.
+    Flag(PathBuf),
+    /// `CURATE_CONTRACTS`.
+    Env(PathBuf),
+    /// Found in the repository (repository-relative path).
+    Repo(String),
+    /// The embedded default.
+    Embedded,
+}
+
+impl Source {
+    /// How the report names the source.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        match self {
+            Source::Flag(p) => format!("{} (--contracts)", p.display()),
+            Source::Env(p) => format!("{} (CURATE_CONTRACTS)", p.display()),
+            Source::Repo(p) => p.clone(),
+            Source::Embedded => "embedded default".to_owned(),
+        }
+    }
+
+    /// The name used in error messages.
+    fn file_name(&self) -> PathBuf {
+        match self {
+            Source::Flag(p) | Source::Env(p) => p.clone(),
+            Source::Repo(p) => PathBuf::from(p),
+            Source::Embedded => PathBuf::from("<embedded contracts>"),
+        }
+    }
+}
+
+/// A `contextFiles[]` item.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextFile {
+    pub glob: String,
+    #[serde(default)]
+    pub sections: Option<Vec<Range>>,
+    pub priority: Priority,
+    pub kind: String,
+}
+
+impl ContextFile {
+    /// The item's sections as a [`Sections`] value.
+    #[must_use]
+    pub fn sections(&self) -> Sections {
+        self.sections
+            .clone()
+            .map_or(Sections::Whole, Sections::ranges)
+    }
+}
+
+/// A `roleTypes[]` item (unknown keys are allowed and ignored).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Role {
+    pub id: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub read_scope: Vec<String>,
+    #[serde(default)]
+    pub write_scope: Vec<String>,
+    #[serde(default)]
+    pub artifact_targets: Vec<String>,
+    #[serde(default)]
+    pub handoff_requirements: Vec<String>,
+    #[serde(default)]
+    pub context_files: Vec<ContextFile>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Document {
+    role_types: Vec<Role>,
+}
+
+/// A loaded, validated contracts file.
+#[derive(Debug, Clone)]
+pub struct Contracts {
+    pub source: Source,
+    /// The file's bytes (the embedded default's when it was used).
+    pub bytes: Vec<u8>,
+    pub roles: Vec<Role>,
+}
+
+impl Contracts {
+    /// The role named `id`, or an error listing the roles that exist.
+    pub fn role(&self, id: &str) -> Result<&Role> {
+        self.roles
+            .iter()
+            .find(|r| r.id == id)
+            .ok_or_else(|| Error::UnknownRole {
+                role: id.to_owned(),
+                source_name: self.source.describe(),
+                known: self.roles.iter().map(|r| r.id.clone()).collect(),
+            })
+    }
+
+    /// The first 12 hex digits of the sha256 of the file's bytes.
+    #[must_use]
+    pub fn hash12(&self) -> String {
+        crate::digest::hex12(&self.bytes)
+    }
+}
+
+/// Picks the contracts file: `--contracts`, `CURATE_CONTRACTS`, the repository's, else embedded.
+/// `flag` and `env` are already resolved against the working folder.
+#[must_use]
+pub fn discover(flag: Option<PathBuf>, env: Option<PathBuf>, root: &Path) -> Source {
+    if let Some(p) = flag {
+        return Source::Flag(p);
+    }
+    if let Some(p) = env {
+        return Source::Env(p);
+    }
+    for rel in REPO_PATHS {
+        if root.join(rel).is_file() {
+            return Source::Repo(rel.to_owned());
+        }
+    }
+    Source::Embedded
+}
+
+/// Reads and validates the contracts from `source` (`root` resolves a repository path).
+pub fn load(source: Source, root: &Path) -> Result<Contracts> {
+    let bytes = match &source {
+        Source::Embedded => EMBEDDED.as_bytes().to_vec(),
+        Source::Flag(p) | Source::Env(p) => read(p)?,
+        Source::Repo(rel) => read(&root.join(rel))?,
+    };
+    let roles = parse(&bytes, &source.file_name())?;
+    Ok(Contracts {
+        source,
+        bytes,
+        roles,
+    })
+}
+
+fn read(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|source| Error::Read {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+fn schema_validator() -> Result<&'static jsonschema::Validator> {
+    static VALIDATOR: OnceLock<std::result::Result<jsonschema::Validator, String>> =
+        OnceLock::new();
+    VALIDATOR
+        .get_or_init(|| {
+            let schema: serde_json::Value =
+                serde_json::from_str(SCHEMA).map_err(|e| e.to_string())?;
+            jsonschema::validator_for(&schema).map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| Error::Failed(format!("the embedded contracts schema is invalid: {e}")))
+}
+
+/// Parses and validates contracts text; `path` names the file in errors.
+pub fn parse(bytes: &[u8], path: &Path) -> Result<Vec<Role>> {
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        let pos = jsonpos::position_of(&String::from_utf8_lossy(bytes), e.valid_up_to());
+        Error::Syntax {
+            path: path.to_owned(),
+            pos: Pos {
+                line: pos.line,
+                column: pos.column,
+            },
+            message: "the file is not UTF-8".to_owned(),
+        }
+    })?;
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| Error::Syntax {
+        path: path.to_owned(),
+        pos: Pos {
+            line: e.line(),
+            column: e.column(),
+        },
+        message: format!("invalid JSON: {}", json_message(&e)),
+    })?;
+    let validator = schema_validator()?;
+    let mut problems: Vec<(Pos, String)> = validator
+        .iter_errors(&value)
+        .map(|err| {
+            let pointer = err.instance_path().to_string();
+            (locate(text, &pointer), format!("{pointer}: {err}"))
+        })
+        .collect();
+    let doc: Document = if problems.is_empty() {
+        serde_json::from_value(value).map_err(|e| Error::Invalid {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?
+    } else {
+        Document { role_types: vec![] }
+    };
+    // Checked after the schema, which cannot express it: a section ends at or after its start.
+    for (r, role) in doc.role_types.iter().enumerate() {
+        for (c, cf) in role.context_files.iter().enumerate() {
+            for (s, [start, end]) in cf.sections.iter().flatten().enumerate() {
+                if end < start {
+                    let pointer = format!("/roleTypes/{r}/contextFiles/{c}/sections/{s}");
+                    problems.push((
+                        locate(text, &pointer),
+                        format!("{pointer}: section [{start}, {end}] ends before it starts"),
+                    ));
+                }
+            }
+        }
+    }
+    if problems.is_empty() {
+        return Ok(doc.role_types);
+    }
+    problems.sort_by_key(|(pos, _)| (pos.line, pos.column));
+    let count = problems.len();
+    let details = problems
+        .into_iter()
+        .map(|(pos, msg)| format!("{}:{pos}: {msg}", path.display()))
+        .collect();
+    Err(Error::Schema {
+        path: path.to_owned(),
+        count,
+        details: SchemaDetails(details),
+    })
+}
+
+fn locate(text: &str, pointer: &str) -> Pos {
+    jsonpos::locate(text, pointer).map_or(Pos { line: 1, column: 1 }, |p| Pos {
+        line: p.line,
+        column: p.column,
+    })
+}
+
+/// serde_json's message without its own " at line L column C" suffix (we print the position).
+#[must_use]
+pub fn json_message(e: &serde_json::Error) -> String {
+    let full = e.to_string();
+    match full.rfind(" at line ") {
+        Some(i) => full[..i].to_owned(),
+        None => full,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_embedded_default_validates_and_has_the_five_roles() {
+        let roles = parse(EMBEDDED.as_bytes(), Path::new("embedded")).unwrap();
+        let ids: Vec<&str> = roles.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            ["planner", "explorer", "worker", "reviewer", "integrator"]
+        );
+        let worker = roles.iter().find(|r| r.id == "worker").unwrap();
+        assert_eq!(worker.context_files.len(), 8);
+        assert_eq!(worker.context_files[0].glob, "AI_PROJECT.md");
+        assert_eq!(
+            worker.context_files[0].sections,
+            Some(vec![[25, 50], [95, 106]])
+        );
+    }
+
+    #[test]
+    fn schema_errors_name_pointer_and_position() {
+        let text = "{\n  \"roleTypes\": [\n    {\"id\": \"w\", \"contextFiles\": [\n      {\"glob\": \"a\", \"priority\": \"urgent\", \"kind\": \"k\"}\n    ]}\n  ]\n}\n";
+        let err = parse(text.as_bytes(), Path::new("c.json")).unwrap_err();
+        let Error::Schema { details, count, .. } = err else {
+            panic!("expected a schema error, got {err:?}")
+        };
+        assert_eq!(count, 1);
+        assert!(
+            details.0[0].starts_with("c.json:4:"),
+            "unexpected detail {:?}",
+            details.0
+        );
+        assert!(details.0[0].contains("/roleTypes/0/contextFiles/0/priority"));
+    }
+
+    #[test]
+    fn reversed_sections_are_rejected_after_the_schema() {
+        let text = r#"{"roleTypes":[{"id":"w","contextFiles":[{"glob":"a","sections":[[10,5]],"priority":"high","kind":"k"}]}]}"#;
+        let err = parse(text.as_bytes(), Path::new("c.json")).unwrap_err();
+        assert!(matches!(err, Error::Schema { .. }), "{err:?}");
+    }
+
+    #[test]
+    fn malformed_json_gives_line_and_column() {
+        let err = parse(b"{\n  \"roleTypes\": [,]\n}", Path::new("c.json")).unwrap_err();
+        let Error::Syntax { pos, .. } = err else {
+            panic!("{err:?}")
+        };
+        assert_eq!(pos.line, 2);
+    }
+}

@@ -1,0 +1,201 @@
+//! The crate's error type and the exit-code policy, in one place.
+//!
+//! Every variant carries what a person needs to act: the file, the line and column, the
+//! role, the glob. `main` prints the error as `error: …`, one `caused by: …` line per
+//! source, and the optional `hint: …`. Nothing here touches the disk.
+
+use std::path::PathBuf;
+
+/// The process exit codes of SPEC §5.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitCode {
+    /// `READY`: done, warnings possible.
+    Ready = 0,
+    /// Bad input, unknown role, I/O, hand edits in the way, a failed check.
+    Error = 1,
+    /// Command-line usage error, an invalid id or role.
+    Usage = 2,
+    /// `BLOCKED`: nothing survived selection and exclusion.
+    Blocked = 3,
+    /// `OVER_BUDGET`: a cap could not be met by dropping lower priorities.
+    OverBudget = 4,
+}
+
+impl ExitCode {
+    /// The numeric code handed to the operating system.
+    #[must_use]
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+}
+
+/// A position in a text file, 1-based.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pos {
+    pub line: usize,
+    pub column: usize,
+}
+
+impl std::fmt::Display for Pos {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.line, self.column)
+    }
+}
+
+/// Everything that can stop a command.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("invalid {what} {value:?}: it must match ^[A-Za-z0-9][A-Za-z0-9._-]{{0,127}}$")]
+    InvalidName { what: &'static str, value: String },
+
+    #[error("{0}")]
+    Usage(String),
+
+    #[error("cannot read {}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("cannot write {}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("{}:{pos}: {message}", path.display())]
+    Syntax {
+        path: PathBuf,
+        pos: Pos,
+        message: String,
+    },
+
+    #[error("{}: {count} schema error{s}", path.display(), s = if *count == 1 { "" } else { "s" })]
+    Schema {
+        path: PathBuf,
+        count: usize,
+        #[source]
+        details: SchemaDetails,
+    },
+
+    #[error("unknown role {role:?} in {source_name}")]
+    UnknownRole {
+        role: String,
+        source_name: String,
+        known: Vec<String>,
+    },
+
+    #[error("{}:{line}: {message}", path.display())]
+    Overrides {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+
+    #[error("{origin}: {path:?} {problem}")]
+    Escape {
+        origin: String,
+        path: String,
+        problem: &'static str,
+    },
+
+    #[error("invalid glob {glob:?} ({origin})")]
+    Glob {
+        glob: String,
+        origin: String,
+        #[source]
+        source: globset::Error,
+    },
+
+    #[error("{}: {message}", path.display())]
+    Invalid { path: PathBuf, message: String },
+
+    #[error("{} was edited by hand (its digest does not match its content)", path.display())]
+    HandEdited { path: PathBuf },
+
+    #[error("the secret rules did not compile")]
+    SecretRules(#[source] Box<dyn std::error::Error + Send + Sync>),
+
+    #[error("template {name:?} failed to render")]
+    Template {
+        name: String,
+        #[source]
+        source: tera::Error,
+    },
+
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// The list of schema violations, shown as the `caused by:` lines of [`Error::Schema`].
+#[derive(Debug)]
+pub struct SchemaDetails(pub Vec<String>);
+
+impl std::fmt::Display for SchemaDetails {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.join("\ncaused by: "))
+    }
+}
+
+impl std::error::Error for SchemaDetails {}
+
+impl Error {
+    /// The exit code this error stands for.
+    #[must_use]
+    pub fn exit_code(&self) -> ExitCode {
+        match self {
+            Error::InvalidName { .. } | Error::Usage(_) => ExitCode::Usage,
+            _ => ExitCode::Error,
+        }
+    }
+
+    /// A line of advice for the person reading the error, when there is one.
+    #[must_use]
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Error::UnknownRole { known, .. } => Some(if known.is_empty() {
+                "the contracts file defines no role".to_owned()
+            } else {
+                format!("the roles are: {}", known.join(", "))
+            }),
+            Error::HandEdited { .. } => Some(
+                "run again with --adopt to keep the edits (they become overrides-file lines), or --force to overwrite them"
+                    .to_owned(),
+            ),
+            Error::Escape { .. } => {
+                Some("paths are relative to the repository root and must stay inside it".to_owned())
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The crate's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_match_the_spec() {
+        assert_eq!(ExitCode::Ready.code(), 0);
+        assert_eq!(ExitCode::Error.code(), 1);
+        assert_eq!(ExitCode::Usage.code(), 2);
+        assert_eq!(ExitCode::Blocked.code(), 3);
+        assert_eq!(ExitCode::OverBudget.code(), 4);
+    }
+
+    #[test]
+    fn invalid_names_are_usage_errors() {
+        let e = Error::InvalidName {
+            what: "change id",
+            value: "../x".into(),
+        };
+        assert_eq!(e.exit_code(), ExitCode::Usage);
+        let e = Error::Failed("x".into());
+        assert_eq!(e.exit_code(), ExitCode::Error);
+    }
+}

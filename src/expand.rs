@@ -1,0 +1,596 @@
+//! Layer 0 and 1: `<id>` substitution, scoped walks, candidates in a stable order.
+//!
+//! Receives the requests (contract globs, assigned scopes, named files) and returns the
+//! picked paths, one merged [`Candidate`] per file, with the notes and exclusions met on the
+//! way. Each glob is walked only from its literal prefix (one walk per distinct prefix);
+//! literal paths are a stat. Never follows a link out of the repository, never enters
+//! `.git/`, never reads file contents.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+
+use crate::error::{Error, Result};
+use crate::gitignore::IgnoreRules;
+use crate::model::{Priority, Sections, quoted};
+use crate::paths;
+use crate::report::{Exclusion, Note};
+
+/// Where a request came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// `contextFiles[index]` of the role, with its glob as written.
+    Contract { index: usize, glob: String },
+    /// `--owns GLOB`.
+    Owns(String),
+    /// `--reads GLOB`.
+    Reads(String),
+    /// A path of `--files-from`.
+    FilesFrom,
+    /// The task file's `files_owned`.
+    TaskOwned(String),
+    /// The task file's `files_readonly`.
+    TaskReadonly(String),
+    /// A line of the overrides file.
+    Override { file: String, line: usize },
+    /// `--add`.
+    Add(String),
+}
+
+impl Origin {
+    /// The source in words, for notes and `--explain`.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        match self {
+            Origin::Contract { index, glob } => format!("contextFiles[{index}] {}", quoted(glob)),
+            Origin::Owns(g) => format!("--owns {}", quoted(g)),
+            Origin::Reads(g) => format!("--reads {}", quoted(g)),
+            Origin::FilesFrom => "--files-from".to_owned(),
+            Origin::TaskOwned(g) => format!("task files_owned {}", quoted(g)),
+            Origin::TaskReadonly(g) => format!("task files_readonly {}", quoted(g)),
+            Origin::Override { file, line } => format!("{file}:{line}"),
+            Origin::Add(a) => format!("--add {}", quoted(a)),
+        }
+    }
+
+    /// True for sources that name a file on purpose (a missing one is an error for them).
+    #[must_use]
+    pub fn is_explicit(&self) -> bool {
+        matches!(self, Origin::Override { .. } | Origin::Add(_))
+    }
+}
+
+/// One thing to look for.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The glob or path as written, with `<id>` not yet substituted.
+    pub pattern: String,
+    pub origin: Origin,
+    pub priority: Priority,
+    pub kind: String,
+    pub sections: Sections,
+    pub reason: Option<String>,
+}
+
+/// A file one request reached.
+#[derive(Debug, Clone)]
+pub struct Pick {
+    pub path: String,
+    pub request: usize,
+}
+
+/// One file, merged from every source that reached it.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    pub path: String,
+    pub priority: Priority,
+    pub kind: String,
+    pub sections: Sections,
+    pub reason: Option<String>,
+    /// The winning source.
+    pub origin: Origin,
+    /// The sources merged into this one.
+    pub merged: Vec<Origin>,
+}
+
+/// What expansion found.
+#[derive(Debug, Default)]
+pub struct Expanded {
+    pub picks: Vec<Pick>,
+    pub notes: Vec<Note>,
+    pub excluded: Vec<Exclusion>,
+}
+
+/// Where and how to expand.
+#[derive(Debug)]
+pub struct Scope<'a> {
+    /// The canonical repository root.
+    pub root: &'a Path,
+    /// The changes root, repository-relative (`changes`, `.aiws/changes`, …).
+    pub changes_root: &'a str,
+    /// The change id `<id>` becomes.
+    pub change: &'a str,
+    /// False with `--no-ignore`.
+    pub ignore: bool,
+}
+
+impl Scope<'_> {
+    /// `<id>` substituted, the path normalised and refused when it escapes, and a leading
+    /// `changes/` moved under the changes root.
+    pub fn resolve(&self, pattern: &str, origin: &Origin) -> Result<String> {
+        let substituted = pattern.replace("<id>", self.change);
+        let normal = paths::normalize(&substituted).map_err(|e| Error::Escape {
+            origin: origin.describe(),
+            path: pattern.to_owned(),
+            problem: e.problem(),
+        })?;
+        Ok(self.under_changes_root(normal))
+    }
+
+    fn under_changes_root(&self, path: String) -> String {
+        if self.changes_root == "changes" {
+            return path;
+        }
+        match path.strip_prefix("changes/") {
+            Some(rest) => format!("{}/{rest}", self.changes_root),
+            None if path == "changes" => self.changes_root.to_owned(),
+            None => path,
+        }
+    }
+
+    /// True for curate's own files (and temporary files) under the changes root.
+    #[must_use]
+    pub fn is_own_file(&self, path: &str) -> bool {
+        let Some(rest) = path.strip_prefix(self.changes_root) else {
+            return false;
+        };
+        if !rest.starts_with('/') {
+            return false;
+        }
+        let name = path.rsplit('/').next().unwrap_or(path);
+        name.ends_with("-context.jsonl")
+            || name.ends_with("-context.lock.json")
+            || name.ends_with("-context.overrides.jsonl")
+            || (name.starts_with('.') && name.contains(".tmp-"))
+    }
+}
+
+/// A compiled glob of one request.
+struct Pattern {
+    request: usize,
+    matcher: globset::GlobMatcher,
+    /// Segments below the prefix, or `None` when `**` lets it go any depth.
+    depth: Option<usize>,
+}
+
+/// Expands every request, in order; matches are sorted (byte order) within a request.
+pub fn expand(scope: &Scope<'_>, requests: &[Request]) -> Result<Expanded> {
+    let mut out = Expanded::default();
+    let mut rules = IgnoreRules::new(scope.root, scope.ignore);
+    let mut per_request: Vec<Vec<String>> = vec![Vec::new(); requests.len()];
+    // prefix -> patterns sharing it (one walk each)
+    let mut walks: BTreeMap<String, Vec<Pattern>> = BTreeMap::new();
+
+    for (index, request) in requests.iter().enumerate() {
+        let path = scope.resolve(&request.pattern, &request.origin)?;
+        let literal = !paths::has_glob_chars(&path) || scope.root.join(&path).is_file();
+        if literal {
+            match literal_file(scope, &mut rules, &path, &request.origin, &mut out)? {
+                Literal::File(p) => per_request[index].push(p),
+                Literal::Folder => add_walk(&mut walks, index, &format!("{path}/**"), request)?,
+                Literal::None => {}
+            }
+        } else {
+            add_walk(&mut walks, index, &path, request)?;
+        }
+    }
+
+    for (prefix, patterns) in &walks {
+        walk(
+            scope,
+            &mut rules,
+            prefix,
+            patterns,
+            &mut per_request,
+            &mut out,
+        );
+    }
+
+    for (index, mut paths) in per_request.into_iter().enumerate() {
+        paths.sort_unstable();
+        paths.dedup();
+        let request = &requests[index];
+        if paths.is_empty() && paths::has_glob_chars(&request.pattern) {
+            out.notes.push(Note::info(format!(
+                "glob {} matched nothing ({})",
+                quoted(&scope.resolve(&request.pattern, &request.origin)?),
+                request.origin.describe()
+            )));
+        }
+        out.picks.extend(paths.into_iter().map(|path| Pick {
+            path,
+            request: index,
+        }));
+    }
+    Ok(out)
+}
+
+fn add_walk(
+    walks: &mut BTreeMap<String, Vec<Pattern>>,
+    index: usize,
+    path: &str,
+    request: &Request,
+) -> Result<()> {
+    let glob = compile_glob(path, &request.origin)?;
+    let prefix = paths::literal_prefix(path).to_owned();
+    let below = if prefix.is_empty() {
+        path
+    } else {
+        &path[prefix.len() + 1..]
+    };
+    let depth = (!below.contains("**")).then(|| below.split('/').count());
+    walks.entry(prefix).or_default().push(Pattern {
+        request: index,
+        matcher: glob.compile_matcher(),
+        depth,
+    });
+    Ok(())
+}
+
+/// Compiles a glob the way the spec reads it: `*` does not cross `/`, `**` does.
+pub fn compile_glob(pattern: &str, origin: &Origin) -> Result<Glob> {
+    GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .map_err(|source| Error::Glob {
+            glob: pattern.to_owned(),
+            origin: origin.describe(),
+            source,
+        })
+}
+
+/// A set of globs (for `--drop`); each compiled like [`compile_glob`].
+pub fn glob_set(patterns: &[(String, Origin)]) -> Result<GlobSet> {
+    let mut b = GlobSetBuilder::new();
+    for (p, o) in patterns {
+        b.add(compile_glob(p, o)?);
+    }
+    b.build().map_err(|source| Error::Glob {
+        glob: String::new(),
+        origin: "glob set".to_owned(),
+        source,
+    })
+}
+
+enum Literal {
+    File(String),
+    Folder,
+    None,
+}
+
+/// Where a path really leads.
+enum Resolved {
+    Inside { is_dir: bool },
+    Outside,
+    Dangling,
+    Missing,
+}
+
+fn resolve(root: &Path, rel: &str) -> Resolved {
+    let full = root.join(rel);
+    match full.canonicalize() {
+        Ok(real) => {
+            if real.starts_with(root) {
+                Resolved::Inside {
+                    is_dir: real.is_dir(),
+                }
+            } else {
+                Resolved::Outside
+            }
+        }
+        Err(_) => {
+            if full.symlink_metadata().is_ok() {
+                Resolved::Dangling
+            } else {
+                Resolved::Missing
+            }
+        }
+    }
+}
+
+fn literal_file(
+    scope: &Scope<'_>,
+    rules: &mut IgnoreRules,
+    path: &str,
+    origin: &Origin,
+    out: &mut Expanded,
+) -> Result<Literal> {
+    if paths::has_control_char(path) {
+        out.excluded
+            .push(Exclusion::new(path, "the path holds a control character"));
+        return Ok(Literal::None);
+    }
+    match resolve(scope.root, path) {
+        Resolved::Missing => {
+            if origin.is_explicit() {
+                return Err(Error::Failed(format!(
+                    "{}: {} does not exist",
+                    origin.describe(),
+                    quoted(path)
+                )));
+            }
+            out.notes.push(Note::warning(format!(
+                "missing file {} ({})",
+                quoted(path),
+                origin.describe()
+            )));
+            Ok(Literal::None)
+        }
+        Resolved::Dangling => {
+            out.excluded
+                .push(Exclusion::new(path, "a dangling link, never read"));
+            Ok(Literal::None)
+        }
+        Resolved::Outside => {
+            out.excluded.push(Exclusion::new(
+                path,
+                "a link out of the repository, never read",
+            ));
+            Ok(Literal::None)
+        }
+        Resolved::Inside { is_dir: true } => Ok(Literal::Folder),
+        Resolved::Inside { is_dir: false } => {
+            if scope.is_own_file(path) {
+                return Ok(Literal::None);
+            }
+            if rules.is_ignored(path, false) {
+                out.notes.push(Note::info(format!(
+                    "{} is ignored by the ignore rules but named literally ({}), so it is taken",
+                    quoted(path),
+                    origin.describe()
+                )));
+            }
+            Ok(Literal::File(path.to_owned()))
+        }
+    }
+}
+
+fn walk(
+    scope: &Scope<'_>,
+    rules: &mut IgnoreRules,
+    prefix: &str,
+    patterns: &[Pattern],
+    per_request: &mut [Vec<String>],
+    out: &mut Expanded,
+) {
+    let start: PathBuf = if prefix.is_empty() {
+        scope.root.to_owned()
+    } else {
+        match resolve(scope.root, prefix) {
+            Resolved::Inside { is_dir: true } => {}
+            Resolved::Outside => {
+                out.excluded.push(Exclusion::new(
+                    prefix,
+                    "a link out of the repository, never read",
+                ));
+                return;
+            }
+            _ => return,
+        }
+        if prefix.split('/').any(|s| s == ".git") || rules.is_ignored(prefix, true) {
+            return;
+        }
+        scope.root.join(prefix)
+    };
+    let max_depth = patterns
+        .iter()
+        .map(|p| p.depth)
+        .try_fold(0, |acc, d| d.map(|d| acc.max(d)));
+    let mut walker = walkdir::WalkDir::new(&start)
+        .follow_links(false)
+        .min_depth(1);
+    if let Some(depth) = max_depth {
+        walker = walker.max_depth(depth);
+    }
+    let rel_of = |p: &Path| -> Option<String> {
+        let rel = p.strip_prefix(scope.root).ok()?;
+        let mut s = String::new();
+        for c in rel.components() {
+            if !s.is_empty() {
+                s.push('/');
+            }
+            s.push_str(c.as_os_str().to_str()?);
+        }
+        Some(s)
+    };
+    let mut iter = walker.into_iter();
+    while let Some(next) = iter.next() {
+        let Ok(entry) = next else {
+            // An unreadable folder below the prefix: nothing in it can be selected.
+            continue;
+        };
+        let ft = entry.file_type();
+        let Some(rel) = rel_of(entry.path()) else {
+            let lossy = entry.path().strip_prefix(scope.root).map_or_else(
+                |_| entry.path().to_string_lossy().into_owned(),
+                |p| p.to_string_lossy().replace('\\', "/"),
+            );
+            if patterns.iter().any(|p| p.matcher.is_match(&lossy)) || ft.is_dir() {
+                out.excluded
+                    .push(Exclusion::new(&lossy, "the path is not UTF-8"));
+            }
+            if ft.is_dir() {
+                iter.skip_current_dir();
+            }
+            continue;
+        };
+        if ft.is_dir() {
+            if entry.file_name() == ".git" || rules.matches(&rel, true) {
+                iter.skip_current_dir();
+            }
+            continue;
+        }
+        let matching: Vec<usize> = patterns
+            .iter()
+            .filter(|p| p.matcher.is_match(&rel))
+            .map(|p| p.request)
+            .collect();
+        if ft.is_symlink() {
+            match resolve(scope.root, &rel) {
+                Resolved::Inside { is_dir: false } => {}
+                Resolved::Inside { is_dir: true } | Resolved::Missing => continue,
+                Resolved::Outside => {
+                    // A link out of the tree is reported when a glob names it or when it is
+                    // a folder a glob would otherwise have walked into.
+                    if !matching.is_empty() || Path::new(&scope.root.join(&rel)).is_dir() {
+                        out.excluded.push(Exclusion::new(
+                            &rel,
+                            "a link out of the repository, never read",
+                        ));
+                    }
+                    continue;
+                }
+                Resolved::Dangling => {
+                    if !matching.is_empty() {
+                        out.excluded
+                            .push(Exclusion::new(&rel, "a dangling link, never read"));
+                    }
+                    continue;
+                }
+            }
+        }
+        if matching.is_empty() || scope.is_own_file(&rel) || rules.matches(&rel, false) {
+            continue;
+        }
+        if paths::has_control_char(&rel) {
+            out.excluded
+                .push(Exclusion::new(&rel, "the path holds a control character"));
+            continue;
+        }
+        for request in matching {
+            per_request[request].push(rel.clone());
+        }
+    }
+}
+
+/// Merges picks of the same file: one candidate at the position of the winning source (the
+/// highest priority, the first on a tie), keeping its kind and reason; sections unioned.
+#[must_use]
+pub fn merge(picks: &[Pick], requests: &[Request]) -> Vec<Candidate> {
+    let mut groups: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, pick) in picks.iter().enumerate() {
+        groups.entry(pick.path.as_str()).or_default().push(i);
+    }
+    let mut merged: Vec<(usize, Candidate)> = groups
+        .into_values()
+        .map(|members| {
+            let winner = members
+                .iter()
+                .copied()
+                .min_by_key(|&i| (requests[picks[i].request].priority, i))
+                .unwrap_or(members[0]);
+            let w = &requests[picks[winner].request];
+            let mut sections = w.sections.clone();
+            let mut others = Vec::new();
+            for &i in &members {
+                if i != winner {
+                    let r = &requests[picks[i].request];
+                    sections = sections.union(&r.sections);
+                    others.push(r.origin.clone());
+                }
+            }
+            (
+                winner,
+                Candidate {
+                    path: picks[winner].path.clone(),
+                    priority: w.priority,
+                    kind: w.kind.clone(),
+                    sections,
+                    reason: w.reason.clone(),
+                    origin: w.origin.clone(),
+                    merged: others,
+                },
+            )
+        })
+        .collect();
+    merged.sort_by_key(|(winner, _)| *winner);
+    merged.into_iter().map(|(_, c)| c).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(pattern: &str, priority: Priority, sections: Sections) -> Request {
+        Request {
+            pattern: pattern.to_owned(),
+            origin: Origin::Owns(pattern.to_owned()),
+            priority,
+            kind: "k".to_owned(),
+            sections,
+            reason: None,
+        }
+    }
+
+    #[test]
+    fn merge_keeps_the_highest_priority_first_source_and_unions_sections() {
+        let requests = vec![
+            req("a", Priority::Medium, Sections::ranges(vec![[1, 5]])),
+            req("b", Priority::High, Sections::ranges(vec![[10, 20]])),
+            req("c", Priority::High, Sections::ranges(vec![[30, 40]])),
+        ];
+        let picks = vec![
+            Pick {
+                path: "x".into(),
+                request: 0,
+            },
+            Pick {
+                path: "y".into(),
+                request: 0,
+            },
+            Pick {
+                path: "x".into(),
+                request: 1,
+            },
+            Pick {
+                path: "x".into(),
+                request: 2,
+            },
+        ];
+        let merged = merge(&picks, &requests);
+        assert_eq!(merged.len(), 2);
+        assert_eq!(
+            merged[0].path, "y",
+            "x moved to its winning source's position"
+        );
+        assert_eq!(merged[1].path, "x");
+        assert_eq!(merged[1].priority, Priority::High);
+        assert_eq!(merged[1].origin, Origin::Owns("b".into()));
+        assert_eq!(
+            merged[1].sections,
+            Sections::Ranges(vec![[1, 5], [10, 20], [30, 40]])
+        );
+    }
+
+    #[test]
+    fn changes_globs_move_under_the_changes_root() {
+        let root = Path::new("/r");
+        let scope = Scope {
+            root,
+            changes_root: ".aiws/changes",
+            change: "c1",
+            ignore: true,
+        };
+        let o = Origin::FilesFrom;
+        assert_eq!(
+            scope.resolve("changes/<id>/plan/*.md", &o).unwrap(),
+            ".aiws/changes/c1/plan/*.md"
+        );
+        assert_eq!(scope.resolve("./src//x", &o).unwrap(), "src/x");
+        assert!(scope.resolve("../x", &o).is_err());
+        assert!(scope.is_own_file(".aiws/changes/c1/analysis/worker-context.jsonl"));
+        assert!(!scope.is_own_file("docs/worker-context.jsonl"));
+    }
+}

@@ -1,0 +1,272 @@
+//! The context manifest (JSONL) and its lock: formatting, the digest header, parsing an
+//! existing manifest back, and telling curate's own output from a person's hand edit.
+//!
+//! Pure text work; the caller writes through [`crate::atomic`], the lock first and the
+//! manifest last (the commit point).
+
+use serde::{Deserialize, Serialize};
+
+use crate::budget::Caps;
+use crate::digest;
+use crate::model::Entry;
+
+/// The marker of the first line.
+pub const HEADER: &str = "// curate:";
+/// The marker of a curation line.
+pub const CURATION: &str = "// curation:";
+
+/// A manifest's first line, parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Header {
+    pub version: String,
+    pub contracts: String,
+    pub digest: String,
+}
+
+/// Formats a manifest: the header, the curation lines, one entry a line.
+#[must_use]
+pub fn format(contracts12: &str, curation: &[String], entries: &[Entry]) -> String {
+    let body = body(curation, entries);
+    format!(
+        "{HEADER} {} contracts={contracts12} digest={}\n{body}",
+        env!("CARGO_PKG_VERSION"),
+        digest::hex12(body.as_bytes())
+    )
+}
+
+/// Everything below the header.
+#[must_use]
+pub fn body(curation: &[String], entries: &[Entry]) -> String {
+    let mut out = String::new();
+    for line in curation {
+        out.push_str(CURATION);
+        out.push(' ');
+        out.push_str(&one_line(line));
+        out.push('\n');
+    }
+    for e in entries {
+        // Serialising a plain struct of strings and numbers cannot fail.
+        out.push_str(&serde_json::to_string(e).unwrap_or_default());
+        out.push('\n');
+    }
+    out
+}
+
+/// A note's text on one line: control characters become spaces.
+fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+/// Parses a `// curate: <version> contracts=<hex12> digest=<hex12>` line.
+#[must_use]
+pub fn parse_header(line: &str) -> Option<Header> {
+    let rest = line.strip_prefix(HEADER)?.trim();
+    let mut parts = rest.split(' ');
+    let version = parts.next()?.to_owned();
+    let contracts = parts.next()?.strip_prefix("contracts=")?.to_owned();
+    let digest = parts.next()?.strip_prefix("digest=")?.to_owned();
+    let hex12 = |s: &str| s.len() == 12 && s.bytes().all(|b| b.is_ascii_hexdigit());
+    if parts.next().is_some() || !hex12(&contracts) || !hex12(&digest) {
+        return None;
+    }
+    Some(Header {
+        version,
+        contracts,
+        digest,
+    })
+}
+
+/// Splits a manifest into its first line and the rest.
+#[must_use]
+pub fn split_header(text: &str) -> (&str, &str) {
+    match text.find('\n') {
+        Some(i) => (&text[..i], &text[i + 1..]),
+        None => (text, ""),
+    }
+}
+
+/// True when the text is exactly what curate writes: a valid header whose digest matches
+/// every byte after it.
+#[must_use]
+pub fn is_intact(text: &str) -> bool {
+    let (first, rest) = split_header(text);
+    parse_header(first).is_some_and(|h| h.digest == digest::hex12(rest.as_bytes()))
+}
+
+/// A manifest read back: its curation lines and entries (other comment lines skipped).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Parsed {
+    pub header: Option<Header>,
+    pub curation: Vec<String>,
+    /// Each entry line's number and raw JSON value.
+    pub entries: Vec<(usize, serde_json::Value)>,
+    /// Lines that are not comments, blank, or JSON objects: (line, message, column).
+    pub errors: Vec<(usize, usize, String)>,
+}
+
+/// Parses manifest text leniently, as a reader would (comment and blank lines allowed).
+#[must_use]
+pub fn parse(text: &str) -> Parsed {
+    let mut out = Parsed::default();
+    for (i, line) in text.lines().enumerate() {
+        let n = i + 1;
+        let trimmed = line.trim();
+        if i == 0 {
+            out.header = parse_header(trimmed);
+            if out.header.is_some() {
+                continue;
+            }
+        }
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        if let Some(rest) = trimmed.strip_prefix(CURATION) {
+            out.curation.push(rest.trim().to_owned());
+            continue;
+        }
+        if trimmed.starts_with("//") {
+            continue;
+        }
+        match serde_json::from_str::<serde_json::Value>(trimmed) {
+            Ok(v @ serde_json::Value::Object(_)) => out.entries.push((n, v)),
+            Ok(_) => out
+                .errors
+                .push((n, 1, "an entry must be a JSON object".to_owned())),
+            Err(e) => out.errors.push((
+                n,
+                e.column(),
+                format!("invalid JSON: {}", crate::contract::json_message(&e)),
+            )),
+        }
+    }
+    out
+}
+
+/// A file the compile read, by path and content hash.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRef {
+    pub path: String,
+    pub sha256: String,
+}
+
+/// The resolved inputs of a compile, enough to run it again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Inputs {
+    pub role: String,
+    pub change: String,
+    pub changes_root: String,
+    pub encoding: crate::cli::Encoding,
+    pub caps: Caps,
+    pub max_file_size: u64,
+    pub no_ignore: bool,
+    pub owns: Vec<String>,
+    pub reads: Vec<String>,
+    pub files_from: Vec<String>,
+    pub overrides: Option<FileRef>,
+    pub add: Vec<String>,
+    pub drop: Vec<String>,
+    pub task_file: Option<FileRef>,
+}
+
+/// Per entry: what was measured.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LockEntry {
+    pub file: String,
+    pub sha256: String,
+    pub lines: u64,
+    pub tokens: u64,
+    pub encoding: crate::cli::Encoding,
+}
+
+/// The lock beside a manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lock {
+    pub curate: String,
+    /// The manifest, repository-relative.
+    pub manifest: String,
+    /// sha256 of every byte after the manifest's first line.
+    pub digest: String,
+    pub contracts: LockContracts,
+    pub inputs: Inputs,
+    pub entries: Vec<LockEntry>,
+    /// The curation lines curate wrote.
+    pub curation: Vec<String>,
+    /// The entries curate wrote.
+    pub written: Vec<Entry>,
+}
+
+/// The contracts a compile used.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LockContracts {
+    pub source: String,
+    pub sha256: String,
+}
+
+impl Lock {
+    /// True when this lock describes `manifest_text` (its digest matches the body).
+    #[must_use]
+    pub fn matches(&self, manifest_text: &str) -> bool {
+        let (_, rest) = split_header(manifest_text);
+        self.digest == digest::hex(rest.as_bytes())
+    }
+
+    /// The lock as pretty JSON with a final newline.
+    #[must_use]
+    pub fn to_text(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
+        s.push('\n');
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Priority, Sections};
+
+    fn entry(file: &str) -> Entry {
+        Entry {
+            file: file.to_owned(),
+            reason: "r".to_owned(),
+            sections: Sections::Whole,
+            priority: Priority::High,
+            kind: "truth".to_owned(),
+        }
+    }
+
+    #[test]
+    fn formatted_manifests_are_intact_and_edits_are_seen() {
+        let text = format("0123456789ab", &["a note".into()], &[entry("a.md")]);
+        assert!(text.starts_with("// curate: "));
+        assert!(is_intact(&text));
+        let edited = text.replace("a note", "a changed note");
+        assert!(!is_intact(&edited));
+        assert!(!is_intact("{\"file\":\"a.md\"}\n"));
+    }
+
+    #[test]
+    fn header_fields_are_checked() {
+        assert!(
+            parse_header("// curate: 0.1.0 contracts=0123456789ab digest=0123456789ab").is_some()
+        );
+        assert!(parse_header("// curate: 0.1.0 contracts=0123 digest=0123456789ab").is_none());
+        assert!(parse_header("// curate: 0.1.0 digest=0123456789ab").is_none());
+    }
+
+    #[test]
+    fn notes_cannot_break_a_line() {
+        let text = format("0123456789ab", &["two\nlines".into()], &[]);
+        assert_eq!(text.lines().count(), 2);
+    }
+
+    #[test]
+    fn parse_reads_entries_and_reports_bad_lines() {
+        let p = parse("// curate: x\n// curation: c\n\n{\"file\":\"a\"}\n[1]\n{bad\n");
+        assert_eq!(p.curation, vec!["c"]);
+        assert_eq!(p.entries.len(), 1);
+        assert_eq!(p.errors.len(), 2);
+        assert_eq!(p.errors[0].0, 5);
+    }
+}

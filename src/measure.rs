@@ -1,0 +1,262 @@
+//! Read each candidate once, in parallel: size and binary checks, the content secret rules,
+//! line counts, section clamping, the content hash; later, tokens of the selected text.
+//!
+//! Receives candidates in their final order and returns one [`Fate`] per candidate in the
+//! same order (rayon's indexed `collect` keeps it), so the result does not depend on the
+//! thread count. Workers return values; nothing here writes.
+
+use std::borrow::Cow;
+use std::path::Path;
+
+use rayon::prelude::*;
+
+use crate::model::{Range, Sections, quoted};
+use crate::report::Note;
+use crate::secrets::ContentRules;
+use crate::tokens::TokenCounter;
+
+/// Limits of the reading stage.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Files larger than this are excluded unread.
+    pub max_file_size: u64,
+}
+
+/// A candidate that passed the content checks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Measured {
+    /// Lines of the whole file.
+    pub file_lines: u64,
+    /// The sections, clamped to the file.
+    pub sections: Sections,
+    /// Lines selected.
+    pub lines: u64,
+    /// Bytes selected.
+    pub bytes: u64,
+    /// sha256 of the whole file's bytes.
+    pub sha256: String,
+    /// Tokens of the selected text, once counted.
+    pub tokens: Option<u64>,
+    /// True when the file is not valid UTF-8 (counted on its bytes, tokens lossily).
+    pub lossy: bool,
+    /// Decisions worth a curation line (clamped sections …).
+    pub notes: Vec<Note>,
+}
+
+/// What reading a candidate decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fate {
+    Measured(Measured),
+    /// Excluded, with the reason in words (never a secret's value).
+    Excluded(String),
+}
+
+/// Lines as an editor shows them: a last line without `\n` counts, an empty file has 0
+/// lines, `\r\n` ends one line.
+#[must_use]
+pub fn count_lines(bytes: &[u8]) -> u64 {
+    let newlines = memchr::memchr_iter(b'\n', bytes).count() as u64;
+    match bytes.last() {
+        None | Some(b'\n') => newlines,
+        Some(_) => newlines + 1,
+    }
+}
+
+/// True when the first 8 KiB hold a NUL byte.
+#[must_use]
+pub fn is_binary(bytes: &[u8]) -> bool {
+    memchr::memchr(0, &bytes[..bytes.len().min(8192)]).is_some()
+}
+
+/// Byte offsets where each line starts (line `n` starts at `starts[n - 1]`), plus the end.
+fn line_starts(bytes: &[u8]) -> Vec<usize> {
+    let mut starts = Vec::with_capacity(bytes.len() / 32 + 2);
+    starts.push(0);
+    starts.extend(memchr::memchr_iter(b'\n', bytes).map(|i| i + 1));
+    if starts.last() != Some(&bytes.len()) {
+        starts.push(bytes.len());
+    }
+    starts
+}
+
+/// The selected bytes of a file: the whole file, or its ranges joined in order.
+#[must_use]
+pub fn selected<'a>(bytes: &'a [u8], sections: &Sections) -> Cow<'a, [u8]> {
+    match sections {
+        Sections::Whole => Cow::Borrowed(bytes),
+        Sections::Ranges(ranges) => {
+            let starts = line_starts(bytes);
+            let last_line = starts.len() as u64 - 1;
+            let mut out = Vec::new();
+            for &[s, e] in ranges {
+                if s > last_line {
+                    continue;
+                }
+                let from = starts[usize::try_from(s - 1)
+                    .unwrap_or(usize::MAX)
+                    .min(starts.len() - 1)];
+                let to = starts[usize::try_from(e.min(last_line))
+                    .unwrap_or(usize::MAX)
+                    .min(starts.len() - 1)];
+                out.extend_from_slice(&bytes[from..to]);
+            }
+            Cow::Owned(out)
+        }
+    }
+}
+
+/// Reads and checks every candidate (`(path, sections)`), in parallel, in order.
+#[must_use]
+pub fn read_all(
+    root: &Path,
+    candidates: &[(String, Sections)],
+    limits: Limits,
+    rules: &ContentRules,
+    counter: Option<&dyn TokenCounter>,
+) -> Vec<Fate> {
+    candidates
+        .par_iter()
+        .map(|(path, sections)| read_one(root, path, sections, limits, rules, counter))
+        .collect()
+}
+
+fn read_one(
+    root: &Path,
+    path: &str,
+    sections: &Sections,
+    limits: Limits,
+    rules: &ContentRules,
+    counter: Option<&dyn TokenCounter>,
+) -> Fate {
+    let full = root.join(path);
+    let size = match full.metadata() {
+        Ok(m) => m.len(),
+        Err(e) => return Fate::Excluded(format!("cannot be read: {e}")),
+    };
+    if limits.max_file_size > 0 && size > limits.max_file_size {
+        return Fate::Excluded(format!(
+            "{size} bytes, over --max-file-size {}",
+            limits.max_file_size
+        ));
+    }
+    let bytes = match std::fs::read(&full) {
+        Ok(b) => b,
+        Err(e) => return Fate::Excluded(format!("cannot be read: {e}")),
+    };
+    if is_binary(&bytes) {
+        return Fate::Excluded("binary (a NUL byte in the first 8 KiB)".to_owned());
+    }
+    if let Some(hit) = rules.scan(&bytes) {
+        return Fate::Excluded(format!(
+            "secret by content: {} on line {}",
+            hit.rule, hit.line
+        ));
+    }
+    let file_lines = count_lines(&bytes);
+    let clamped = sections.clamp(file_lines);
+    let mut notes = Vec::new();
+    if !clamped.cut.is_empty() {
+        notes.push(Note::info(format!(
+            "{}: section{} {} clamped to the file's {file_lines} lines",
+            quoted(path),
+            plural(clamped.cut.len()),
+            ranges_text(&clamped.cut)
+        )));
+    }
+    if !clamped.removed.is_empty() {
+        notes.push(Note::warning(format!(
+            "{}: section{} {} removed: past the end of the file ({file_lines} lines)",
+            quoted(path),
+            plural(clamped.removed.len()),
+            ranges_text(&clamped.removed)
+        )));
+    }
+    if clamped.sections.is_empty_list() {
+        return Fate::Excluded(format!(
+            "every section lies past the end of the file ({file_lines} lines); not widened to the whole file"
+        ));
+    }
+    let chosen = selected(&bytes, &clamped.sections);
+    let lines = clamped.sections.line_count(file_lines);
+    let tokens = counter.map(|c| c.count(&chosen));
+    Fate::Measured(Measured {
+        file_lines,
+        lines,
+        bytes: chosen.len() as u64,
+        sha256: crate::digest::hex(&bytes),
+        tokens,
+        lossy: std::str::from_utf8(&bytes).is_err(),
+        sections: clamped.sections,
+        notes,
+    })
+}
+
+/// Counts tokens of the selected text of each `(path, sections, sha256)`, in parallel, in
+/// order. A file whose content changed since it was first read is an error for that file.
+#[must_use]
+pub fn count_tokens(
+    root: &Path,
+    items: &[(String, Sections, String)],
+    counter: &dyn TokenCounter,
+) -> Vec<Result<u64, String>> {
+    items
+        .par_iter()
+        .map(|(path, sections, sha)| {
+            let bytes = std::fs::read(root.join(path))
+                .map_err(|e| format!("{}: cannot be read: {e}", quoted(path)))?;
+            if &crate::digest::hex(&bytes) != sha {
+                return Err(format!(
+                    "{} changed while curate was reading it",
+                    quoted(path)
+                ));
+            }
+            Ok(counter.count(&selected(&bytes, sections)))
+        })
+        .collect()
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+fn ranges_text(ranges: &[Range]) -> String {
+    let parts: Vec<String> = ranges.iter().map(|[s, e]| format!("[{s}, {e}]")).collect();
+    parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_counted_as_an_editor_shows_them() {
+        assert_eq!(count_lines(b""), 0);
+        assert_eq!(count_lines(b"a"), 1);
+        assert_eq!(count_lines(b"a\n"), 1);
+        assert_eq!(count_lines(b"a\nb"), 2);
+        assert_eq!(count_lines(b"a\r\nb\r\n"), 2);
+        assert_eq!(count_lines(b"\n\n"), 2);
+    }
+
+    #[test]
+    fn selected_text_follows_the_sections() {
+        let text = b"1\n2\n3\n4\n5";
+        assert_eq!(
+            selected(text, &Sections::ranges(vec![[2, 3], [5, 9]])).as_ref(),
+            b"2\n3\n5"
+        );
+        assert_eq!(selected(text, &Sections::Whole).as_ref(), text);
+        assert_eq!(
+            selected(text, &Sections::ranges(vec![[7, 9]])).as_ref(),
+            b""
+        );
+    }
+
+    #[test]
+    fn binary_means_a_nul_early_on() {
+        assert!(is_binary(b"PNG\0"));
+        let mut late = vec![b'a'; 9000];
+        late.push(0);
+        assert!(!is_binary(&late));
+    }
+}

@@ -1,0 +1,276 @@
+//! The value types every stage shares: priorities, sections and manifest entries.
+//!
+//! Pure data with its invariants (sections sorted and merged); nothing here touches the disk.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// An entry's priority. Orders `High < Medium < Low`, so an ascending sort puts high first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Priority {
+    High,
+    Medium,
+    Low,
+}
+
+impl Priority {
+    /// Parses `high`, `medium` or `low` (exactly, lower case).
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Priority> {
+        match text {
+            "high" => Some(Priority::High),
+            "medium" => Some(Priority::Medium),
+            "low" => Some(Priority::Low),
+            _ => None,
+        }
+    }
+
+    /// The lower-case name.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Priority::High => "high",
+            Priority::Medium => "medium",
+            Priority::Low => "low",
+        }
+    }
+}
+
+impl fmt::Display for Priority {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An inclusive, 1-based line range.
+pub type Range = [u64; 2];
+
+/// Which lines of a file an entry selects: all of them, or a sorted, merged list of ranges.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Sections {
+    #[default]
+    Whole,
+    Ranges(Vec<Range>),
+}
+
+impl Sections {
+    /// Sections from raw ranges: sorted, with overlapping and adjacent ranges merged.
+    #[must_use]
+    pub fn ranges(mut ranges: Vec<Range>) -> Sections {
+        ranges.sort_unstable();
+        let mut merged: Vec<Range> = Vec::with_capacity(ranges.len());
+        for [start, end] in ranges {
+            match merged.last_mut() {
+                Some(last) if start <= last[1].saturating_add(1) => last[1] = last[1].max(end),
+                _ => merged.push([start, end]),
+            }
+        }
+        Sections::Ranges(merged)
+    }
+
+    /// The union of two selections; a whole file wins over any list.
+    #[must_use]
+    pub fn union(&self, other: &Sections) -> Sections {
+        match (self, other) {
+            (Sections::Ranges(a), Sections::Ranges(b)) => {
+                Sections::ranges(a.iter().chain(b).copied().collect())
+            }
+            _ => Sections::Whole,
+        }
+    }
+
+    /// The ranges clamped to a file of `lines` lines: a range wholly past the end is removed
+    /// and reported in `removed`, one that runs past the end is cut and reported in `cut`.
+    #[must_use]
+    pub fn clamp(&self, lines: u64) -> Clamped {
+        let Sections::Ranges(ranges) = self else {
+            return Clamped {
+                sections: Sections::Whole,
+                removed: Vec::new(),
+                cut: Vec::new(),
+            };
+        };
+        let mut kept = Vec::new();
+        let mut removed = Vec::new();
+        let mut cut = Vec::new();
+        for &[start, end] in ranges {
+            if start > lines {
+                removed.push([start, end]);
+            } else if end > lines {
+                cut.push([start, end]);
+                kept.push([start, lines]);
+            } else {
+                kept.push([start, end]);
+            }
+        }
+        Clamped {
+            sections: Sections::Ranges(kept),
+            removed,
+            cut,
+        }
+    }
+
+    /// The number of lines selected from a file of `lines` lines (after clamping).
+    #[must_use]
+    pub fn line_count(&self, lines: u64) -> u64 {
+        match self {
+            Sections::Whole => lines,
+            Sections::Ranges(ranges) => ranges
+                .iter()
+                .map(|&[s, e]| if s > lines { 0 } else { e.min(lines) - s + 1 })
+                .sum(),
+        }
+    }
+
+    /// The ranges, or `None` for a whole file.
+    #[must_use]
+    pub fn as_ranges(&self) -> Option<&[Range]> {
+        match self {
+            Sections::Whole => None,
+            Sections::Ranges(r) => Some(r),
+        }
+    }
+
+    /// True when a range list is left with no range.
+    #[must_use]
+    pub fn is_empty_list(&self) -> bool {
+        matches!(self, Sections::Ranges(r) if r.is_empty())
+    }
+
+    /// `lines 25-50, 95-106`, or `whole file`.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        match self {
+            Sections::Whole => "whole file".to_owned(),
+            Sections::Ranges(r) => {
+                let parts: Vec<String> = r.iter().map(|[s, e]| format!("{s}-{e}")).collect();
+                format!("lines {}", parts.join(", "))
+            }
+        }
+    }
+}
+
+impl Serialize for Sections {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Sections::Whole => serializer.serialize_none(),
+            Sections::Ranges(r) => r.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Sections {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw: Option<Vec<Range>> = Option::deserialize(deserializer)?;
+        Ok(match raw {
+            None => Sections::Whole,
+            Some(r) => Sections::ranges(r),
+        })
+    }
+}
+
+/// The result of [`Sections::clamp`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Clamped {
+    pub sections: Sections,
+    pub removed: Vec<Range>,
+    pub cut: Vec<Range>,
+}
+
+/// One line of the manifest, in the key order of SPEC §2.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    pub file: String,
+    pub reason: String,
+    pub sections: Sections,
+    pub priority: Priority,
+    pub kind: String,
+}
+
+/// The generated reason of an entry of `kind` with `sections`.
+#[must_use]
+pub fn generated_reason(kind: &str, sections: &Sections) -> String {
+    let why = match kind {
+        "truth" => "project truth: constraints and rules",
+        "contract" => "delegation contract: role boundaries",
+        "adapter" => "tool adapter rules",
+        "assigned" => "the module assigned to this task",
+        "plan" => "change plan: goals, non-goals, scope, steps, verification",
+        "analysis" => "analysis of the change: impact and options",
+        "evidence" => "verification evidence baseline",
+        "handoff" => "handoff notes",
+        _ => "",
+    };
+    let what = if why.is_empty() {
+        format!("{kind} file")
+    } else {
+        why.to_owned()
+    };
+    match sections {
+        Sections::Whole => what,
+        Sections::Ranges(_) => format!("{what} ({})", sections.describe()),
+    }
+}
+
+/// Formats a file name for a note: as a JSON string, so no name can break a line.
+#[must_use]
+pub fn quoted(path: &str) -> String {
+    serde_json::to_string(path).unwrap_or_else(|_| format!("{path:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_are_sorted_and_merged_when_overlapping_or_adjacent() {
+        let s = Sections::ranges(vec![[95, 106], [25, 50], [40, 60], [61, 61], [200, 210]]);
+        assert_eq!(s, Sections::Ranges(vec![[25, 61], [95, 106], [200, 210]]));
+    }
+
+    #[test]
+    fn whole_file_wins_a_union() {
+        let a = Sections::ranges(vec![[1, 5]]);
+        assert_eq!(a.union(&Sections::Whole), Sections::Whole);
+        assert_eq!(
+            a.union(&Sections::ranges(vec![[6, 9]])),
+            Sections::Ranges(vec![[1, 9]])
+        );
+    }
+
+    #[test]
+    fn clamp_cuts_and_removes() {
+        let s = Sections::ranges(vec![[1, 10], [15, 30], [40, 50]]);
+        let c = s.clamp(20);
+        assert_eq!(c.sections, Sections::Ranges(vec![[1, 10], [15, 20]]));
+        assert_eq!(c.cut, vec![[15, 30]]);
+        assert_eq!(c.removed, vec![[40, 50]]);
+        assert_eq!(s.line_count(20), 16);
+    }
+
+    #[test]
+    fn entries_serialise_in_spec_key_order_without_escaping_non_ascii() {
+        let e = Entry {
+            file: "docs/设计.md".into(),
+            reason: "r".into(),
+            sections: Sections::Whole,
+            priority: Priority::High,
+            kind: "truth".into(),
+        };
+        assert_eq!(
+            serde_json::to_string(&e).unwrap(),
+            r#"{"file":"docs/设计.md","reason":"r","sections":null,"priority":"high","kind":"truth"}"#
+        );
+    }
+
+    #[test]
+    fn generated_reasons_name_the_sections() {
+        assert_eq!(
+            generated_reason("truth", &Sections::ranges(vec![[25, 50], [95, 106]])),
+            "project truth: constraints and rules (lines 25-50, 95-106)"
+        );
+        assert_eq!(generated_reason("odd", &Sections::Whole), "odd file");
+    }
+}

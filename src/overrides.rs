@@ -1,0 +1,427 @@
+//! Layer 2: the delegator's overrides file, `--add` and `--drop`, and the `// curation:`
+//! comments carried into the manifest.
+//!
+//! `parse` reads the overrides text into typed lines (errors name file:line:column);
+//! `apply` merges them into the candidates of layers 0–1, in order, then the command line's
+//! adds and drops. Pure: the caller checks that named files exist.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::error::{Error, Pos, Result};
+use crate::expand::{self, Candidate, Origin};
+use crate::model::{Priority, Range, Sections, quoted};
+use crate::report::Note;
+
+/// One meaningful line of an overrides file (or one `--add` / `--drop`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Directive {
+    /// Update the entry for `file`, or add it at the end.
+    Upsert(Upsert),
+    /// Remove every entry matching `glob`.
+    Drop {
+        glob: String,
+        why: Option<String>,
+        origin: Origin,
+    },
+}
+
+/// `{"file": …, "reason"?, "sections"?, "priority"?, "kind"?}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Upsert {
+    pub file: String,
+    pub reason: Option<String>,
+    /// `Some(Whole)` for an explicit `null`.
+    pub sections: Option<Sections>,
+    pub priority: Option<Priority>,
+    pub kind: Option<String>,
+    pub origin: Origin,
+}
+
+/// A parsed overrides file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Overrides {
+    /// The `// curation: …` lines, in order, without duplicates (the text after the marker).
+    pub curation: Vec<String>,
+    pub directives: Vec<Directive>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawUpsert {
+    file: String,
+    #[serde(default)]
+    reason: Option<String>,
+    #[serde(default, deserialize_with = "explicit_null")]
+    sections: Option<Option<Vec<Range>>>,
+    #[serde(default)]
+    priority: Option<String>,
+    #[serde(default)]
+    kind: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDrop {
+    drop: String,
+    #[serde(default)]
+    why: Option<String>,
+}
+
+fn explicit_null<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<Option<Vec<Range>>>, D::Error> {
+    Option::<Vec<Range>>::deserialize(d).map(Some)
+}
+
+/// The prefix of a carried comment.
+pub const CURATION: &str = "// curation:";
+
+/// Parses overrides text; `path` (as shown to the user) names it in errors.
+pub fn parse(text: &str, path: &Path) -> Result<Overrides> {
+    let shown = path.display().to_string();
+    let mut out = Overrides::default();
+    for (i, raw) in text.lines().enumerate() {
+        let line_no = i + 1;
+        let line = raw.trim();
+        if line.is_empty() {
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix(CURATION) {
+            let text = rest.trim().to_owned();
+            if !out.curation.contains(&text) {
+                out.curation.push(text);
+            }
+            continue;
+        }
+        if line.starts_with("//") {
+            continue;
+        }
+        let err = |column: usize, message: String| Error::Syntax {
+            path: path.to_owned(),
+            pos: Pos {
+                line: line_no,
+                column,
+            },
+            message,
+        };
+        let value: serde_json::Value = serde_json::from_str(line).map_err(|e| {
+            let lead = raw.len() - raw.trim_start().len();
+            err(
+                e.column() + lead,
+                format!("invalid JSON: {}", crate::contract::json_message(&e)),
+            )
+        })?;
+        let origin = Origin::Override {
+            file: shown.clone(),
+            line: line_no,
+        };
+        let problem = |message: String| Error::Overrides {
+            path: path.to_owned(),
+            line: line_no,
+            message,
+        };
+        if value.get("drop").is_some() {
+            let d: RawDrop = serde_json::from_value(value).map_err(|e| problem(e.to_string()))?;
+            if d.drop.is_empty() {
+                return Err(problem("\"drop\" must be a non-empty glob".to_owned()));
+            }
+            out.directives.push(Directive::Drop {
+                glob: d.drop,
+                why: d.why,
+                origin,
+            });
+        } else if value.get("file").is_some() {
+            let u: RawUpsert = serde_json::from_value(value).map_err(|e| problem(e.to_string()))?;
+            out.directives
+                .push(Directive::Upsert(upsert(u, origin).map_err(problem)?));
+        } else {
+            return Err(problem(
+                "each line must be an object with \"file\" or \"drop\"".to_owned(),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+fn upsert(raw: RawUpsert, origin: Origin) -> std::result::Result<Upsert, String> {
+    if raw.file.is_empty() {
+        return Err("\"file\" must not be empty".to_owned());
+    }
+    let priority = match raw.priority {
+        None => None,
+        Some(p) => Some(
+            Priority::parse(&p)
+                .ok_or_else(|| format!("unknown priority {p:?}: use high, medium or low"))?,
+        ),
+    };
+    let sections = match raw.sections {
+        None => None,
+        Some(None) => Some(Sections::Whole),
+        Some(Some(ranges)) => Some(checked_sections(ranges)?),
+    };
+    if raw.kind.as_deref() == Some("") {
+        return Err("\"kind\" must not be empty".to_owned());
+    }
+    Ok(Upsert {
+        file: raw.file,
+        reason: raw.reason,
+        sections,
+        priority,
+        kind: raw.kind,
+        origin,
+    })
+}
+
+/// Checks ranges (non-empty list, `start >= 1`, `end >= start`) and normalises them.
+pub fn checked_sections(ranges: Vec<Range>) -> std::result::Result<Sections, String> {
+    if ranges.is_empty() {
+        return Err("\"sections\" must hold at least one [start, end] range (or be null)".into());
+    }
+    for &[start, end] in &ranges {
+        if start == 0 {
+            return Err(format!(
+                "section [{start}, {end}]: lines are numbered from 1"
+            ));
+        }
+        if end < start {
+            return Err(format!("section [{start}, {end}] ends before it starts"));
+        }
+    }
+    Ok(Sections::ranges(ranges))
+}
+
+/// Parses `--add FILE:PRIORITY:KIND[:REASON]`: FILE is the text before the first `:high:`,
+/// `:medium:` or `:low:`; REASON may hold `:`.
+pub fn parse_add(arg: &str) -> Result<Upsert> {
+    let bad = || {
+        Error::Usage(format!(
+            "invalid --add {arg:?}: expected FILE:PRIORITY:KIND[:REASON] with PRIORITY high, medium or low"
+        ))
+    };
+    let (at, priority) = ["high", "medium", "low"]
+        .iter()
+        .filter_map(|p| arg.find(&format!(":{p}:")).map(|i| (i, *p)))
+        .min_by_key(|(i, _)| *i)
+        .ok_or_else(bad)?;
+    let file = &arg[..at];
+    let rest = &arg[at + priority.len() + 2..];
+    let (kind, reason) = match rest.split_once(':') {
+        Some((k, r)) => (k, Some(r.to_owned())),
+        None => (rest, None),
+    };
+    if file.is_empty() || kind.is_empty() {
+        return Err(bad());
+    }
+    Ok(Upsert {
+        file: file.to_owned(),
+        reason,
+        sections: None,
+        priority: Priority::parse(priority),
+        kind: Some(kind.to_owned()),
+        origin: Origin::Add(arg.to_owned()),
+    })
+}
+
+/// What applying the directives did.
+#[derive(Debug, Default)]
+pub struct Applied {
+    pub notes: Vec<Note>,
+    /// Entries removed by a drop: the path and the drop's origin.
+    pub dropped: Vec<(String, Origin)>,
+}
+
+/// Applies the directives in order to `candidates`. `resolve` maps a named file to its
+/// repository-relative path (checking containment and existence); `pattern` maps a drop
+/// glob the same way (`<id>`, changes root, containment) without requiring it to exist.
+pub fn apply(
+    candidates: &mut Vec<Candidate>,
+    directives: &[Directive],
+    resolve: &mut dyn FnMut(&str, &Origin) -> Result<String>,
+    pattern: &dyn Fn(&str, &Origin) -> Result<String>,
+) -> Result<Applied> {
+    let mut applied = Applied::default();
+    for directive in directives {
+        match directive {
+            Directive::Upsert(u) => {
+                let path = resolve(&u.file, &u.origin)?;
+                if let Some(c) = candidates.iter_mut().find(|c| c.path == path) {
+                    if let Some(r) = &u.reason {
+                        c.reason = Some(r.clone());
+                    }
+                    if let Some(s) = &u.sections {
+                        c.sections = s.clone();
+                    }
+                    if let Some(p) = u.priority {
+                        c.priority = p;
+                    }
+                    if let Some(k) = &u.kind {
+                        c.kind.clone_from(k);
+                    }
+                    c.merged.push(u.origin.clone());
+                } else {
+                    let (Some(priority), Some(kind)) = (u.priority, u.kind.clone()) else {
+                        return Err(Error::Failed(format!(
+                            "{}: {} is not an entry yet, so \"priority\" and \"kind\" are required to add it",
+                            u.origin.describe(),
+                            quoted(&path)
+                        )));
+                    };
+                    candidates.push(Candidate {
+                        path,
+                        priority,
+                        kind,
+                        sections: u.sections.clone().unwrap_or_default(),
+                        reason: u.reason.clone(),
+                        origin: u.origin.clone(),
+                        merged: Vec::new(),
+                    });
+                }
+            }
+            Directive::Drop { glob, why, origin } => {
+                let pattern = pattern(glob, origin)?;
+                let matcher = expand::compile_glob(&pattern, origin)?.compile_matcher();
+                let before = candidates.len();
+                let mut removed = Vec::new();
+                candidates.retain(|c| {
+                    let hit = matcher.is_match(&c.path);
+                    if hit {
+                        removed.push(c.path.clone());
+                    }
+                    !hit
+                });
+                let why = why.as_ref().map_or(String::new(), |w| format!(": {w}"));
+                let text = if removed.is_empty() {
+                    format!(
+                        "drop {} ({}) matched no entry{why}",
+                        quoted(glob),
+                        origin.describe()
+                    )
+                } else {
+                    let names: Vec<String> = removed.iter().map(|p| quoted(p)).collect();
+                    format!(
+                        "dropped {} by {} ({}){why}",
+                        names.join(", "),
+                        quoted(glob),
+                        origin.describe()
+                    )
+                };
+                debug_assert_eq!(before - candidates.len(), removed.len());
+                applied.notes.push(Note::info(text));
+                applied
+                    .dropped
+                    .extend(removed.into_iter().map(|p| (p, origin.clone())));
+            }
+        }
+    }
+    Ok(applied)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cand(path: &str, priority: Priority) -> Candidate {
+        Candidate {
+            path: path.to_owned(),
+            priority,
+            kind: "plan".to_owned(),
+            sections: Sections::Whole,
+            reason: None,
+            origin: Origin::FilesFrom,
+            merged: vec![],
+        }
+    }
+
+    #[test]
+    fn parses_every_line_form() {
+        let text = "// a plain comment\n// curation: keep the plan\n\n{\"file\":\"a.md\",\"priority\":\"low\"}\n{\"drop\":\"old/*.md\",\"why\":\"stale\"}\n// curation: keep the plan\n";
+        let o = parse(text, Path::new("o.jsonl")).unwrap();
+        assert_eq!(o.curation, vec!["keep the plan"]);
+        assert_eq!(o.directives.len(), 2);
+        assert!(matches!(&o.directives[1], Directive::Drop { glob, .. } if glob == "old/*.md"));
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let e = parse(
+            "\n{\"file\":\"a\",\"priority\":\"urgent\"}",
+            Path::new("o.jsonl"),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "o.jsonl:2: unknown priority \"urgent\": use high, medium or low"
+        );
+        let e = parse(
+            "{\"file\":\"a\",\"sections\":[[5,1]]}",
+            Path::new("o.jsonl"),
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().starts_with("o.jsonl:1: section [5, 1]"),
+            "{e}"
+        );
+        let e = parse(
+            "{\"file\":\"a\",\"sections\":[[0,1]]}",
+            Path::new("o.jsonl"),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("numbered from 1"), "{e}");
+        let e = parse("{nope}", Path::new("o.jsonl")).unwrap_err();
+        assert!(
+            e.to_string().starts_with("o.jsonl:1:2: invalid JSON"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn add_splits_at_the_first_priority() {
+        let u = parse_add("docs/a:b.md:high:truth:why: because").unwrap();
+        assert_eq!(u.file, "docs/a:b.md");
+        assert_eq!(u.priority, Some(Priority::High));
+        assert_eq!(u.kind.as_deref(), Some("truth"));
+        assert_eq!(u.reason.as_deref(), Some("why: because"));
+        assert!(parse_add("a.md:urgent:truth").is_err());
+    }
+
+    #[test]
+    fn upsert_updates_in_place_and_adds_at_the_end_and_drop_removes() {
+        let mut c = vec![cand("a.md", Priority::High), cand("b.md", Priority::Low)];
+        let o = parse(
+            "{\"file\":\"a.md\",\"priority\":\"medium\",\"reason\":\"narrower\"}\n{\"file\":\"c.md\",\"priority\":\"high\",\"kind\":\"truth\"}\n{\"drop\":\"b.*\",\"why\":\"stale\"}",
+            Path::new("o"),
+        )
+        .unwrap();
+        let applied = apply(
+            &mut c,
+            &o.directives,
+            &mut |p, _| Ok(p.to_owned()),
+            &|p, _| Ok(p.to_owned()),
+        )
+        .unwrap();
+        let paths: Vec<&str> = c.iter().map(|c| c.path.as_str()).collect();
+        assert_eq!(paths, ["a.md", "c.md"]);
+        assert_eq!(c[0].priority, Priority::Medium);
+        assert_eq!(c[0].reason.as_deref(), Some("narrower"));
+        assert_eq!(applied.notes.len(), 1);
+        assert!(applied.notes[0].text.contains("\"b.md\""));
+        assert!(applied.notes[0].text.ends_with(": stale"));
+    }
+
+    #[test]
+    fn adding_a_new_file_needs_priority_and_kind() {
+        let mut c = vec![];
+        let o = parse("{\"file\":\"x.md\"}", Path::new("o")).unwrap();
+        assert!(
+            apply(
+                &mut c,
+                &o.directives,
+                &mut |p, _| Ok(p.to_owned()),
+                &|p, _| Ok(p.to_owned())
+            )
+            .is_err()
+        );
+    }
+}

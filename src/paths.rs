@@ -1,0 +1,135 @@
+//! Repository-relative paths: normalising what a person or a file names, and refusing what
+//! escapes the repository.
+//!
+//! Pure string work; nothing here touches the disk. A path that escapes is an error, never
+//! something to be clamped back inside.
+
+/// Why a path was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Escape {
+    Absolute,
+    DriveLetter,
+    ParentDir,
+    Empty,
+}
+
+impl Escape {
+    /// The problem in words, for error messages.
+    #[must_use]
+    pub fn problem(self) -> &'static str {
+        match self {
+            Escape::Absolute => "is an absolute path outside the repository",
+            Escape::DriveLetter => "names a drive, outside the repository",
+            Escape::ParentDir => "climbs out of the repository with `..`",
+            Escape::Empty => "is empty",
+        }
+    }
+}
+
+/// Normalises a repository-relative path or glob: `\` becomes `/`, `./` and repeated `/`
+/// go, a trailing `/` goes, `a/../b` becomes `b`. A `..` that climbs above the root, an
+/// absolute path or a drive letter is refused.
+pub fn normalize(path: &str) -> Result<String, Escape> {
+    let unified = path.replace('\\', "/");
+    if unified.starts_with('/') {
+        return Err(Escape::Absolute);
+    }
+    let bytes = unified.as_bytes();
+    if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {
+        return Err(Escape::DriveLetter);
+    }
+    let mut parts = Vec::new();
+    for segment in unified.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                if parts.pop().is_none() {
+                    return Err(Escape::ParentDir);
+                }
+            }
+            s => parts.push(s),
+        }
+    }
+    if parts.is_empty() {
+        return Err(Escape::Empty);
+    }
+    Ok(parts.join("/"))
+}
+
+/// True when `pattern` holds a glob character (`*`, `?`, `[`, `{`).
+#[must_use]
+pub fn has_glob_chars(pattern: &str) -> bool {
+    pattern.contains(['*', '?', '[', '{'])
+}
+
+/// The literal folder prefix of a glob: every whole segment before the first one holding a
+/// glob character (`changes/add-auth/plan` for `changes/add-auth/plan/*.md`; `""` for `**/x`).
+#[must_use]
+pub fn literal_prefix(pattern: &str) -> &str {
+    let mut end = 0;
+    for (i, segment) in pattern.split('/').enumerate() {
+        if has_glob_chars(segment) {
+            break;
+        }
+        // `end` is the byte length of the first `i` segments joined by `/`.
+        if i > 0 {
+            end += 1;
+        }
+        end += segment.len();
+    }
+    if end >= pattern.len() {
+        // No glob segment: the whole pattern is literal; its folder is the parent.
+        return pattern.rsplit_once('/').map_or("", |(dir, _)| dir);
+    }
+    // Do not include a trailing partial segment: cut back to the last complete folder.
+    let prefix = &pattern[..end];
+    if pattern.as_bytes().get(end) == Some(&b'/') {
+        prefix
+    } else {
+        prefix.rsplit_once('/').map_or("", |(dir, _)| dir)
+    }
+}
+
+/// True when a path holds a control character (such names are excluded with a note).
+#[must_use]
+pub fn has_control_char(path: &str) -> bool {
+    path.chars().any(char::is_control)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalises_separators_dots_and_repeats() {
+        assert_eq!(
+            normalize("./src//auth\\login.ts").unwrap(),
+            "src/auth/login.ts"
+        );
+        assert_eq!(normalize("docs/").unwrap(), "docs");
+    }
+
+    #[test]
+    fn refuses_escapes() {
+        assert_eq!(normalize("../x"), Err(Escape::ParentDir));
+        assert_eq!(normalize("a/../../x"), Err(Escape::ParentDir));
+        assert_eq!(normalize("a/../b").unwrap(), "b");
+        assert_eq!(normalize("/etc/passwd"), Err(Escape::Absolute));
+        assert_eq!(normalize("\\\\server\\share"), Err(Escape::Absolute));
+        assert_eq!(normalize("C:\\x"), Err(Escape::DriveLetter));
+        assert_eq!(normalize("./"), Err(Escape::Empty));
+    }
+
+    #[test]
+    fn literal_prefixes_stop_at_the_first_glob_segment() {
+        assert_eq!(
+            literal_prefix("changes/add-auth/plan/*.md"),
+            "changes/add-auth/plan"
+        );
+        assert_eq!(literal_prefix("**/x.md"), "");
+        assert_eq!(literal_prefix("src/{a,b}/x"), "src");
+        assert_eq!(literal_prefix("docs/**"), "docs");
+        assert_eq!(literal_prefix("AI_PROJECT.md"), "");
+        assert_eq!(literal_prefix("a/b/c.md"), "a/b");
+    }
+}

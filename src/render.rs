@@ -1,0 +1,720 @@
+//! Rendering through tera templates: the sticky first instruction, the context bundle and
+//! the WorkerHandoff envelope (`render`, `preview`).
+//!
+//! Receives a finished compile (or an existing manifest) and writes the prompt to stdout or,
+//! atomically, to a file. File text is data: it comes from the `excerpt` template function,
+//! one entry at a time, so `{{` inside a file is printed as it is; the output is streamed.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+use std::sync::Mutex;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::budget::Status;
+use crate::cli::{Format, GlobalArgs, Lang, RenderArgs};
+use crate::compile::{self, Compiled, Kept};
+use crate::error::{Error, ExitCode, Result};
+use crate::measure;
+use crate::model::{Entry, Sections, quoted};
+use crate::report;
+use crate::run::{self, stderr, stdout};
+use crate::settings::{self, Workspace};
+use crate::task::Task;
+
+/// The embedded templates, by file name.
+pub const TEMPLATES: [(&str, &str); 4] = [
+    (
+        "sticky.en.tera",
+        include_str!("../templates/sticky.en.tera"),
+    ),
+    (
+        "sticky.zh.tera",
+        include_str!("../templates/sticky.zh.tera"),
+    ),
+    ("bundle.tera", include_str!("../templates/bundle.tera")),
+    ("handoff.tera", include_str!("../templates/handoff.tera")),
+];
+
+/// Byte caps of the bundle (0 = off).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ByteCaps {
+    pub per_file: u64,
+    pub total: u64,
+}
+
+/// Finds a template's text: the repository's `.curate/templates/<name>.<lang>.tera`, then
+/// `<name>.tera`, then the embedded ones in the same order.
+fn lookup(root: &Path, name: &str, lang: Lang) -> Result<Option<(String, String)>> {
+    let candidates = [
+        format!("{name}.{}.tera", lang.code()),
+        format!("{name}.tera"),
+    ];
+    for file in &candidates {
+        let path = root.join(".curate/templates").join(file);
+        if path.is_file() {
+            let text = std::fs::read_to_string(&path).map_err(|source| Error::Read {
+                path: path.clone(),
+                source,
+            })?;
+            return Ok(Some((format!(".curate/templates/{file}"), text)));
+        }
+    }
+    for file in &candidates {
+        if let Some((_, text)) = TEMPLATES.iter().find(|(n, _)| n == file) {
+            return Ok(Some(((*file).clone(), (*text).to_owned())));
+        }
+    }
+    Ok(None)
+}
+
+/// The language of a fence for a file name.
+#[must_use]
+pub fn fence_language(path: &str) -> &'static str {
+    let ext = path
+        .rsplit_once('.')
+        .map_or("", |(_, e)| e)
+        .to_ascii_lowercase();
+    match ext.as_str() {
+        "md" | "markdown" => "markdown",
+        "rs" => "rust",
+        "ts" | "tsx" => "typescript",
+        "js" | "jsx" | "mjs" | "cjs" => "javascript",
+        "py" => "python",
+        "go" => "go",
+        "java" => "java",
+        "c" | "h" => "c",
+        "cc" | "cpp" | "hpp" | "cxx" => "cpp",
+        "json" | "jsonl" => "json",
+        "toml" => "toml",
+        "yaml" | "yml" => "yaml",
+        "sh" | "bash" => "bash",
+        "patch" | "diff" => "diff",
+        "html" | "htm" => "html",
+        "css" => "css",
+        "sql" => "sql",
+        "rb" => "ruby",
+        "kt" => "kotlin",
+        "swift" => "swift",
+        "tera" | "j2" | "jinja" => "jinja",
+        "xml" => "xml",
+        _ => "text",
+    }
+}
+
+/// The numbered, fenced text of one entry's selected lines, and whether it was cut.
+#[must_use]
+pub fn excerpt_text(path: &str, bytes: &[u8], sections: &Sections, per_file: u64) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let lines: Vec<&str> = text.split('\n').collect();
+    // A final "\n" does not start another line.
+    let count = measure::count_lines(bytes) as usize;
+    let ranges: Vec<[u64; 2]> = match sections {
+        Sections::Whole => {
+            if count == 0 {
+                vec![]
+            } else {
+                vec![[1, count as u64]]
+            }
+        }
+        Sections::Ranges(r) => r
+            .iter()
+            .filter(|[s, _]| *s as usize <= count)
+            .map(|&[s, e]| [s, e.min(count as u64)])
+            .collect(),
+    };
+    let width = ranges.last().map_or(1, |[_, e]| e.to_string().len());
+    let mut body: Vec<String> = Vec::new();
+    let mut used: u64 = 0;
+    let mut cut = None;
+    'outer: for (i, &[s, e]) in ranges.iter().enumerate() {
+        if i > 0 {
+            body.push("...".to_owned());
+        }
+        for n in s..=e {
+            let line = lines
+                .get((n - 1) as usize)
+                .copied()
+                .unwrap_or("")
+                .trim_end_matches('\r');
+            let size = line.len() as u64 + 1;
+            if per_file > 0 && used + size > per_file {
+                cut = Some(n);
+                break 'outer;
+            }
+            used += size;
+            body.push(if line.is_empty() {
+                format!("{n:>width$} |")
+            } else {
+                format!("{n:>width$} | {line}")
+            });
+        }
+    }
+    let longest_run = body
+        .iter()
+        .map(|l| l.split(|c| c != '`').map(str::len).max().unwrap_or(0))
+        .max()
+        .unwrap_or(0);
+    let fence = "`".repeat((longest_run + 1).max(3));
+    let mut out = format!("{fence}{}\n", fence_language(path));
+    for l in &body {
+        out.push_str(l);
+        out.push('\n');
+    }
+    out.push_str(&fence);
+    if let Some(n) = cut {
+        let total: usize = bytes.len();
+        out.push_str(&format!(
+            "\n[curate: cut before line {n}: this entry's selected text is over --max-file-bytes {per_file} ({total} bytes in the file)]"
+        ));
+    }
+    out
+}
+
+/// What a template sees of an entry.
+#[derive(Debug, Clone, Serialize)]
+struct EntryView {
+    file: String,
+    reason: String,
+    sections: Sections,
+    priority: crate::model::Priority,
+    kind: String,
+    lines: u64,
+    tokens: u64,
+}
+
+/// Everything a render needs.
+pub struct Job<'a> {
+    pub ws: &'a Workspace,
+    pub role: &'a crate::contract::Role,
+    pub change: &'a str,
+    pub manifest_path: &'a str,
+    pub kept: &'a [Kept],
+    pub status: Status,
+    pub task: Option<&'a Task>,
+    pub owned: Vec<String>,
+    pub readonly: Vec<String>,
+    pub lang: Lang,
+    pub caps: ByteCaps,
+}
+
+/// Renders template `name` (a name or a path) into `out`.
+pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
+    let mut tera = tera::Tera::default();
+    tera.autoescape_on(vec![]);
+    let is_path = name.contains('/')
+        || Path::new(name)
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("tera"));
+    let main_name = if is_path {
+        let path = job.ws.arg_path(Path::new(name));
+        let text = std::fs::read_to_string(&path).map_err(|source| Error::Read {
+            path: path.clone(),
+            source,
+        })?;
+        add(&mut tera, name, &text)?;
+        name.to_owned()
+    } else {
+        let Some((shown, text)) = lookup(&job.ws.root, name, job.lang)? else {
+            return Err(Error::Usage(format!(
+                "unknown template {name:?}: use sticky, bundle, handoff or a path"
+            )));
+        };
+        add(&mut tera, &shown, &text)?;
+        shown
+    };
+    // `sticky` is available to every template by that name (the bundle includes it).
+    if let Some((_, text)) = lookup(&job.ws.root, "sticky", job.lang)? {
+        add(&mut tera, "sticky", &text)?;
+    }
+    let views: Vec<EntryView> = job
+        .kept
+        .iter()
+        .map(|k| EntryView {
+            file: k.entry.file.clone(),
+            reason: k.entry.reason.clone(),
+            sections: k.entry.sections.clone(),
+            priority: k.entry.priority,
+            kind: k.entry.kind.clone(),
+            lines: k.lines,
+            tokens: k.tokens,
+        })
+        .collect();
+    let mut ctx = tera::Context::new();
+    ctx.insert("role", &job.role.id);
+    ctx.insert("change", job.change);
+    ctx.insert("manifest_path", job.manifest_path);
+    ctx.insert("lang", job.lang.code());
+    ctx.insert("owned", &job.owned);
+    ctx.insert("readonly", &job.readonly);
+    let sub =
+        |v: &[String]| -> Vec<String> { v.iter().map(|s| s.replace("<id>", job.change)).collect() };
+    ctx.insert(
+        "role_scopes",
+        &json!({
+            "read_scope": sub(&job.role.read_scope),
+            "write_scope": sub(&job.role.write_scope),
+            "artifact_targets": sub(&job.role.artifact_targets),
+        }),
+    );
+    if let Some(task) = job.task {
+        ctx.insert("task", task);
+        ctx.insert("envelope", &envelope(task));
+    }
+    ctx.insert("entries", &views);
+    ctx.insert(
+        "totals",
+        &json!({
+            "files": job.kept.len(),
+            "lines": job.kept.iter().map(|k| k.lines).sum::<u64>(),
+            "tokens": job.kept.iter().map(|k| k.tokens).sum::<u64>(),
+        }),
+    );
+    ctx.insert("status", job.status.name());
+    tera.register_function("excerpt", Excerpt::new(job));
+    let template_err = |source| Error::Template {
+        name: main_name.clone(),
+        source,
+    };
+    tera.render_to(&main_name, &ctx, out).map_err(template_err)
+}
+
+fn add(tera: &mut tera::Tera, name: &str, text: &str) -> Result<()> {
+    tera.add_raw_template(name, text)
+        .map_err(|source| Error::Template {
+            name: name.to_owned(),
+            source,
+        })
+}
+
+/// The WorkerHandoff envelope of a task (seed 000).
+#[must_use]
+pub fn envelope(task: &Task) -> Value {
+    let your_role = if task.your_role.is_empty() {
+        task.title.clone()
+    } else {
+        task.your_role.clone()
+    };
+    json!({
+        "contract": {
+            "task_id": task.task_id,
+            "files_owned": task.files_owned,
+            "files_readonly": task.files_readonly,
+            "dependencies_completed": task.dependencies_completed,
+            "success_criteria": task.success_criteria,
+        },
+        "context": {
+            "epic_summary": task.epic_summary,
+            "your_role": your_role,
+            "what_others_did": task.what_others_did,
+            "what_comes_next": task.what_comes_next,
+        },
+        "escalation": {
+            "blocked_contact": task.blocked_contact,
+            "scope_change_protocol": task.scope_change_protocol,
+        },
+    })
+}
+
+/// The `excerpt(file=…)` template function: reads one entry's file when called.
+struct Excerpt {
+    root: std::path::PathBuf,
+    entries: HashMap<String, (Sections, String)>,
+    caps: ByteCaps,
+    used: Mutex<u64>,
+}
+
+impl Excerpt {
+    fn new(job: &Job<'_>) -> Excerpt {
+        Excerpt {
+            root: job.ws.root.clone(),
+            entries: job
+                .kept
+                .iter()
+                .map(|k| {
+                    (
+                        k.entry.file.clone(),
+                        (k.entry.sections.clone(), k.sha256.clone()),
+                    )
+                })
+                .collect(),
+            caps: job.caps,
+            used: Mutex::new(0),
+        }
+    }
+}
+
+impl tera::Function for Excerpt {
+    fn call(&self, args: &HashMap<String, Value>) -> tera::Result<Value> {
+        let file = args
+            .get("file")
+            .and_then(Value::as_str)
+            .ok_or_else(|| tera::Error::msg("excerpt() needs file=<an entry's file>"))?;
+        let (sections, sha) = self.entries.get(file).ok_or_else(|| {
+            tera::Error::msg(format!(
+                "excerpt(): {} is not an entry of the manifest",
+                quoted(file)
+            ))
+        })?;
+        let bytes = std::fs::read(self.root.join(file))
+            .map_err(|e| tera::Error::msg(format!("cannot read {}: {e}", quoted(file))))?;
+        if !sha.is_empty() && &crate::digest::hex(&bytes) != sha {
+            return Err(tera::Error::msg(format!(
+                "{} changed while curate was rendering it",
+                quoted(file)
+            )));
+        }
+        let chosen = measure::selected(&bytes, sections);
+        let size = chosen.len() as u64;
+        let mut used = self
+            .used
+            .lock()
+            .map_err(|_| tera::Error::msg("excerpt(): poisoned lock"))?;
+        if self.caps.total > 0 && *used + size.min(self.caps.per_file.max(size)) > self.caps.total {
+            return Ok(json!({"inlined": false, "size": size, "text": ""}));
+        }
+        let text = excerpt_text(file, &bytes, sections, self.caps.per_file);
+        *used += if self.caps.per_file > 0 {
+            size.min(self.caps.per_file)
+        } else {
+            size
+        };
+        Ok(json!({"inlined": true, "size": size, "text": text}))
+    }
+
+    fn is_safe(&self) -> bool {
+        true
+    }
+}
+
+/// Runs `curate render` (`preview = false`) or `curate preview`.
+pub fn render_cmd(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
+    let (role, change) = settings::names(&a.compile)?;
+    if !preview && g.format != Format::Human {
+        return Err(Error::Usage("render takes --format human only".to_owned()));
+    }
+    if g.format == Format::Github {
+        return Err(Error::Usage(
+            "--format github is for `curate check`".to_owned(),
+        ));
+    }
+    if preview && a.output.is_some() {
+        return Err(Error::Usage(
+            "preview never writes: use render -o".to_owned(),
+        ));
+    }
+    let _ = (role, change);
+    let ws = settings::workspace(g)?;
+    let s = settings::compile_settings(&ws, &a.compile)?;
+    let compiled = match &a.manifest {
+        Some(m) => from_manifest(&ws, &s, &ws.arg_path(m))?,
+        None => compile::compile(&ws, &s)?,
+    };
+    let mut warnings: Vec<String> = Vec::new();
+    if a.manifest.is_none() && compiled.status == Status::Ready {
+        let on_disk = std::fs::read(ws.root.join(&compiled.manifest_path)).ok();
+        match on_disk {
+            None => warnings.push(format!(
+                "the instruction names {}, which does not exist: run `curate --role {} --change {}` first",
+                compiled.manifest_path, s.role, s.change
+            )),
+            Some(b) if Some(b.as_slice()) != compiled.manifest.as_deref().map(str::as_bytes) => {
+                warnings.push(format!(
+                    "{} differs from this compile: run `curate --role {} --change {}` to update it",
+                    compiled.manifest_path, s.role, s.change
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    let (owned, readonly) = scopes(&s);
+    let task = s.task.as_ref().map(|(_, t)| t);
+    let template = a.template.as_str();
+    if template == "handoff" && task.is_none() {
+        return Err(Error::Usage(
+            "the handoff template needs --task-file".to_owned(),
+        ));
+    }
+    let job = Job {
+        ws: &ws,
+        role: &compiled.role,
+        change: &compiled.change,
+        manifest_path: &compiled.manifest_path,
+        kept: &compiled.kept,
+        status: compiled.status,
+        task,
+        owned,
+        readonly,
+        lang: a.lang,
+        caps: ByteCaps {
+            per_file: a.max_file_bytes,
+            total: a.max_total_bytes,
+        },
+    };
+    let mut report_text = report::human(&compiled, run::style(g), g.verbose, false, "");
+    for w in &warnings {
+        report_text.push_str(&format!("warning: {w}\n"));
+    }
+    if compiled.status != Status::Ready {
+        if preview && g.format == Format::Json {
+            let v = json!({"status": compiled.status.name(), "prompt": null, "report": report::json(&compiled, false, false), "warnings": warnings});
+            stdout(&format!(
+                "{}\n",
+                serde_json::to_string_pretty(&v).unwrap_or_default()
+            ))?;
+        } else {
+            stderr(&report_text);
+        }
+        return Ok(run::status_code(compiled.status));
+    }
+    if preview && g.format == Format::Json {
+        let mut buf = Vec::new();
+        render_to(&job, template, &mut buf)?;
+        let v = json!({
+            "status": compiled.status.name(),
+            "prompt": String::from_utf8_lossy(&buf),
+            "report": report::json(&compiled, false, false),
+            "warnings": warnings,
+        });
+        stdout(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&v).unwrap_or_default()
+        ))?;
+    } else if let Some(path) = &a.output {
+        let mut buf = Vec::new();
+        render_to(&job, template, &mut buf)?;
+        crate::atomic::write(&ws.arg_path(path), &buf)?;
+        if !g.quiet {
+            report_text.push_str(&format!("wrote {}\n", path.display()));
+            stderr(&report_text);
+        }
+    } else {
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        let result = render_to(&job, template, &mut out);
+        let flushed = out.flush();
+        match result {
+            Err(Error::Template { source, .. }) if is_broken_pipe(&source) => {}
+            other => other?,
+        }
+        if let Err(e) = flushed
+            && e.kind() != std::io::ErrorKind::BrokenPipe
+        {
+            return Err(Error::Write {
+                path: "<stdout>".into(),
+                source: e,
+            });
+        }
+        if !g.quiet {
+            stderr(&report_text);
+        }
+    }
+    Ok(ExitCode::Ready)
+}
+
+fn is_broken_pipe(e: &tera::Error) -> bool {
+    let mut source: Option<&dyn std::error::Error> = Some(e);
+    while let Some(s) = source {
+        if let Some(io) = s.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::BrokenPipe
+        {
+            return true;
+        }
+        source = s.source();
+    }
+    false
+}
+
+/// The owned and read-only globs of a compile: flags, files-from, task file.
+fn scopes(s: &settings::CompileSettings) -> (Vec<String>, Vec<String>) {
+    let mut owned = s.owns.clone();
+    owned.extend(s.files_from.iter().cloned());
+    let mut readonly = s.reads.clone();
+    if let Some((_, t)) = &s.task {
+        owned.extend(t.files_owned.iter().cloned());
+        readonly.extend(t.files_readonly.iter().cloned());
+    }
+    let sub = |v: Vec<String>| {
+        v.into_iter()
+            .map(|g| g.replace("<id>", &s.change))
+            .collect()
+    };
+    (sub(owned), sub(readonly))
+}
+
+/// A [`Compiled`] from an existing manifest, after the containment and secret checks.
+fn from_manifest(ws: &Workspace, s: &settings::CompileSettings, path: &Path) -> Result<Compiled> {
+    let bytes = settings::read_arg(path)?;
+    let text = String::from_utf8_lossy(&bytes);
+    let parsed = crate::manifest::parse(&text);
+    let shown = ws.shown(path);
+    if let Some((line, column, message)) = parsed.errors.first() {
+        return Err(Error::Syntax {
+            path: shown.into(),
+            pos: crate::error::Pos {
+                line: *line,
+                column: *column,
+            },
+            message: message.clone(),
+        });
+    }
+    let contracts = crate::contract::load(ws.contracts.clone(), &ws.root)?;
+    let role = contracts.role(&s.role)?.clone();
+    let rules = crate::secrets::ContentRules::shared()
+        .map_err(|e| Error::SecretRules(Box::new(e.clone())))?;
+    let counter = crate::tokens::Fast(ws.encoding);
+    let mut kept = Vec::new();
+    let mut excluded = Vec::new();
+    for (line, value) in &parsed.entries {
+        let entry: Entry = lenient_entry(value).ok_or_else(|| Error::Syntax {
+            path: shown.clone().into(),
+            pos: crate::error::Pos {
+                line: *line,
+                column: 1,
+            },
+            message: "an entry needs a \"file\" string and valid fields".to_owned(),
+        })?;
+        let file = crate::paths::normalize(&entry.file).map_err(|e| Error::Escape {
+            origin: format!("{shown}:{line}"),
+            path: entry.file.clone(),
+            problem: e.problem(),
+        })?;
+        if let Some(rule) = crate::secrets::by_path(&file) {
+            excluded.push(crate::report::Exclusion::new(
+                &file,
+                &format!("secret: {rule}"),
+            ));
+            continue;
+        }
+        let real = ws.root.join(&file).canonicalize().ok();
+        if !real
+            .as_ref()
+            .is_some_and(|r| r.starts_with(&ws.root) && r.is_file())
+        {
+            excluded.push(crate::report::Exclusion::new(
+                &file,
+                "missing, or a link out of the repository",
+            ));
+            continue;
+        }
+        let fates = measure::read_all(
+            &ws.root,
+            &[(file.clone(), entry.sections.clone())],
+            measure::Limits {
+                max_file_size: s.max_file_size,
+            },
+            rules,
+            Some(&counter),
+        );
+        match fates.into_iter().next() {
+            Some(measure::Fate::Measured(m)) => kept.push(Kept {
+                entry: Entry {
+                    file,
+                    sections: m.sections.clone(),
+                    ..entry
+                },
+                lines: m.lines,
+                tokens: m.tokens.unwrap_or(0),
+                sha256: m.sha256,
+                bytes: m.bytes,
+            }),
+            Some(measure::Fate::Excluded(reason)) => {
+                excluded.push(crate::report::Exclusion::new(&file, &reason));
+            }
+            None => {}
+        }
+    }
+    kept.sort_by_key(|k| k.entry.priority);
+    let status = if kept.is_empty() {
+        Status::Blocked
+    } else {
+        Status::Ready
+    };
+    Ok(Compiled {
+        status,
+        role,
+        change: s.change.clone(),
+        contracts_source: contracts.source.describe(),
+        manifest_path: shown,
+        kept,
+        dropped: vec![],
+        notes: excluded
+            .iter()
+            .map(|e| {
+                crate::report::Note::warning(format!("excluded {}: {}", quoted(&e.file), e.reason))
+            })
+            .collect(),
+        excluded,
+        curation: parsed.curation,
+        caps: s.caps,
+        overrun: None,
+        candidates: vec![],
+        manifest: None,
+        lock: None,
+        overrides_file: None,
+    })
+}
+
+/// An entry as the aiws plugin reads it: `priority` missing = medium, `kind` missing =
+/// `unknown`, `reason` missing = empty.
+fn lenient_entry(v: &Value) -> Option<Entry> {
+    let file = v.get("file")?.as_str()?.to_owned();
+    let priority = match v.get("priority").and_then(Value::as_str) {
+        None => crate::model::Priority::Medium,
+        Some(p) => crate::model::Priority::parse(p)?,
+    };
+    let sections = match v.get("sections") {
+        None | Some(Value::Null) => Sections::Whole,
+        Some(s) => {
+            let ranges: Vec<[u64; 2]> = serde_json::from_value(s.clone()).ok()?;
+            crate::overrides::checked_sections(ranges).ok()?
+        }
+    };
+    Some(Entry {
+        file,
+        reason: v
+            .get("reason")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        sections,
+        priority,
+        kind: v
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or("unknown")
+            .to_owned(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excerpts_number_lines_mark_gaps_and_widen_fences() {
+        let text = b"a\n\nc ```x```\nd\ne\n";
+        let out = excerpt_text("x.md", text, &Sections::ranges(vec![[1, 3], [5, 9]]), 0);
+        assert_eq!(
+            out,
+            "````markdown\n1 | a\n2 |\n3 | c ```x```\n...\n5 | e\n````"
+        );
+    }
+
+    #[test]
+    fn width_follows_the_largest_line_number_shown() {
+        let text: String = (1..=12).map(|i| format!("l{i}\n")).collect();
+        let out = excerpt_text("x.rs", text.as_bytes(), &Sections::ranges(vec![[9, 10]]), 0);
+        assert_eq!(out, "```rust\n 9 | l9\n10 | l10\n```");
+    }
+
+    #[test]
+    fn a_file_over_its_byte_cap_is_cut_at_a_whole_line() {
+        let out = excerpt_text("x.txt", b"aaaa\nbbbb\ncccc\n", &Sections::Whole, 11);
+        assert!(
+            out.starts_with("```text\n1 | aaaa\n2 | bbbb\n```\n[curate: cut before line 3"),
+            "{out}"
+        );
+    }
+}

@@ -1,0 +1,302 @@
+//! Notes, exclusions, and the compile report: a readable table on stderr, or JSON.
+//!
+//! Receives a finished [`Compiled`]; returns text. Never prints a secret's value: an
+//! exclusion carries the rule's name only.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use serde_json::json;
+
+use crate::compile::Compiled;
+use crate::model::quoted;
+
+/// How loud a note is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Info,
+    Warning,
+}
+
+/// A decision of this run, in plain words with the numbers (becomes a curation line).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Note {
+    pub level: Level,
+    pub text: String,
+}
+
+impl Note {
+    /// An informational note.
+    #[must_use]
+    pub fn info(text: String) -> Note {
+        Note {
+            level: Level::Info,
+            text,
+        }
+    }
+
+    /// A note that is also a warning.
+    #[must_use]
+    pub fn warning(text: String) -> Note {
+        Note {
+            level: Level::Warning,
+            text,
+        }
+    }
+
+    /// True for warnings.
+    #[must_use]
+    pub fn is_warning(&self) -> bool {
+        self.level == Level::Warning
+    }
+}
+
+/// A file kept out, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Exclusion {
+    pub file: String,
+    pub reason: String,
+}
+
+impl Exclusion {
+    /// An exclusion of `file` for `reason`.
+    #[must_use]
+    pub fn new(file: &str, reason: &str) -> Exclusion {
+        Exclusion {
+            file: file.to_owned(),
+            reason: reason.to_owned(),
+        }
+    }
+}
+
+/// Terminal styling, on or off.
+#[derive(Debug, Clone, Copy)]
+pub struct Style {
+    pub color: bool,
+}
+
+impl Style {
+    fn paint(self, code: &str, text: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
+    }
+
+    /// Bold red, for errors.
+    #[must_use]
+    pub fn error(self, text: &str) -> String {
+        self.paint("1;31", text)
+    }
+
+    /// Yellow, for warnings.
+    #[must_use]
+    pub fn warn(self, text: &str) -> String {
+        self.paint("33", text)
+    }
+
+    /// Green, for success.
+    #[must_use]
+    pub fn good(self, text: &str) -> String {
+        self.paint("32", text)
+    }
+
+    /// Dim, for secondary text.
+    #[must_use]
+    pub fn dim(self, text: &str) -> String {
+        self.paint("2", text)
+    }
+}
+
+fn num(n: Option<u64>) -> String {
+    n.map_or_else(|| "-".to_owned(), |n| n.to_string())
+}
+
+/// The human report (for stderr).
+#[must_use]
+pub fn human(c: &Compiled, style: Style, verbose: bool, explain: bool, outcome: &str) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "curate: role {} · change {} · contracts: {}",
+        c.role.id, c.change, c.contracts_source
+    );
+    let width = c
+        .kept
+        .iter()
+        .map(|k| k.entry.file.len())
+        .chain(c.dropped.iter().map(|d| d.file.len()))
+        .chain(c.excluded.iter().map(|e| e.file.len().min(48)))
+        .max()
+        .unwrap_or(4)
+        .clamp(4, 60);
+    let _ = writeln!(
+        out,
+        "  {:<width$}  {:<6}  {:<9}  {:>6}  {:>7}  FATE",
+        "FILE", "PRI", "KIND", "LINES", "TOKENS"
+    );
+    for k in &c.kept {
+        let _ = writeln!(
+            out,
+            "  {:<width$}  {:<6}  {:<9}  {:>6}  {:>7}  {}",
+            k.entry.file,
+            k.entry.priority.name(),
+            k.entry.kind,
+            k.lines,
+            k.tokens,
+            style.good("kept")
+        );
+    }
+    for d in &c.dropped {
+        let _ = writeln!(
+            out,
+            "  {:<width$}  {:<6}  {:<9}  {:>6}  {:>7}  {}",
+            d.file,
+            if d.kind.is_empty() {
+                "-"
+            } else {
+                d.priority.name()
+            },
+            if d.kind.is_empty() { "-" } else { &d.kind },
+            num(d.lines),
+            num(d.tokens),
+            style.warn(&format!("dropped by {}", d.by))
+        );
+    }
+    for e in &c.excluded {
+        let _ = writeln!(
+            out,
+            "  {:<width$}  {:<6}  {:<9}  {:>6}  {:>7}  {}",
+            quoted(&e.file).trim_matches('"'),
+            "-",
+            "-",
+            "-",
+            "-",
+            style.dim(&format!("excluded: {}", e.reason))
+        );
+    }
+    if explain {
+        let _ = writeln!(out, "candidates:");
+        for t in &c.candidates {
+            let _ = writeln!(out, "  {} ← {}: {}", quoted(&t.file), t.source, t.fate);
+        }
+    }
+    if verbose {
+        for n in &c.notes {
+            let _ = writeln!(out, "note: {}", n.text);
+        }
+    }
+    let (files, lines, tokens) = c.totals();
+    let status = match c.status {
+        crate::budget::Status::Ready => style.good(c.status.name()),
+        _ => style.error(c.status.name()),
+    };
+    let cap = |n: u64| {
+        if n == 0 {
+            "no cap".to_owned()
+        } else {
+            n.to_string()
+        }
+    };
+    let _ = writeln!(
+        out,
+        "totals: {files} files, {lines} lines, {tokens} tokens (caps: {} files, {} lines{}) · {status}",
+        cap(c.caps.max_files),
+        cap(c.caps.max_lines),
+        if c.caps.max_tokens > 0 {
+            format!(", {} tokens", c.caps.max_tokens)
+        } else {
+            String::new()
+        }
+    );
+    for w in c.warnings() {
+        let _ = writeln!(out, "{} {}", style.warn("warning:"), w.text);
+    }
+    match c.status {
+        crate::budget::Status::Blocked => {
+            let _ = writeln!(
+                out,
+                "BLOCKED: nothing survived selection and exclusion; do not dispatch"
+            );
+        }
+        crate::budget::Status::OverBudget => {
+            let _ = write!(out, "{}", over_budget_advice(c));
+        }
+        crate::budget::Status::Ready => {}
+    }
+    if !outcome.is_empty() {
+        let _ = writeln!(out, "{outcome}");
+    }
+    let warnings = c.warnings().count();
+    if warnings > 0 {
+        let _ = writeln!(
+            out,
+            "{warnings} warning{}",
+            if warnings == 1 { "" } else { "s" }
+        );
+    }
+    out
+}
+
+fn over_budget_advice(c: &Compiled) -> String {
+    let mut out = String::new();
+    if let Some(o) = c.overrun {
+        let _ = writeln!(
+            out,
+            "OVER_BUDGET: the high entries alone hold {} {}, over the cap of {}",
+            o.total, o.measure, o.cap
+        );
+    } else {
+        let _ = writeln!(out, "OVER_BUDGET: the caps removed every entry");
+    }
+    let mut largest: Vec<(&str, u64, Option<u64>)> = c
+        .kept
+        .iter()
+        .map(|k| (k.entry.file.as_str(), k.lines, Some(k.tokens)))
+        .chain(
+            c.dropped
+                .iter()
+                .filter_map(|d| d.lines.map(|l| (d.file.as_str(), l, d.tokens))),
+        )
+        .collect();
+    largest.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let _ = writeln!(out, "largest entries:");
+    for (file, lines, _) in largest.iter().take(5) {
+        let _ = writeln!(out, "  {lines:>7} lines  {}", quoted(file));
+    }
+    let _ = writeln!(
+        out,
+        "hint: add `sections` to the largest entries (in the overrides file), or split the task"
+    );
+    out
+}
+
+/// The JSON report.
+#[must_use]
+pub fn json(c: &Compiled, written: bool, explain: bool) -> serde_json::Value {
+    let (files, lines, tokens) = c.totals();
+    let mut v = json!({
+        "status": c.status.name(),
+        "manifest": c.manifest_path,
+        "written": written,
+        "contracts_source": c.contracts_source,
+        "entries": c.kept,
+        "dropped": c.dropped,
+        "excluded": c.excluded,
+        "totals": {"files": files, "lines": lines, "tokens": tokens},
+        "budget": {
+            "max_files": c.caps.max_files,
+            "max_lines": c.caps.max_lines,
+            "max_tokens": c.caps.max_tokens,
+            "overrun": c.overrun,
+        },
+        "warnings": c.warnings().map(|n| n.text.clone()).collect::<Vec<_>>(),
+        "notes": c.curation,
+    });
+    if explain {
+        v["candidates"] = json!(c.candidates);
+    }
+    v
+}
