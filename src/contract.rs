@@ -214,7 +214,12 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Vec<Role>> {
         .iter_errors(&value)
         .map(|err| {
             let pointer = err.instance_path().to_string();
-            (locate(text, &pointer), format!("{pointer}: {err}"))
+            let shown = if pointer.is_empty() {
+                "(document)"
+            } else {
+                &pointer
+            };
+            (locate(text, &pointer), format!("{shown}: {err}"))
         })
         .collect();
     let doc: Document = if problems.is_empty() {

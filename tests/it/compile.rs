@@ -1,0 +1,701 @@
+//! The core compile: manifests, reports, statuses, determinism.
+
+use crate::{Repo, WORKER_LOCK, WORKER_MANIFEST};
+
+#[test]
+fn worker_manifest_on_the_aiws_fixture() {
+    let repo = Repo::fixture("aiws-basic");
+    let out = repo
+        .curate()
+        .args(["--role", "worker", "--change", "add-auth"])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    insta::assert_snapshot!("worker_manifest", repo.read(WORKER_MANIFEST));
+    insta::assert_snapshot!("worker_report", out.stderr);
+    assert!(repo.exists(WORKER_LOCK));
+}
+
+#[test]
+fn compile_subcommand_is_the_same_as_the_default_command() {
+    let repo = Repo::fixture("aiws-basic");
+    let a = repo
+        .curate()
+        .args(["--role", "worker", "--change", "add-auth", "--stdout"])
+        .run();
+    let b = repo
+        .curate()
+        .args([
+            "compile", "--role", "worker", "--change", "add-auth", "--stdout",
+        ])
+        .run();
+    assert_eq!(a.code, 0);
+    assert_eq!(a.stdout, b.stdout);
+    assert!(!repo.exists(WORKER_MANIFEST), "--stdout writes nothing");
+}
+
+#[test]
+fn output_is_byte_identical_at_any_thread_count_and_on_rerun() {
+    let repo = Repo::fixture("aiws-basic");
+    let args = [
+        "--role", "worker", "--change", "add-auth", "--owns", "src/**",
+    ];
+    let one = repo.curate().args(args).args(["-j", "1"]).run();
+    assert_eq!(one.code, 0, "{}", one.stderr);
+    let first = repo.read(WORKER_MANIFEST);
+    let first_lock = repo.read(WORKER_LOCK);
+    let two = repo.curate().args(args).args(["-j", "2"]).run();
+    assert_eq!(two.code, 0, "{}", two.stderr);
+    assert_eq!(first, repo.read(WORKER_MANIFEST));
+    assert_eq!(first_lock, repo.read(WORKER_LOCK));
+    let eight = repo.curate().args(args).args(["-j", "8"]).run();
+    assert_eq!(eight.code, 0);
+    assert_eq!(first, repo.read(WORKER_MANIFEST));
+}
+
+#[test]
+fn secrets_binaries_and_links_never_enter() {
+    let repo = Repo::fixture("aiws-basic");
+    let out = repo
+        .curate()
+        .args([
+            "--role",
+            "worker",
+            "--change",
+            "add-auth",
+            "--max-files",
+            "0",
+            "--owns",
+            "**",
+            "--max-lines",
+            "0",
+            "--stdout",
+        ])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let manifest = out.stdout;
+    let entries: Vec<&str> = manifest.lines().filter(|l| l.starts_with('{')).collect();
+    for secret in [
+        ".env\"",
+        ".env.example",
+        "config/server.key",
+        "legacy_client.ts",
+        "logo.png",
+        "passwd-link.md",
+        "docs/external",
+    ] {
+        assert!(
+            !entries.iter().any(|e| e.contains(secret)),
+            "{secret} entered the manifest:\n{manifest}"
+        );
+    }
+    // Each is excluded with a note naming the rule, never the value.
+    assert!(manifest.contains("// curation: excluded \".env\": secret: `.env` file"));
+    assert!(manifest.contains("excluded \"src/auth/legacy_client.ts\": secret by content: aws-access-key-id on line 12"), "{manifest}");
+    assert!(manifest.contains("excluded \"assets/logo.png\": binary"));
+    assert!(manifest.contains("excluded \"docs/passwd-link.md\": a link out of the repository"));
+    assert!(manifest.contains("excluded \"docs/external\": a link out of the repository"));
+    assert!(!manifest.contains("AKIA"), "a secret value was printed");
+    assert!(!out.stderr.contains("AKIA"), "a secret value was printed");
+    // Not secrets by name: a tokenizer and a credentials *loader*.
+    assert!(entries.iter().any(|e| e.contains("\"src/tokenizer.rs\"")));
+    assert!(
+        entries
+            .iter()
+            .any(|e| e.contains("\"src/auth/credentials.ts\""))
+    );
+    // Ignored files are not glob matches; an in-tree link is followed.
+    assert!(!manifest.contains("build/out.js"));
+    assert!(!manifest.contains("debug.log"));
+    assert!(entries.iter().any(|e| e.contains("\"docs/alias.md\"")));
+    // A non-UTF-8 file is counted on its bytes.
+    assert!(
+        entries
+            .iter()
+            .any(|e| e.contains("\"docs/latin1-notes.txt\""))
+    );
+}
+
+#[test]
+fn no_ignore_takes_ignored_glob_matches() {
+    let repo = Repo::fixture("aiws-basic");
+    let out = repo
+        .curate()
+        .args([
+            "--role",
+            "worker",
+            "--change",
+            "add-auth",
+            "--stdout",
+            "--no-ignore",
+        ])
+        .args(["--max-files", "0"])
+        .run();
+    assert!(out.stdout.contains("scratch-notes.md"), "{}", out.stdout);
+    let out = repo
+        .curate()
+        .args([
+            "--role",
+            "worker",
+            "--change",
+            "add-auth",
+            "--stdout",
+            "--max-files",
+            "0",
+        ])
+        .run();
+    assert!(!out.stdout.contains("scratch-notes.md"));
+}
+
+#[test]
+fn an_ignored_file_named_literally_is_taken_with_a_note() {
+    let repo = Repo::fixture("aiws-basic");
+    let out = repo
+        .curate()
+        .args([
+            "--role",
+            "worker",
+            "--change",
+            "add-auth",
+            "--stdout",
+            "--owns",
+            "debug.log",
+        ])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("{\"file\":\"debug.log\""),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("\"debug.log\" is ignored by the ignore rules but named literally")
+    );
+}
+
+#[test]
+fn a_folder_that_is_ignored_is_not_walked_even_as_a_glob_prefix() {
+    let repo = Repo::fixture("aiws-basic");
+    let out = repo
+        .curate()
+        .args([
+            "--role",
+            "worker",
+            "--change",
+            "add-auth",
+            "--stdout",
+            "--owns",
+            "build/*.js",
+        ])
+        .run();
+    assert!(!out.stdout.contains("out.js\","), "{}", out.stdout);
+    assert!(out.stdout.contains("glob \"build/*.js\" matched nothing"));
+}
+
+#[test]
+fn json_report_has_the_spec_fields() {
+    let repo = Repo::fixture("aiws-basic");
+    let out = repo
+        .curate()
+        .args([
+            "--role",
+            "worker",
+            "--change",
+            "add-auth",
+            "--format",
+            "json",
+            "--dry-run",
+        ])
+        .run();
+    assert_eq!(out.code, 0);
+    let v = out.json();
+    for key in [
+        "status",
+        "manifest",
+        "contracts_source",
+        "entries",
+        "dropped",
+        "excluded",
+        "totals",
+        "budget",
+        "warnings",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key} in {v:#}");
+    }
+    assert_eq!(v["status"], "READY");
+    assert_eq!(v["contracts_source"], "embedded default");
+    assert_eq!(v["totals"]["files"], 8);
+    assert_eq!(v["dropped"].as_array().unwrap().len(), 2);
+    assert_eq!(v["dropped"][0]["rule"], "soft_cap");
+    assert!(!repo.exists(WORKER_MANIFEST), "--dry-run writes nothing");
+    assert!(
+        out.stderr.is_empty(),
+        "JSON mode keeps stderr quiet: {}",
+        out.stderr
+    );
+}
+
+#[test]
+fn blocked_when_nothing_matches() {
+    let repo = Repo::fixture("empty-change");
+    let out = repo
+        .curate()
+        .args(["--role", "worker", "--change", "nothing"])
+        .run();
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(out.stderr.contains("BLOCKED"));
+    assert!(!repo.exists("changes/nothing/analysis/worker-context.jsonl"));
+    insta::assert_snapshot!("blocked_report", out.stderr);
+}
+
+#[test]
+fn over_budget_lists_the_largest_entries_and_writes_nothing() {
+    let repo = Repo::fixture("over-budget");
+    let out = repo
+        .curate()
+        .args(["--role", "planner", "--change", "big"])
+        .run();
+    assert_eq!(out.code, 4, "{}", out.stderr);
+    assert!(out.stderr.contains("OVER_BUDGET"));
+    assert!(out.stderr.contains("largest entries"));
+    assert!(out.stderr.contains("hint: add `sections`"));
+    assert!(!repo.exists("changes/big/analysis/planner-context.jsonl"));
+    insta::assert_snapshot!("over_budget_report", out.stderr);
+}
+
+#[test]
+fn over_budget_keeps_an_existing_manifest_as_it_is() {
+    let repo = Repo::fixture("over-budget");
+    let ok = repo
+        .curate()
+        .args(["--role", "planner", "--change", "big", "--max-lines", "0"])
+        .run();
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+    let before = repo.read("changes/big/analysis/planner-context.jsonl");
+    let out = repo
+        .curate()
+        .args(["--role", "planner", "--change", "big"])
+        .run();
+    assert_eq!(out.code, 4);
+    assert_eq!(
+        before,
+        repo.read("changes/big/analysis/planner-context.jsonl")
+    );
+    assert!(out.stderr.contains("left as they are"), "{}", out.stderr);
+}
+
+#[test]
+fn the_hard_cap_drops_medium_and_low_first() {
+    let repo = Repo::fixture("over-budget");
+    let out = repo
+        .curate()
+        .args([
+            "--role",
+            "worker",
+            "--change",
+            "big",
+            "--max-lines",
+            "200",
+            "--format",
+            "json",
+            "--dry-run",
+        ])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let v = out.json();
+    for e in v["entries"].as_array().unwrap() {
+        assert_eq!(e["priority"], "high", "{e}");
+    }
+    assert!(
+        v["dropped"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["rule"] == "hard_cap")
+    );
+    assert!(v["totals"]["lines"].as_u64().unwrap() <= 200);
+}
+
+#[test]
+fn caps_of_zero_mean_no_cap() {
+    let repo = Repo::fixture("over-budget");
+    let out = repo
+        .curate()
+        .args([
+            "--role",
+            "integrator",
+            "--change",
+            "big",
+            "--max-lines",
+            "0",
+            "--max-files",
+            "0",
+            "--format",
+            "json",
+            "--dry-run",
+        ])
+        .run();
+    assert_eq!(out.code, 0);
+    assert!(out.json()["totals"]["lines"].as_u64().unwrap() > 4000);
+}
+
+#[test]
+fn a_token_cap_applies_like_the_line_cap() {
+    let repo = Repo::fixture("aiws-basic");
+    let out = repo
+        .curate()
+        .args([
+            "--role",
+            "worker",
+            "--change",
+            "add-auth",
+            "--max-tokens",
+            "4000",
+            "--format",
+            "json",
+            "--dry-run",
+        ])
+        .run();
+    assert_eq!(out.code, 0);
+    let v = out.json();
+    assert!(v["totals"]["tokens"].as_u64().unwrap() <= 4000);
+    assert!(
+        v["dropped"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["rule"] == "token_cap")
+    );
+    let out = repo
+        .curate()
+        .args([
+            "--role",
+            "worker",
+            "--change",
+            "add-auth",
+            "--max-tokens",
+            "10",
+        ])
+        .run();
+    assert_eq!(out.code, 4);
+}
+
+#[test]
+fn dot_aiws_layout_is_found_and_changes_globs_move_under_it() {
+    let repo = Repo::fixture("aiws-dotaiws");
+    let out = repo
+        .curate()
+        .args(["--role", "worker", "--change", "add-auth"])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let manifest = repo.read(".aiws/changes/add-auth/analysis/worker-context.jsonl");
+    assert!(
+        manifest.contains("{\"file\":\".aiws/changes/add-auth/plan/plan.md\""),
+        "{manifest}"
+    );
+    assert!(manifest.contains("\".aiws/changes/add-auth/analysis/impact.md\""));
+}
+
+#[test]
+fn changes_dir_flag_moves_the_changes_root() {
+    let repo = Repo::fixture("aiws-dotaiws");
+    repo.write("work/cs/add-auth/plan/p.md", "# plan\n");
+    let out = repo
+        .curate()
+        .args([
+            "--role",
+            "worker",
+            "--change",
+            "add-auth",
+            "--changes-dir",
+            "work/cs",
+        ])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        repo.read("work/cs/add-auth/analysis/worker-context.jsonl")
+            .contains("\"work/cs/add-auth/plan/p.md\"")
+    );
+}
+
+#[test]
+fn a_repository_contracts_file_is_used_and_named() {
+    let repo = Repo::fixture("custom-contracts");
+    let out = repo
+        .curate()
+        .args([
+            "--role",
+            "worker",
+            "--change",
+            "c1",
+            "--format",
+            "json",
+            "--dry-run",
+        ])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let v = out.json();
+    assert_eq!(
+        v["contracts_source"],
+        "contracts/workflow-delegation-contracts.json"
+    );
+    let files: Vec<&str> = v["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["file"].as_str().unwrap())
+        .collect();
+    // `**` matches hidden files; matches are sorted within a glob.
+    assert_eq!(
+        files,
+        [
+            "docs/.hidden.md",
+            "docs/a.md",
+            "docs/sub/b.md",
+            "changes/c1/notes.md"
+        ]
+    );
+}
+
+#[test]
+fn a_role_without_context_files_has_an_empty_baseline() {
+    let repo = Repo::fixture("custom-contracts");
+    let out = repo
+        .curate()
+        .args(["--role", "scribe", "--change", "c1"])
+        .run();
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    let out = repo
+        .curate()
+        .args([
+            "--role",
+            "scribe",
+            "--change",
+            "c1",
+            "--owns",
+            "docs/a.md",
+            "--stdout",
+        ])
+        .run();
+    assert_eq!(out.code, 0);
+    assert!(out.stdout.contains("\"kind\":\"assigned\""));
+}
+
+#[test]
+fn contracts_flag_and_env_take_precedence() {
+    let repo = Repo::fixture("custom-contracts");
+    let ok = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/contracts/ok-minimal.json"
+    );
+    repo.write("README.md", "# readme\n");
+    let out = repo
+        .curate()
+        .args([
+            "--role",
+            "worker",
+            "--change",
+            "c1",
+            "--format",
+            "json",
+            "--dry-run",
+        ])
+        .env("CURATE_CONTRACTS", ok)
+        .run();
+    assert_eq!(out.json()["entries"][0]["file"], "README.md");
+    let out = repo
+        .curate()
+        .args([
+            "--role",
+            "worker",
+            "--change",
+            "c1",
+            "--format",
+            "json",
+            "--dry-run",
+            "--contracts",
+            "contracts/workflow-delegation-contracts.json",
+        ])
+        .env("CURATE_CONTRACTS", ok)
+        .run();
+    assert_eq!(out.json()["entries"][0]["file"], "docs/.hidden.md");
+}
+
+#[test]
+fn assigned_entries_merge_with_the_baseline_at_the_winning_position() {
+    let repo = Repo::fixture("aiws-basic");
+    let out = repo
+        .curate()
+        .args([
+            "--role",
+            "worker",
+            "--change",
+            "add-auth",
+            "--stdout",
+            "--max-files",
+            "0",
+        ])
+        .args([
+            "--owns",
+            "src/auth/login.ts",
+            "--reads",
+            "AI_WORKSPACE.md",
+            "--reads",
+            "src/api/*.ts",
+        ])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with('{')).collect();
+    // AI_WORKSPACE.md is reached twice (medium both times): one entry, the contract's kind.
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l.contains("\"AI_WORKSPACE.md\""))
+            .count(),
+        1
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("\"AI_WORKSPACE.md\"") && l.contains("\"kind\":\"truth\""))
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("{\"file\":\"src/auth/login.ts\"")
+                && l.contains("\"priority\":\"high\",\"kind\":\"assigned\""))
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("{\"file\":\"src/api/routes.ts\"")
+                && l.contains("\"priority\":\"medium\",\"kind\":\"assigned\""))
+    );
+}
+
+#[test]
+fn files_from_reads_newline_and_nul_lists() {
+    let repo = Repo::fixture("aiws-basic");
+    let out = repo
+        .curate()
+        .args([
+            "--role",
+            "worker",
+            "--change",
+            "add-auth",
+            "--stdout",
+            "--files-from",
+            "-",
+        ])
+        .stdin(b"src/auth/session.ts\0src/tokenizer.rs\0")
+        .run();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("{\"file\":\"src/auth/session.ts\""));
+    assert!(out.stdout.contains("{\"file\":\"src/tokenizer.rs\""));
+}
+
+#[test]
+fn sections_past_the_end_are_clamped_or_removed_with_notes() {
+    let repo = Repo::fixture("aiws-basic");
+    repo.write(
+        "contracts/workflow-delegation-contracts.json",
+        r#"{"roleTypes":[{"id":"worker","contextFiles":[
+            {"glob":"AI_WORKSPACE.md","sections":[[30,60],[500,600]],"priority":"high","kind":"truth"},
+            {"glob":"docs/guide.md","sections":[[900,950]],"priority":"high","kind":"truth"}]}]}"#,
+    );
+    let out = repo
+        .curate()
+        .args(["--role", "worker", "--change", "add-auth", "--stdout"])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("\"sections\":[[30,37]]"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("\"AI_WORKSPACE.md\": section [30, 60] clamped to the file's 37 lines")
+    );
+    assert!(
+        out.stdout
+            .contains("\"AI_WORKSPACE.md\": section [500, 600] removed")
+    );
+    // An entry left with no range is dropped, never widened to the whole file.
+    assert!(!out.stdout.contains("{\"file\":\"docs/guide.md\""));
+    assert!(
+        out.stdout
+            .contains("excluded \"docs/guide.md\": every section lies past the end")
+    );
+}
+
+#[test]
+fn running_in_a_subfolder_finds_the_git_top_level() {
+    let repo = Repo::fixture("aiws-basic");
+    std::fs::create_dir_all(repo.root.join(".git")).unwrap();
+    let out = repo
+        .curate()
+        .cwd("src/auth")
+        .args([
+            "--role",
+            "worker",
+            "--change",
+            "add-auth",
+            "--dry-run",
+            "--format",
+            "json",
+        ])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.json()["entries"][0]["file"], "AI_PROJECT.md");
+}
+
+#[test]
+fn dash_c_runs_as_if_started_there() {
+    let repo = Repo::fixture("aiws-basic");
+    let other = Repo::empty();
+    let out = other
+        .curate()
+        .args([
+            "-C",
+            repo.root.to_str().unwrap(),
+            "--role",
+            "worker",
+            "--change",
+            "add-auth",
+        ])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(repo.exists(WORKER_MANIFEST));
+}
+
+#[test]
+fn the_manifest_is_never_selected_as_its_own_input() {
+    let repo = Repo::fixture("aiws-basic");
+    repo.write("changes/add-auth/analysis/notes.jsonl", "{}\n");
+    repo.curate()
+        .args(["--role", "worker", "--change", "add-auth"])
+        .run();
+    let out = repo
+        .curate()
+        .args([
+            "--role",
+            "worker",
+            "--change",
+            "add-auth",
+            "--stdout",
+            "--owns",
+            "changes/<id>/analysis/*",
+        ])
+        .run();
+    assert!(
+        !out.stdout
+            .contains("{\"file\":\"changes/add-auth/analysis/worker-context"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("{\"file\":\"changes/add-auth/analysis/notes.jsonl\"")
+    );
+}

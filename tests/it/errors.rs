@@ -1,0 +1,174 @@
+//! Bad input: one clear message, the right exit code, nothing written.
+
+use crate::Repo;
+
+#[test]
+fn invalid_ids_and_roles_are_usage_errors() {
+    let repo = Repo::fixture("aiws-basic");
+    for (role, change) in [
+        ("worker", "../etc"),
+        ("worker", "a/b"),
+        ("-x", "ok"),
+        ("wörker", "ok"),
+        ("worker", ""),
+    ] {
+        let out = repo
+            .curate()
+            .args([format!("--role={role}"), format!("--change={change}")])
+            .run();
+        assert_eq!(out.code, 2, "{role} {change}: {}", out.stderr);
+        assert!(out.stderr.starts_with("error: invalid"), "{}", out.stderr);
+    }
+    assert!(!repo.exists("changes/add-auth/analysis/worker-context.jsonl"));
+}
+
+#[test]
+fn unknown_role_lists_the_roles() {
+    let repo = Repo::fixture("aiws-basic");
+    let out = repo
+        .curate()
+        .args(["--role", "painter", "--change", "add-auth"])
+        .run();
+    assert_eq!(out.code, 1);
+    insta::assert_snapshot!("unknown_role", out.stderr);
+}
+
+#[test]
+fn schema_errors_name_file_pointer_and_position() {
+    let repo = Repo::fixture("bad-contracts");
+    let out = repo
+        .curate()
+        .args(["--role", "worker", "--change", "x"])
+        .run();
+    assert_eq!(out.code, 1);
+    insta::assert_snapshot!("schema_error", out.stderr);
+}
+
+#[test]
+fn contract_fixture_errors() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/contracts");
+    let repo = Repo::fixture("empty-change");
+    let mut all = String::new();
+    for name in [
+        "malformed",
+        "bad-sections",
+        "zero-section",
+        "extra-key",
+        "no-roletypes",
+    ] {
+        let out = repo
+            .curate()
+            .args([
+                "--role",
+                "worker",
+                "--change",
+                "x",
+                "--contracts",
+                &format!("{dir}/{name}.json"),
+            ])
+            .run();
+        assert_eq!(out.code, 1, "{name}: {}", out.stderr);
+        all.push_str(&format!(
+            "## {name}\n{}",
+            out.stderr.replace(dir, "[FIXTURES]")
+        ));
+    }
+    insta::assert_snapshot!("contract_fixture_errors", all);
+}
+
+#[test]
+fn escaping_globs_are_errors() {
+    let repo = Repo::fixture("aiws-basic");
+    for owns in ["../outside.md", "/etc/passwd", "C:\\x", "src/../../x"] {
+        let out = repo
+            .curate()
+            .args(["--role", "worker", "--change", "add-auth", "--owns", owns])
+            .run();
+        assert_eq!(out.code, 1, "{owns}: {}", out.stderr);
+        assert!(
+            out.stderr
+                .contains("hint: paths are relative to the repository root"),
+            "{}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
+fn stdout_with_json_is_a_usage_error() {
+    let repo = Repo::fixture("aiws-basic");
+    let out = repo
+        .curate()
+        .args([
+            "--role", "worker", "--change", "add-auth", "--stdout", "--format", "json",
+        ])
+        .run();
+    assert_eq!(out.code, 2);
+}
+
+#[test]
+fn a_missing_task_file_and_an_unknown_task_field() {
+    let repo = Repo::fixture("aiws-basic");
+    let out = repo
+        .curate()
+        .args([
+            "--role",
+            "worker",
+            "--change",
+            "add-auth",
+            "--task-file",
+            "nope.json",
+        ])
+        .run();
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr
+            .starts_with("error: cannot read [ROOT]/nope.json\ncaused by: "),
+        "{}",
+        out.stderr
+    );
+    repo.write(
+        "task.json",
+        "{\n  \"task_id\": \"t\",\n  \"success_criteria\": [\"x\"],\n  \"colour\": 1\n}\n",
+    );
+    let out = repo
+        .curate()
+        .args([
+            "--role",
+            "worker",
+            "--change",
+            "add-auth",
+            "--task-file",
+            "task.json",
+        ])
+        .run();
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.starts_with("error: task.json:4:"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("unknown field `colour`"));
+}
+
+#[test]
+fn a_missing_dash_c_folder() {
+    let repo = Repo::empty();
+    let out = repo
+        .curate()
+        .args(["-C", "no/such/dir", "--role", "worker", "--change", "x"])
+        .run();
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.starts_with("error: cannot read no/such/dir"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_missing_role_flag_is_a_usage_error() {
+    let repo = Repo::empty();
+    let out = repo.curate().args(["--change", "x"]).run();
+    assert_eq!(out.code, 2);
+}

@@ -1,0 +1,205 @@
+//! Integration tests: each copies a `fixtures/repos/<name>` tree into a temporary folder,
+//! runs the real `curate` binary there, and looks at its exit code, output and files.
+
+mod adopt;
+mod check;
+mod compile;
+mod errors;
+mod overrides;
+mod render;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// A temporary repository.
+pub struct Repo {
+    _dir: tempfile::TempDir,
+    pub root: PathBuf,
+}
+
+impl Repo {
+    /// A copy of `fixtures/repos/<name>` (symlinks copied as symlinks).
+    pub fn fixture(name: &str) -> Repo {
+        let repo = Repo::empty();
+        let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/repos")
+            .join(name);
+        copy_tree(&from, &repo.root);
+        repo
+    }
+
+    /// An empty folder (not a git repository).
+    pub fn empty() -> Repo {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().canonicalize().expect("canonical temp dir");
+        Repo { _dir: dir, root }
+    }
+
+    /// Writes a file (creating folders).
+    pub fn write(&self, rel: &str, content: &str) -> &Repo {
+        let p = self.root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, content).unwrap();
+        self
+    }
+
+    /// Reads a file as text.
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.root.join(rel))
+            .unwrap_or_else(|e| panic!("cannot read {rel}: {e}"))
+    }
+
+    /// True when the file exists.
+    pub fn exists(&self, rel: &str) -> bool {
+        self.root.join(rel).exists()
+    }
+
+    /// Every file below the root with its bytes, sorted (to prove nothing changed).
+    pub fn snapshot_tree(&self) -> Vec<(String, Vec<u8>)> {
+        let mut out = Vec::new();
+        for e in walkdir::WalkDir::new(&self.root).sort_by_file_name() {
+            let e = e.unwrap();
+            if e.file_type().is_file() {
+                let rel = e.path().strip_prefix(&self.root).unwrap();
+                out.push((
+                    rel.to_string_lossy().into_owned(),
+                    std::fs::read(e.path()).unwrap(),
+                ));
+            }
+        }
+        out
+    }
+
+    /// A `curate` command run in this repository.
+    pub fn curate(&self) -> Cmd {
+        Cmd {
+            root: self.root.clone(),
+            args: Vec::new(),
+            stdin: None,
+            env: Vec::new(),
+            cwd: self.root.clone(),
+        }
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for e in walkdir::WalkDir::new(from).follow_links(false) {
+        let e = e.unwrap();
+        let rel = e.path().strip_prefix(from).unwrap();
+        let dest = to.join(rel);
+        let ft = e.file_type();
+        if ft.is_symlink() {
+            let target = std::fs::read_link(e.path()).unwrap();
+            #[cfg(unix)]
+            std::os::unix::fs::symlink(target, &dest).unwrap();
+        } else if ft.is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+        } else {
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+/// A command to run.
+pub struct Cmd {
+    root: PathBuf,
+    cwd: PathBuf,
+    args: Vec<String>,
+    stdin: Option<Vec<u8>>,
+    env: Vec<(String, String)>,
+}
+
+impl Cmd {
+    pub fn args<I, S>(mut self, args: I) -> Cmd
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.args
+            .extend(args.into_iter().map(|s| s.as_ref().to_owned()));
+        self
+    }
+
+    pub fn stdin(mut self, bytes: &[u8]) -> Cmd {
+        self.stdin = Some(bytes.to_vec());
+        self
+    }
+
+    pub fn env(mut self, key: &str, value: &str) -> Cmd {
+        self.env.push((key.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// Runs in a sub-folder of the repository instead of its root.
+    pub fn cwd(mut self, rel: &str) -> Cmd {
+        self.cwd = self.root.join(rel);
+        self
+    }
+
+    pub fn run(self) -> Output {
+        let cache = self.root.with_extension("cache");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_curate"));
+        cmd.args(&self.args)
+            .current_dir(&self.cwd)
+            .env_remove("CURATE_CONTRACTS")
+            .env("NO_COLOR", "1")
+            .env("CURATE_CACHE_DIR", &cache)
+            .stdin(if self.stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("run curate");
+        if let Some(input) = &self.stdin {
+            child.stdin.take().unwrap().write_all(input).unwrap();
+        }
+        let out = child.wait_with_output().unwrap();
+        let root = self.root.to_string_lossy().into_owned();
+        let clean = |b: &[u8]| String::from_utf8_lossy(b).replace(&root, "[ROOT]");
+        let output = Output {
+            code: out.status.code().unwrap_or(-1),
+            stdout: clean(&out.stdout),
+            stderr: clean(&out.stderr),
+        };
+        assert!(
+            !output.stderr.contains("panicked at") && !output.stdout.contains("panicked at"),
+            "curate panicked:\n{}",
+            output.stderr
+        );
+        output
+    }
+}
+
+/// What a run printed, with the temporary root replaced by `[ROOT]`.
+#[derive(Debug)]
+pub struct Output {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Output {
+    /// Exit code, stdout and stderr as one text, for snapshots.
+    pub fn all(&self) -> String {
+        format!(
+            "exit: {}\n--- stdout\n{}--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
+    }
+}
+
+/// The worker manifest of change `add-auth`.
+pub const WORKER_MANIFEST: &str = "changes/add-auth/analysis/worker-context.jsonl";
+/// Its lock.
+pub const WORKER_LOCK: &str = "changes/add-auth/analysis/worker-context.lock.json";
