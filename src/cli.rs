@@ -23,7 +23,6 @@ Examples:
     version = concat!(env!("CARGO_PKG_VERSION"), " (default encoding o200k_base)"),
     about,
     after_help = EXAMPLES,
-    args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true
 )]
 pub struct Cli {
@@ -35,6 +34,28 @@ pub struct Cli {
 
     #[command(flatten)]
     pub compile: CompileArgs,
+}
+
+impl CompileArgs {
+    /// True when a compile flag was given (they belong after a subcommand, not before it).
+    #[must_use]
+    pub fn any_given(&self) -> bool {
+        self.role.is_some()
+            || self.change.is_some()
+            || !self.owns.is_empty()
+            || !self.reads.is_empty()
+            || self.files_from.is_some()
+            || self.task_file.is_some()
+            || self.overrides.is_some()
+            || !self.add.is_empty()
+            || !self.drop.is_empty()
+            || self.explain
+            || self.dry_run
+            || self.stdout
+            || self.adopt
+            || self.force
+            || self.no_ignore
+    }
 }
 
 /// Options every command takes.

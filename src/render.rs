@@ -366,21 +366,22 @@ impl tera::Function for Excerpt {
                 quoted(file)
             )));
         }
-        let chosen = measure::selected(&bytes, sections);
-        let size = chosen.len() as u64;
-        let mut used = self
-            .used
-            .lock()
-            .map_err(|_| tera::Error::msg("excerpt(): poisoned lock"))?;
-        if self.caps.total > 0 && *used + size.min(self.caps.per_file.max(size)) > self.caps.total {
-            return Ok(json!({"inlined": false, "size": size, "text": ""}));
-        }
-        let text = excerpt_text(file, &bytes, sections, self.caps.per_file);
-        *used += if self.caps.per_file > 0 {
+        let size = measure::selected(&bytes, sections).len() as u64;
+        // What this entry adds to the total: its selected bytes, or its cut when capped.
+        let shown = if self.caps.per_file > 0 {
             size.min(self.caps.per_file)
         } else {
             size
         };
+        let mut used = self
+            .used
+            .lock()
+            .map_err(|_| tera::Error::msg("excerpt(): poisoned lock"))?;
+        if self.caps.total > 0 && *used + shown > self.caps.total {
+            return Ok(json!({"inlined": false, "size": size, "text": ""}));
+        }
+        *used += shown;
+        let text = excerpt_text(file, &bytes, sections, self.caps.per_file);
         Ok(json!({"inlined": true, "size": size, "text": text}))
     }
 

@@ -55,6 +55,12 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             .build_global();
     }
     let g = cli.global;
+    if cli.command.is_some() && cli.compile.any_given() {
+        return Err(Error::Usage(
+            "compile options go after the subcommand (for example `curate render --role R --change ID`)"
+                .to_owned(),
+        ));
+    }
     match cli.command {
         None => compile_cmd(&g, &cli.compile),
         Some(Command::Compile(a)) => compile_cmd(&g, &a),
