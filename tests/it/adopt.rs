@@ -1,1 +1,133 @@
-//! (tests to come)
+//! The manifest is an output: hand edits are seen, refused, adopted or overwritten on
+//! purpose, never lost.
+
+use crate::{Repo, WORKER_LOCK, WORKER_MANIFEST};
+
+const OVERRIDES: &str = "changes/add-auth/analysis/worker-context.overrides.jsonl";
+
+fn compile(repo: &Repo, extra: &[&str]) -> crate::Output {
+    repo.curate()
+        .args(["--role", "worker", "--change", "add-auth"])
+        .args(extra)
+        .run()
+}
+
+/// A person's edits: a comment, a changed priority, a removed entry, an added one.
+fn hand_edit(repo: &Repo) -> String {
+    let text = repo.read(WORKER_MANIFEST);
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    lines.insert(
+        1,
+        "// curation: the delegator says: read the plan twice".to_owned(),
+    );
+    lines.retain(|l| !l.contains("\"file\":\"changes/add-auth/analysis/login-callers.md\""));
+    for l in &mut lines {
+        if l.contains("\"file\":\"AI_WORKSPACE.md\"") {
+            *l = l.replace("\"priority\":\"medium\"", "\"priority\":\"high\"");
+        }
+    }
+    lines.push("{\"file\":\"docs/guide.md\",\"reason\":\"house style\",\"sections\":[[1,10]],\"priority\":\"medium\",\"kind\":\"truth\"}".to_owned());
+    let edited = lines.join("\n") + "\n";
+    repo.write(WORKER_MANIFEST, &edited);
+    edited
+}
+
+#[test]
+fn a_hand_edited_manifest_stops_the_compile_and_is_kept() {
+    let repo = Repo::fixture("aiws-basic");
+    assert_eq!(compile(&repo, &[]).code, 0);
+    let edited = hand_edit(&repo);
+    let out = compile(&repo, &[]);
+    assert_eq!(out.code, 1);
+    insta::assert_snapshot!("hand_edit_refusal", out.stderr);
+    assert_eq!(
+        repo.read(WORKER_MANIFEST),
+        edited,
+        "the edit is left as it is"
+    );
+    // Commands that write no manifest never refuse.
+    assert_eq!(compile(&repo, &["--dry-run"]).code, 0);
+    assert_eq!(compile(&repo, &["--stdout"]).code, 0);
+    assert_eq!(repo.read(WORKER_MANIFEST), edited);
+}
+
+#[test]
+fn adopt_turns_edits_into_overrides_and_keeps_every_one() {
+    let repo = Repo::fixture("aiws-basic");
+    assert_eq!(compile(&repo, &[]).code, 0);
+    hand_edit(&repo);
+    let out = compile(&repo, &["--adopt"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "adopted 4 hand edits into changes/add-auth/analysis/worker-context.overrides.jsonl"
+        ),
+        "{}",
+        out.stderr
+    );
+    insta::assert_snapshot!("adopted_overrides", repo.read(OVERRIDES));
+    let manifest = repo.read(WORKER_MANIFEST);
+    assert!(manifest.contains("// curation: the delegator says: read the plan twice"));
+    assert!(!manifest.contains("\"file\":\"changes/add-auth/analysis/login-callers.md\""));
+    assert!(manifest.contains("{\"file\":\"AI_WORKSPACE.md\",\"reason\":\"project truth: constraints and rules\",\"sections\":null,\"priority\":\"high\""));
+    assert!(manifest.contains("{\"file\":\"docs/guide.md\",\"reason\":\"house style\",\"sections\":[[1,10]],\"priority\":\"medium\",\"kind\":\"truth\"}"));
+    assert!(curate::manifest::is_intact(&manifest));
+    // The next plain compile is quiet and keeps all of it.
+    let again = compile(&repo, &[]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert_eq!(manifest, repo.read(WORKER_MANIFEST));
+}
+
+#[test]
+fn force_overwrites_the_edit() {
+    let repo = Repo::fixture("aiws-basic");
+    assert_eq!(compile(&repo, &[]).code, 0);
+    let original = repo.read(WORKER_MANIFEST);
+    hand_edit(&repo);
+    let out = compile(&repo, &["--force"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(original, repo.read(WORKER_MANIFEST));
+}
+
+#[test]
+fn a_manifest_without_a_header_counts_as_hand_written() {
+    let repo = Repo::fixture("aiws-basic");
+    repo.write(
+        WORKER_MANIFEST,
+        "{\"file\":\"docs/guide.md\",\"reason\":\"written by hand\",\"priority\":\"high\",\"kind\":\"truth\"}\n",
+    );
+    let out = compile(&repo, &[]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let out = compile(&repo, &["--adopt"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        repo.read(WORKER_MANIFEST)
+            .contains("{\"file\":\"docs/guide.md\",\"reason\":\"written by hand\"")
+    );
+}
+
+#[test]
+fn the_lock_records_inputs_and_entries() {
+    let repo = Repo::fixture("aiws-basic");
+    assert_eq!(compile(&repo, &["--owns", "src/auth/login.ts"]).code, 0);
+    let lock: serde_json::Value = serde_json::from_str(&repo.read(WORKER_LOCK)).unwrap();
+    let manifest = repo.read(WORKER_MANIFEST);
+    let header = manifest.lines().next().unwrap();
+    let digest = &lock["digest"].as_str().unwrap()[..12];
+    assert!(
+        header.ends_with(&format!("digest={digest}")),
+        "{header} vs {digest}"
+    );
+    assert_eq!(lock["inputs"]["owns"][0], "src/auth/login.ts");
+    assert_eq!(lock["inputs"]["caps"]["max_lines"], 4000);
+    assert_eq!(lock["inputs"]["encoding"], "o200k_base");
+    let login = lock["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["file"] == "src/auth/login.ts")
+        .unwrap();
+    assert_eq!(login["lines"], 83);
+    assert_eq!(login["sha256"].as_str().unwrap().len(), 64);
+    assert!(login["tokens"].as_u64().unwrap() > 0);
+}
