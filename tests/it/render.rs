@@ -1,1 +1,259 @@
-//! (tests to come)
+//! Rendering: sticky instruction, bundle, handoff envelope, preview.
+
+use crate::{Repo, WORKER_MANIFEST};
+
+const TASK: &str = r#"{
+  "task_id": "add-auth-1",
+  "title": "Refactor LoginService.login()",
+  "files_owned": ["src/auth/**"],
+  "files_readonly": ["src/api/routes.ts"],
+  "dependencies_completed": ["plan-approved"],
+  "success_criteria": ["npm test passes", "nothing changes outside src/auth"],
+  "epic_summary": "Add authentication to ledger",
+  "what_comes_next": "a reviewer checks the patch"
+}
+"#;
+
+fn render(repo: &Repo, extra: &[&str]) -> crate::Output {
+    repo.curate()
+        .args(["render", "--role", "worker", "--change", "add-auth"])
+        .args(extra)
+        .run()
+}
+
+#[test]
+fn sticky_in_both_languages_states_the_boundary() {
+    let repo = Repo::fixture("aiws-basic");
+    for lang in ["en", "zh"] {
+        let out = render(
+            &repo,
+            &[
+                "--template",
+                "sticky",
+                "--lang",
+                lang,
+                "--owns",
+                "src/auth/**",
+                "--reads",
+                "src/api/*.ts",
+            ],
+        );
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(out.stdout.contains("Read context files:"));
+        assert!(out.stdout.contains("Key points:"));
+        assert!(out.stdout.contains("Status: READY | NEEDS_CONTEXT"));
+        assert!(out.stdout.contains("`src/auth/**`"));
+        assert!(out.stdout.contains("`src/api/*.ts`"));
+        insta::assert_snapshot!(format!("sticky_{lang}"), out.stdout);
+    }
+    let out = render(&repo, &["--template", "sticky"]);
+    assert!(
+        out.stdout.contains(
+            "No write boundary was given: write nothing outside the role's artifact targets"
+        ),
+        "{}",
+        out.stdout
+    );
+    // The instruction names a manifest that does not exist yet: the report warns.
+    assert!(out.stderr.contains("warning: the instruction names changes/add-auth/analysis/worker-context.jsonl, which does not exist"), "{}", out.stderr);
+}
+
+#[test]
+fn bundle_with_sections_line_numbers_template_text_and_end_marker() {
+    let repo = Repo::fixture("aiws-basic");
+    repo.write(
+        "contracts/workflow-delegation-contracts.json",
+        r#"{"roleTypes":[{"id":"worker","artifactTargets":["changes/<id>/evidence/*.md"],"contextFiles":[
+            {"glob":"AI_WORKSPACE.md","sections":[[1,3],[8,11]],"priority":"high","kind":"truth"},
+            {"glob":"docs/templating.md","priority":"medium","kind":"truth"}]}]}"#,
+    );
+    assert_eq!(
+        repo.curate()
+            .args(["--role", "worker", "--change", "add-auth"])
+            .run()
+            .code,
+        0
+    );
+    let out = render(&repo, &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    insta::assert_snapshot!("bundle", out.stdout);
+    assert!(
+        out.stdout.contains(" 7 | Hello {{ user.name }},"),
+        "template text is data"
+    );
+    let last = out.stdout.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("<!-- curate:end files=2 lines=26 tokens="),
+        "{last}"
+    );
+}
+
+#[test]
+fn byte_caps_cut_a_file_and_index_the_rest() {
+    let repo = Repo::fixture("aiws-basic");
+    let out = render(
+        &repo,
+        &["--max-file-bytes", "400", "--max-total-bytes", "2000"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("[curate: cut before line"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("[not inlined: the total byte cap was reached; read the file itself]")
+    );
+    let last = out.stdout.lines().last().unwrap();
+    assert!(
+        last.starts_with("<!-- curate:end files=8 lines=461 tokens="),
+        "{last}"
+    );
+}
+
+#[test]
+fn handoff_envelope_follows_the_workerhandoff_shape() {
+    let repo = Repo::fixture("aiws-basic");
+    repo.write("task.json", TASK);
+    let out = render(
+        &repo,
+        &["--template", "handoff", "--task-file", "task.json"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    insta::assert_snapshot!("handoff", out.stdout);
+    let json_start = out.stdout.find("```json\n").unwrap() + 8;
+    let json_end = out.stdout[json_start..].find("\n```").unwrap() + json_start;
+    let v: serde_json::Value = serde_json::from_str(&out.stdout[json_start..json_end]).unwrap();
+    assert_eq!(v["contract"]["task_id"], "add-auth-1");
+    assert_eq!(v["contract"]["files_owned"][0], "src/auth/**");
+    assert_eq!(v["context"]["your_role"], "Refactor LoginService.login()");
+    assert_eq!(v["escalation"]["blocked_contact"], "coordinator");
+    let wrapper_lines =
+        out.stdout.lines().count() - out.stdout[json_start..json_end].lines().count();
+    assert!(wrapper_lines < 50, "{wrapper_lines}");
+    // The task's owned globs fed the compile too.
+    assert!(out.stdout.contains("(12 files"), "{}", out.stdout);
+    let out = render(&repo, &["--template", "handoff"]);
+    assert_eq!(out.code, 2, "handoff needs a task file");
+}
+
+#[test]
+fn a_repository_template_overrides_the_embedded_one_and_errors_name_the_variable() {
+    let repo = Repo::fixture("aiws-basic");
+    repo.write(
+        ".curate/templates/sticky.en.tera",
+        "READ {{ manifest_path }} FIRST ({{ status }})\n",
+    );
+    let out = render(&repo, &["--template", "sticky"]);
+    assert_eq!(
+        out.stdout,
+        "READ changes/add-auth/analysis/worker-context.jsonl FIRST (READY)\n"
+    );
+    repo.write("my.tera", "line one\n{{ role }} {{ no_such_thing }}\n");
+    let out = render(&repo, &["--template", "my.tera"]);
+    assert_eq!(out.code, 1);
+    insta::assert_snapshot!("template_error", out.stderr);
+    repo.write("broken.tera", "{% if %}\n");
+    let out = render(&repo, &["--template", "broken.tera"]);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.starts_with("error: template \"broken.tera\""),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn render_writes_only_the_output_file_and_refuses_on_blocked() {
+    let repo = Repo::fixture("aiws-basic");
+    let before = repo.snapshot_tree();
+    let out = render(&repo, &["-o", ".guild/context/run1/worker-add-auth-1.md"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let bundle = repo.read(".guild/context/run1/worker-add-auth-1.md");
+    assert!(bundle.starts_with("<aiws-context-injection role=\"worker\""));
+    let mut after = repo.snapshot_tree();
+    after.retain(|(p, _)| !p.starts_with(".guild"));
+    assert_eq!(before, after, "render writes nothing but -o");
+    let empty = Repo::fixture("empty-change");
+    let out = empty
+        .curate()
+        .args([
+            "render", "--role", "worker", "--change", "x", "-o", "out.md",
+        ])
+        .run();
+    assert_eq!(out.code, 3);
+    assert!(out.stdout.is_empty());
+    assert!(!empty.exists("out.md"));
+}
+
+#[test]
+fn preview_never_writes_and_gives_json() {
+    let repo = Repo::fixture("aiws-basic");
+    let before = repo.snapshot_tree();
+    let out = repo
+        .curate()
+        .args([
+            "preview", "--role", "worker", "--change", "add-auth", "--format", "json",
+        ])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v = out.json();
+    assert_eq!(v["status"], "READY");
+    assert!(
+        v["prompt"]
+            .as_str()
+            .unwrap()
+            .contains("<!-- curate:end files=8")
+    );
+    assert_eq!(v["report"]["totals"]["files"], 8);
+    let text = repo
+        .curate()
+        .args([
+            "preview",
+            "--role",
+            "worker",
+            "--change",
+            "add-auth",
+            "--template",
+            "sticky",
+        ])
+        .run();
+    assert!(text.stdout.starts_with("## ⚠️ Context files"));
+    assert_eq!(before, repo.snapshot_tree(), "preview wrote something");
+    let empty = Repo::fixture("empty-change");
+    let out = empty
+        .curate()
+        .args([
+            "preview", "--role", "worker", "--change", "x", "--format", "json",
+        ])
+        .run();
+    assert_eq!(out.code, 3);
+    assert!(out.json()["prompt"].is_null());
+}
+
+#[test]
+fn render_from_an_existing_manifest_checks_it() {
+    let repo = Repo::fixture("aiws-basic");
+    repo.write(
+        "mine.jsonl",
+        "# a hand-written manifest\n{\"file\":\"docs/guide.md\",\"sections\":[[1,2]]}\n{\"file\":\".env\",\"priority\":\"high\"}\n",
+    );
+    let out = render(&repo, &["--manifest", "mine.jsonl"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("=== docs/guide.md === ()"),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("=== .env"));
+    assert!(
+        out.stderr.contains("excluded \".env\": secret"),
+        "{}",
+        out.stderr
+    );
+    repo.write("escape.jsonl", "{\"file\":\"../../etc/passwd\"}\n");
+    let out = render(&repo, &["--manifest", "escape.jsonl"]);
+    assert_eq!(out.code, 1);
+    assert!(!repo.exists(WORKER_MANIFEST));
+}
