@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::budget::{self, Caps, Item, Status};
+use crate::budget::{Caps, Item};
 use crate::cli::{CheckArgs, CompileArgs, Format, GlobalArgs};
 use crate::error::{ExitCode, Result};
 use crate::manifest;
@@ -40,18 +40,7 @@ pub fn check_cmd(g: &GlobalArgs, a: &CheckArgs) -> Result<ExitCode> {
     let mut findings = Vec::new();
     let contracts_file = ws.contracts.describe();
     if let Err(e) = crate::contract::load(ws.contracts.clone(), &ws.root) {
-        let mut message = e.to_string();
-        let mut source = std::error::Error::source(&e);
-        while let Some(s) = source {
-            message.push_str(&format!("; {s}"));
-            source = s.source();
-        }
-        findings.push(Finding {
-            file: contracts_file,
-            line: 1,
-            severity: Severity::Error,
-            message,
-        });
+        findings.extend(contract_findings(&contracts_file, &e));
     }
     let manifests: Vec<PathBuf> = if a.paths.is_empty() {
         discover(&ws)
@@ -91,12 +80,7 @@ fn print(g: &GlobalArgs, findings: &[Finding], checked: usize, errors: usize) ->
                     Severity::Error => "error",
                     Severity::Warning => "warning",
                 };
-                text.push_str(&format!(
-                    "::{level} file={},line={}::{}\n",
-                    escape_property(&f.file),
-                    f.line,
-                    escape_data(&f.message)
-                ));
+                text.push_str(&annotation(level, &f.file, f.line, &f.message));
             }
             stdout(&text)
         }
@@ -104,6 +88,9 @@ fn print(g: &GlobalArgs, findings: &[Finding], checked: usize, errors: usize) ->
             let style = run::style(g);
             let mut text = String::new();
             for f in findings {
+                if g.quiet && f.severity == Severity::Warning {
+                    continue;
+                }
                 let label = match f.severity {
                     Severity::Error => style.error("error:"),
                     Severity::Warning => style.warn("warning:"),
@@ -125,6 +112,17 @@ fn print(g: &GlobalArgs, findings: &[Finding], checked: usize, errors: usize) ->
     }
 }
 
+/// One GitHub Actions annotation line (`::error file=…,line=…::message`), escaped so that no
+/// file name or message can break out of it.
+#[must_use]
+pub fn annotation(level: &str, file: &str, line: usize, message: &str) -> String {
+    format!(
+        "::{level} file={},line={line}::{}\n",
+        escape_property(file),
+        escape_data(message)
+    )
+}
+
 /// GitHub workflow-command escaping of a message.
 fn escape_data(s: &str) -> String {
     s.replace('%', "%25")
@@ -135,6 +133,39 @@ fn escape_data(s: &str) -> String {
 /// GitHub workflow-command escaping of a property value.
 fn escape_property(s: &str) -> String {
     escape_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// The findings of a contracts file that does not load: one per schema problem, at its line.
+fn contract_findings(file: &str, e: &crate::error::Error) -> Vec<Finding> {
+    use crate::error::Error;
+    let finding = |line: usize, message: String| Finding {
+        file: file.to_owned(),
+        line,
+        severity: Severity::Error,
+        message,
+    };
+    match e {
+        Error::Schema { details, .. } => details
+            .problems
+            .iter()
+            .map(|(pos, text)| finding(pos.line, format!("column {}: {text}", pos.column)))
+            .collect(),
+        Error::Syntax { pos, message, .. } => {
+            vec![finding(
+                pos.line,
+                format!("column {}: {message}", pos.column),
+            )]
+        }
+        other => {
+            let mut message = other.to_string();
+            let mut source = std::error::Error::source(other);
+            while let Some(s) = source {
+                message.push_str(&format!(": {s}"));
+                source = s.source();
+            }
+            vec![finding(1, message)]
+        }
+    }
 }
 
 /// Every `*-context.jsonl` under `<changes root>/*/analysis/`, sorted.
@@ -190,15 +221,23 @@ fn check_manifest(
         );
     }
     let has_header = parsed.header.is_some();
-    if has_header && !manifest::is_intact(&text) {
-        add(
-            1,
-            Severity::Warning,
-            "edited by hand: the digest in the header does not match the content".to_owned(),
-        );
-    }
     let rel = ws.relative(path);
     let lock = rel.as_deref().and_then(|r| run::read_lock(&ws.root, r));
+    // curate's own output (a header, or a lock beside it) that no longer matches its digest
+    // was edited by a person; a seed-style manifest without either is simply hand-written.
+    let claims_curate = text.starts_with(manifest::HEADER) || lock.is_some();
+    let hand_edited = claims_curate && !manifest::is_intact(&text);
+    if hand_edited {
+        add(
+            1,
+            if stale {
+                Severity::Error
+            } else {
+                Severity::Warning
+            },
+            "edited by hand: the manifest does not match the digest curate wrote".to_owned(),
+        );
+    }
     let caps = match &lock {
         Some(l) => l.inputs.caps,
         None => {
@@ -211,6 +250,7 @@ fn check_manifest(
         }
     };
     if let Some(l) = &lock
+        && !hand_edited
         && !l.matches(&text)
     {
         add(
@@ -222,16 +262,23 @@ fn check_manifest(
     let rules = crate::secrets::ContentRules::shared().ok();
     let mut items = Vec::new();
     let mut stale_files = Vec::new();
+    let mut seen: Vec<(usize, String)> = Vec::new();
+    let encoding = lock.as_ref().map_or(ws.encoding, |l| l.inputs.encoding);
     for (line, value) in &parsed.entries {
         let line = *line;
         let Some(obj) = value.as_object() else {
             continue;
         };
-        if has_header {
-            for key in ["file", "reason", "sections", "priority", "kind"] {
-                if !obj.contains_key(key) {
-                    add(line, Severity::Error, format!("missing field \"{key}\""));
-                }
+        // curate's own entries carry all five fields; a seed-style one may leave out
+        // `sections` and `kind`.
+        let required: &[&str] = if has_header {
+            &["file", "reason", "sections", "priority", "kind"]
+        } else {
+            &["file", "reason", "priority"]
+        };
+        for key in required {
+            if !obj.contains_key(*key) {
+                add(line, Severity::Error, format!("missing field \"{key}\""));
             }
         }
         for key in obj.keys() {
@@ -259,16 +306,16 @@ fn check_manifest(
             }
         }
         let priority = match obj.get("priority") {
-            None => Priority::Medium,
+            None => Some(Priority::Medium),
             Some(p) => match p.as_str().and_then(Priority::parse) {
-                Some(p) => p,
+                Some(p) => Some(p),
                 None => {
                     add(
                         line,
                         Severity::Error,
                         format!("unknown priority {p}: use high, medium or low"),
                     );
-                    Priority::Low
+                    None
                 }
             },
         };
@@ -296,6 +343,29 @@ fn check_manifest(
                 continue;
             }
         };
+        if normal != file {
+            // Readers take the path as written: it must be the plain repository path.
+            add(
+                line,
+                Severity::Error,
+                format!(
+                    "{} is not a plain repository path: write {}",
+                    quoted(file),
+                    quoted(&normal)
+                ),
+            );
+        }
+        if let Some((first, _)) = seen.iter().find(|(_, p)| *p == normal) {
+            add(
+                line,
+                Severity::Error,
+                format!(
+                    "{} is listed twice (first on line {first})",
+                    quoted(&normal)
+                ),
+            );
+        }
+        seen.push((line, normal.clone()));
         if let Some(rule) = crate::secrets::by_path(&normal) {
             add(
                 line,
@@ -375,17 +445,19 @@ fn check_manifest(
         let lines = sections.line_count(file_lines);
         let tokens = if caps.max_tokens > 0 {
             Some(crate::tokens::TokenCounter::count(
-                &crate::tokens::Fast(ws.encoding),
+                &crate::tokens::Fast(encoding),
                 &measure::selected(&bytes, &sections),
             ))
         } else {
             None
         };
-        items.push(Item {
-            priority,
-            lines,
-            tokens,
-        });
+        if let Some(priority) = priority {
+            items.push(Item {
+                priority,
+                lines,
+                tokens,
+            });
+        }
         if stale
             && let Some(l) = &lock
             && let Some(le) = l.entries.iter().find(|e| e.file == normal)
@@ -401,21 +473,8 @@ fn check_manifest(
             "no entry: a manifest needs at least one".to_owned(),
         );
     }
-    let allocation = budget::allocate(&items, caps);
-    if allocation.dropped.iter().any(Option::is_some) || allocation.status != Status::Ready {
-        for d in &allocation.decisions {
-            add(1, Severity::Error, format!("over budget: {d}"));
-        }
-        if let Some(o) = allocation.overrun {
-            add(
-                1,
-                Severity::Error,
-                format!(
-                    "over budget: the high entries hold {} {}, over the cap of {}",
-                    o.total, o.measure, o.cap
-                ),
-            );
-        }
+    for problem in over_budget(&items, caps) {
+        add(1, Severity::Error, problem);
     }
     for (line, file) in stale_files {
         add(
@@ -448,6 +507,35 @@ fn check_manifest(
     }
 }
 
+/// The budget rules a manifest breaks, in words for a reader of a finished manifest.
+fn over_budget(items: &[Item], caps: Caps) -> Vec<String> {
+    let mut out = Vec::new();
+    let high_medium = items.iter().filter(|i| i.priority != Priority::Low).count() as u64;
+    let lows = items.iter().filter(|i| i.priority == Priority::Low).count();
+    if caps.max_files > 0 && high_medium > caps.max_files && lows > 0 {
+        out.push(format!(
+            "over budget: {high_medium} high+medium entries exceed the file cap of {}, yet {lows} low {} (a compile drops them)",
+            caps.max_files,
+            if lows == 1 { "entry remains" } else { "entries remain" }
+        ));
+    }
+    let lines: u64 = items.iter().map(|i| i.lines).sum();
+    if caps.max_lines > 0 && lines > caps.max_lines {
+        out.push(format!(
+            "over budget: {lines} lines exceed the line cap of {}",
+            caps.max_lines
+        ));
+    }
+    let tokens: u64 = items.iter().filter_map(|i| i.tokens).sum();
+    if caps.max_tokens > 0 && tokens > caps.max_tokens {
+        out.push(format!(
+            "over budget: {tokens} tokens exceed the token cap of {}",
+            caps.max_tokens
+        ));
+    }
+    out
+}
+
 /// The manifest a compile with the lock's recorded inputs would write now.
 fn recompile(ws: &Workspace, g: &GlobalArgs, lock: &manifest::Lock) -> Result<Option<String>> {
     let i = &lock.inputs;
@@ -455,6 +543,10 @@ fn recompile(ws: &Workspace, g: &GlobalArgs, lock: &manifest::Lock) -> Result<Op
     ws.changes_root.clone_from(&i.changes_root);
     ws.encoding = i.encoding;
     let _ = g;
+    let default_overrides = format!(
+        "{}/{}/analysis/{}-context.overrides.jsonl",
+        i.changes_root, i.change, i.role
+    );
     let args = CompileArgs {
         role: Some(i.role.clone()),
         change: Some(i.change.clone()),
@@ -463,7 +555,13 @@ fn recompile(ws: &Workspace, g: &GlobalArgs, lock: &manifest::Lock) -> Result<Op
         files_from: None,
         task_file: i.task_file.as_ref().map(|f| ws.root.join(&f.path)),
         no_ignore: i.no_ignore,
-        overrides: i.overrides.as_ref().map(|f| ws.root.join(&f.path)),
+        // The default overrides file is found again by its default path (it may be gone
+        // now); only one named with --overrides is passed on.
+        overrides: i
+            .overrides
+            .as_ref()
+            .filter(|f| f.path != default_overrides)
+            .map(|f| ws.root.join(&f.path)),
         add: i.add.clone(),
         drop: i.drop.clone(),
         max_files: i.caps.max_files,

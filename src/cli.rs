@@ -287,6 +287,7 @@ pub struct CheckArgs {
 
 /// `verify`.
 #[derive(Debug, Clone, Args)]
+#[command(group = clap::ArgGroup::new("touched_src").required(true))]
 pub struct VerifyArgs {
     /// The change id (`<id>` in globs).
     #[arg(long, value_name = "ID")]

@@ -248,15 +248,13 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Vec<Role>> {
         return Ok(doc.role_types);
     }
     problems.sort_by_key(|(pos, _)| (pos.line, pos.column));
-    let count = problems.len();
-    let details = problems
-        .into_iter()
-        .map(|(pos, msg)| format!("{}:{pos}: {msg}", path.display()))
-        .collect();
     Err(Error::Schema {
         path: path.to_owned(),
-        count,
-        details: SchemaDetails(details),
+        count: problems.len(),
+        details: SchemaDetails {
+            path: path.to_owned(),
+            problems,
+        },
     })
 }
 
@@ -306,12 +304,13 @@ mod tests {
             panic!("expected a schema error, got {err:?}")
         };
         assert_eq!(count, 1);
+        assert_eq!(details.problems[0].0.line, 4, "{details}");
+        assert!(details.to_string().starts_with("c.json:4:"), "{details}");
         assert!(
-            details.0[0].starts_with("c.json:4:"),
-            "unexpected detail {:?}",
-            details.0
+            details.problems[0]
+                .1
+                .contains("/roleTypes/0/contextFiles/0/priority")
         );
-        assert!(details.0[0].contains("/roleTypes/0/contextFiles/0/priority"));
     }
 
     #[test]

@@ -129,13 +129,23 @@ pub enum Error {
     Failed(String),
 }
 
-/// The list of schema violations, shown as the `caused by:` lines of [`Error::Schema`].
+/// The schema violations of one file, shown as the `caused by:` lines of [`Error::Schema`].
 #[derive(Debug)]
-pub struct SchemaDetails(pub Vec<String>);
+pub struct SchemaDetails {
+    pub path: PathBuf,
+    /// Each problem's position and text (`<pointer>: <message>`), sorted by position.
+    pub problems: Vec<(Pos, String)>,
+}
 
 impl std::fmt::Display for SchemaDetails {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0.join("\ncaused by: "))
+        for (i, (pos, text)) in self.problems.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\ncaused by: ")?;
+            }
+            write!(f, "{}:{pos}: {text}", self.path.display())?;
+        }
+        Ok(())
     }
 }
 

@@ -129,6 +129,13 @@ fn read_one(
     counter: Option<&dyn TokenCounter>,
 ) -> Fate {
     let full = root.join(path);
+    // Whoever named the file (a contract, an override, `--add`), a link that leads out of
+    // the repository is never read.
+    match full.canonicalize() {
+        Ok(real) if real.starts_with(root) => {}
+        Ok(_) => return Fate::Excluded("a link out of the repository, never read".to_owned()),
+        Err(e) => return Fate::Excluded(format!("cannot be read: {e}")),
+    }
     let size = match full.metadata() {
         Ok(m) => m.len(),
         Err(e) => return Fate::Excluded(format!("cannot be read: {e}")),

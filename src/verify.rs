@@ -7,12 +7,12 @@
 //! # Pattern rules
 //!
 //! * A pattern is a **glob** when it contains one of `*`, `?`, `[` or `{`;
-//!   otherwise it is a **literal path** that must match exactly (after
-//!   normalisation, see [`normalize`]).
-//! * A pattern that ends in `/` (or `\`) names a folder and covers that
-//!   folder and everything below it: `src/auth/` covers `src/auth/a.rs` and
-//!   `src/auth/x/.env`. Without the trailing slash, a literal such as
-//!   `src/auth` matches only the path `src/auth` itself.
+//!   otherwise it is a **literal path** that matches itself (after
+//!   normalisation, see [`normalize`]) and everything below it, as a folder:
+//!   `src/auth` and `src/auth/` both cover `src/auth/a.rs` and
+//!   `src/auth/x/.env`.
+//! * A glob that ends in `/` (or `\`) names folders and covers everything
+//!   below them too.
 //! * In a glob, `*` and `?` never cross a `/`; `**` does. A `**` component
 //!   matches dot-files like any other file (`src/**` covers `src/.env`), and
 //!   so does `*` (`src/*` covers `src/.env`).
@@ -262,7 +262,9 @@ fn compile_pattern(
         });
     }
     let is_glob = pattern.contains(GLOB_CHARS);
-    let is_folder = pattern.ends_with(['/', '\\']);
+    // A literal covers what lies below it too, as a literal folder does in a compile: a
+    // task that owns `src/auth` owns the module, and one that reads it may not write in it.
+    let is_folder = pattern.ends_with(['/', '\\']) || !is_glob;
     let substituted = pattern.replace(ID_PLACEHOLDER, change);
 
     let base = if is_glob {
@@ -753,17 +755,14 @@ mod tests {
 
     #[test]
     fn literal_patterns() {
-        // A literal matches exactly, after normalisation.
+        // A literal matches itself (after normalisation) and what lies below it.
         let s = scope(&["./src//lib.rs", "src\\main.rs"], &[]);
         assert_eq!(
             rules(
                 &s,
                 &["src/lib.rs", "src/main.rs", "src/lib.rsx", "src/lib.rs/x"]
             ),
-            vec![
-                ("src/lib.rs/x".to_owned(), ViolationRule::OutsideOwned),
-                ("src/lib.rsx".to_owned(), ViolationRule::OutsideOwned),
-            ]
+            vec![("src/lib.rsx".to_owned(), ViolationRule::OutsideOwned),]
         );
         // A trailing slash names a folder: everything below it, dot-files too.
         let s = scope(&["src/auth/"], &[]);
@@ -779,11 +778,11 @@ mod tests {
             ),
             vec![("src/authz.rs".to_owned(), ViolationRule::OutsideOwned)]
         );
-        // Without it, the literal is just that path.
+        // Without it, the literal covers what lies below it as well.
         let s = scope(&["src/auth"], &[]);
         assert_eq!(
-            rules(&s, &["src/auth", "src/auth/a.rs"]),
-            vec![("src/auth/a.rs".to_owned(), ViolationRule::OutsideOwned)]
+            rules(&s, &["src/auth", "src/auth/a.rs", "src/authz.rs"]),
+            vec![("src/authz.rs".to_owned(), ViolationRule::OutsideOwned)]
         );
         // `]` and `}` alone do not make a glob and match literally.
         let s = scope(&["a]b}.txt"], &[]);

@@ -62,7 +62,8 @@ pub fn verify_cmd(g: &GlobalArgs, a: &VerifyArgs) -> Result<ExitCode> {
                 if verdict.valid {
                     "all inside the write scope".to_owned()
                 } else {
-                    format!("{} violation(s)", verdict.violations.len())
+                    let n = verdict.violations.len();
+                    format!("{n} violation{}", if n == 1 { "" } else { "s" })
                 }
             ));
         }
@@ -98,13 +99,13 @@ pub fn receipt_cmd(g: &GlobalArgs, files: &[PathBuf]) -> Result<ExitCode> {
                     receipt::Severity::Error => "error",
                     receipt::Severity::Warning => "warning",
                 };
-                text.push_str(&format!(
-                    "::{level} file={},line={}::{}\n",
-                    f.display(),
+                text.push_str(&crate::check::annotation(
+                    level,
+                    &f.display().to_string(),
                     finding.line,
-                    finding.message
+                    &finding.message,
                 ));
-            } else {
+            } else if !(g.quiet && finding.severity == receipt::Severity::Warning) {
                 text.push_str(&format!("{}:{finding}\n", f.display()));
             }
         }
@@ -117,11 +118,13 @@ pub fn receipt_cmd(g: &GlobalArgs, files: &[PathBuf]) -> Result<ExitCode> {
         ))?,
         Format::Github => stdout(&text)?,
         Format::Human => {
-            if !any_error && !g.quiet {
+            let bad = report.iter().filter(|r| r["valid"] == false).count();
+            if any_error || !g.quiet {
                 text.push_str(&format!(
-                    "{} receipt{} valid\n",
+                    "checked {} receipt{}: {} valid, {bad} invalid\n",
                     files.len(),
-                    if files.len() == 1 { "" } else { "s" }
+                    if files.len() == 1 { "" } else { "s" },
+                    files.len() - bad,
                 ));
             }
             stderr(&text);

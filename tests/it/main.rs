@@ -7,7 +7,11 @@ mod check;
 mod compile;
 mod errors;
 mod overrides;
+mod props;
+mod receipt;
 mod render;
+mod robust;
+mod verify;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -227,3 +227,22 @@ fn explain_lists_every_candidate_with_source_and_fate() {
             .all(|c| c["tokens"].is_u64() || c["fate"].as_str().unwrap() != "kept")
     );
 }
+
+#[test]
+fn an_override_naming_a_link_out_of_the_tree_is_never_read() {
+    // Regression: overrides only checked that the named path existed, which follows links.
+    let repo = Repo::fixture("aiws-basic");
+    repo.write(
+        OVERRIDES,
+        "{\"file\":\"docs/passwd-link.md\",\"priority\":\"high\",\"kind\":\"truth\"}\n",
+    );
+    let out = compile(&repo, &["--stdout"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!out.stdout.contains("{\"file\":\"docs/passwd-link.md\""));
+    assert!(
+        out.stdout
+            .contains("excluded \"docs/passwd-link.md\": a link out of the repository, never read"),
+        "{}",
+        out.stdout
+    );
+}
