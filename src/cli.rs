@@ -195,14 +195,29 @@ pub struct CompileArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Compile the context manifest and its lock (the default command).
+    #[command(
+        after_help = "Examples:\n  curate compile --role worker --change add-auth --owns 'src/auth/**'\n  curate compile --role reviewer --change add-auth --explain --dry-run\n  git diff --name-only -z main | curate compile --role worker --change add-auth --files-from -"
+    )]
     Compile(CompileArgs),
     /// Compile in memory and render a template (sticky, bundle, handoff) to stdout or a file.
+    #[command(
+        after_help = "Examples:\n  curate render --role worker --change add-auth > prompt.md\n  curate render --role worker --change add-auth --template sticky --lang zh\n  curate render --role worker --change add-auth --template handoff --task-file task.json\n  curate render --role worker --change add-auth -o .guild/context/run-7/worker-t1.md"
+    )]
     Render(RenderArgs),
     /// Like render, but never writes anything; `--format json` gives {status, prompt, report}.
+    #[command(
+        after_help = "Examples:\n  curate preview --role worker --change add-auth --format json\n  curate preview --role worker --change add-auth --template sticky"
+    )]
     Preview(RenderArgs),
     /// Check committed manifests: valid, in budget, and (with --stale) current.
+    #[command(
+        after_help = "Examples:\n  curate check\n  curate check --stale --format github\n  curate check changes/add-auth/analysis/worker-context.jsonl --format json"
+    )]
     Check(CheckArgs),
     /// Check that a worker's touched files stay inside its owned globs.
+    #[command(
+        after_help = "Examples:\n  curate verify --change add-auth --task-file task.json --git-diff origin/main\n  curate verify --change add-auth --owns 'src/auth/**' --reads src/api/routes.ts --touched src/auth/login.ts\n  git diff --name-only -z | curate verify --change add-auth --owns 'src/auth/**' --touched-from -"
+    )]
     Verify(VerifyArgs),
     /// Validate guild.handoff_receipt.v1 receipts.
     #[command(subcommand)]

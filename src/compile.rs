@@ -189,6 +189,7 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
         },
         rules,
         all_tokens.then_some(&counter as &dyn TokenCounter),
+        &measure::progress(&ws.root, &inputs, ws.progress),
     );
     let mut measured: Vec<(Candidate, Measured)> = Vec::new();
     for (c, fate) in candidates.into_iter().zip(fates) {

@@ -103,9 +103,11 @@ pub fn show(
                 cf.priority.name(),
                 cf.kind,
                 cf.glob,
-                matched
-                    .as_ref()
-                    .map_or(String::new(), |m| format!("  → {} file(s)", m.len()))
+                matched.as_ref().map_or(String::new(), |m| format!(
+                    "  → {} file{}",
+                    m.len(),
+                    if m.len() == 1 { "" } else { "s" }
+                ))
             ));
             for m in matched.iter().flatten() {
                 text.push_str(&format!("      {m}\n"));

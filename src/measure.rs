@@ -105,6 +105,44 @@ pub fn selected<'a>(bytes: &'a [u8], sections: &Sections) -> Cow<'a, [u8]> {
     }
 }
 
+/// Files and bytes above which a progress bar is worth showing.
+const PROGRESS_FILES: usize = 200;
+const PROGRESS_BYTES: u64 = 20 * 1024 * 1024;
+
+/// A progress bar on stderr for a large read, or a hidden one. `allowed` says whether the
+/// caller may draw at all (a terminal, a human report, not `-q`).
+#[must_use]
+pub fn progress(
+    root: &Path,
+    paths: &[(String, Sections)],
+    allowed: bool,
+) -> indicatif::ProgressBar {
+    if !allowed {
+        return indicatif::ProgressBar::hidden();
+    }
+    let large = paths.len() > PROGRESS_FILES || {
+        let mut bytes = 0;
+        paths.iter().any(|(p, _)| {
+            bytes += root.join(p).metadata().map_or(0, |m| m.len());
+            bytes > PROGRESS_BYTES
+        })
+    };
+    if !large {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(paths.len() as u64),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} files, {msg}")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_prefix("reading");
+    bar
+}
+
 /// Reads and checks every candidate (`(path, sections)`), in parallel, in order.
 #[must_use]
 pub fn read_all(
@@ -113,11 +151,27 @@ pub fn read_all(
     limits: Limits,
     rules: &ContentRules,
     counter: Option<&dyn TokenCounter>,
+    bar: &indicatif::ProgressBar,
 ) -> Vec<Fate> {
-    candidates
+    let bytes = std::sync::atomic::AtomicU64::new(0);
+    let fates = candidates
         .par_iter()
-        .map(|(path, sections)| read_one(root, path, sections, limits, rules, counter))
-        .collect()
+        .map(|(path, sections)| {
+            let fate = read_one(root, path, sections, limits, rules, counter);
+            if !bar.is_hidden() {
+                let size = match &fate {
+                    Fate::Measured(m) => m.bytes,
+                    Fate::Excluded(_) => 0,
+                };
+                let total = bytes.fetch_add(size, std::sync::atomic::Ordering::Relaxed) + size;
+                bar.set_message(format!("{:.1} MB", total as f64 / 1e6));
+                bar.inc(1);
+            }
+            fate
+        })
+        .collect();
+    bar.finish_and_clear();
+    fates
 }
 
 fn read_one(

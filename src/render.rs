@@ -607,6 +607,7 @@ fn from_manifest(ws: &Workspace, s: &settings::CompileSettings, path: &Path) -> 
             },
             rules,
             Some(&counter),
+            &indicatif::ProgressBar::hidden(),
         );
         match fates.into_iter().next() {
             Some(measure::Fate::Measured(m)) => kept.push(Kept {

@@ -29,6 +29,8 @@ pub struct Workspace {
     pub contracts: contract::Source,
     pub encoding: Encoding,
     pub no_cache: bool,
+    /// A progress bar may be shown: stderr is a terminal, the report is human, not `-q`.
+    pub progress: bool,
 }
 
 impl Workspace {
@@ -134,6 +136,9 @@ pub fn workspace(g: &GlobalArgs) -> Result<Workspace> {
         contracts: contract::Source::Embedded,
         encoding: g.encoding,
         no_cache: g.no_cache,
+        progress: g.format == crate::cli::Format::Human
+            && !g.quiet
+            && std::io::IsTerminal::is_terminal(&std::io::stderr()),
     };
     ws.changes_root = match &g.changes_dir {
         Some(dir) => {

@@ -4,6 +4,7 @@
 #![allow(clippy::return_self_not_must_use, clippy::missing_panics_doc)]
 mod adopt;
 mod check;
+mod cli;
 mod compile;
 mod errors;
 mod overrides;
