@@ -253,9 +253,14 @@ fn check_manifest(
         && !hand_edited
         && !l.matches(&text)
     {
+        // A stale lock is a stale finding: an error under --stale.
         add(
             1,
-            Severity::Warning,
+            if stale {
+                Severity::Error
+            } else {
+                Severity::Warning
+            },
             "the lock does not describe this manifest (stale lock)".to_owned(),
         );
     }

@@ -368,17 +368,7 @@ fn requests(role: &Role, s: &CompileSettings) -> Vec<Request> {
         .context_files
         .iter()
         .enumerate()
-        .map(|(index, cf)| Request {
-            pattern: cf.glob.clone(),
-            origin: Origin::Contract {
-                index,
-                glob: cf.glob.clone(),
-            },
-            priority: cf.priority,
-            kind: cf.kind.clone(),
-            sections: cf.sections(),
-            reason: None,
-        })
+        .map(|(index, cf)| Request::from_contract(index, cf))
         .collect();
     let assigned = |pattern: &str, origin: Origin, priority: Priority| Request {
         pattern: pattern.to_owned(),

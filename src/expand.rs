@@ -73,6 +73,24 @@ pub struct Request {
     pub reason: Option<String>,
 }
 
+impl Request {
+    /// The request of a role's `contextFiles[index]`.
+    #[must_use]
+    pub fn from_contract(index: usize, cf: &crate::contract::ContextFile) -> Request {
+        Request {
+            pattern: cf.glob.clone(),
+            origin: Origin::Contract {
+                index,
+                glob: cf.glob.clone(),
+            },
+            priority: cf.priority,
+            kind: cf.kind.clone(),
+            sections: cf.sections(),
+            reason: None,
+        }
+    }
+}
+
 /// A file one request reached.
 #[derive(Debug, Clone)]
 pub struct Pick {

@@ -6,7 +6,7 @@ use serde_json::json;
 use crate::cli::{Format, GlobalArgs, InitArgs};
 use crate::contract::{self, Contracts};
 use crate::error::{Error, ExitCode, Result};
-use crate::expand::{self, Origin, Request, Scope};
+use crate::expand::{self, Request, Scope};
 use crate::run::{stderr, stdout};
 use crate::settings::{self, Workspace};
 
@@ -82,17 +82,7 @@ pub fn show(
                         change: c,
                         ignore: true,
                     };
-                    let req = Request {
-                        pattern: cf.glob.clone(),
-                        origin: Origin::Contract {
-                            index,
-                            glob: cf.glob.clone(),
-                        },
-                        priority: cf.priority,
-                        kind: cf.kind.clone(),
-                        sections: cf.sections(),
-                        reason: None,
-                    };
+                    let req = Request::from_contract(index, cf);
                     let found = expand::expand(&scope, std::slice::from_ref(&req))?;
                     Some(found.picks.into_iter().map(|p| p.path).collect::<Vec<_>>())
                 }

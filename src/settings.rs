@@ -225,21 +225,7 @@ pub fn compile_settings(ws: &Workspace, a: &CompileArgs) -> Result<CompileSettin
         None => None,
     };
     let files_from = match &a.files_from {
-        Some(p) => {
-            let bytes = if p.as_os_str() == "-" {
-                let mut buf = Vec::new();
-                std::io::stdin()
-                    .read_to_end(&mut buf)
-                    .map_err(|source| Error::Read {
-                        path: PathBuf::from("<stdin>"),
-                        source,
-                    })?;
-                buf
-            } else {
-                read_arg(&ws.arg_path(p))?
-            };
-            split_list(&bytes)
-        }
+        Some(p) => crate::verify::parse_touched_list(&read_list_arg(ws, p)?),
         None => Vec::new(),
     };
     let overrides = match &a.overrides {
@@ -300,23 +286,28 @@ pub fn names(a: &CompileArgs) -> Result<(String, String)> {
     Ok((role, change))
 }
 
+/// Reads a list argument: a file relative to the working folder, or `-` for stdin.
+pub fn read_list_arg(ws: &Workspace, p: &Path) -> Result<Vec<u8>> {
+    if p.as_os_str() == "-" {
+        let mut buf = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut buf)
+            .map_err(|source| Error::Read {
+                path: PathBuf::from("<stdin>"),
+                source,
+            })?;
+        Ok(buf)
+    } else {
+        read_arg(&ws.arg_path(p))
+    }
+}
+
 /// Reads a file named on the command line.
 pub fn read_arg(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).map_err(|source| Error::Read {
         path: path.to_owned(),
         source,
     })
-}
-
-/// Splits a newline- or NUL-separated list (NUL when any NUL is present).
-#[must_use]
-pub fn split_list(bytes: &[u8]) -> Vec<String> {
-    let sep = if bytes.contains(&0) { b'\0' } else { b'\n' };
-    bytes
-        .split(|b| *b == sep)
-        .map(|s| String::from_utf8_lossy(s).trim_end_matches('\r').to_owned())
-        .filter(|s| !s.trim().is_empty())
-        .collect()
 }
 
 #[cfg(test)]
@@ -331,11 +322,5 @@ mod tests {
         for bad in ["", "-x", ".x", "a/b", "../x", "a b", "é", &"a".repeat(129)] {
             assert!(check_name("id", bad).is_err(), "{bad:?}");
         }
-    }
-
-    #[test]
-    fn lists_split_on_newlines_or_nul() {
-        assert_eq!(split_list(b"a\r\nb\n\n"), vec!["a", "b"]);
-        assert_eq!(split_list(b"a b\0c\n\0"), vec!["a b", "c\n"]);
     }
 }

@@ -338,33 +338,10 @@ fn has_drive_letter(path: &str) -> bool {
 /// drive letter (`C:...`), a `..` that escapes the root, or a path that
 /// names the root itself (empty, `.`, `a/..`).
 pub fn normalize(path: &str) -> Result<String, VerifyError> {
-    let invalid = |reason| VerifyError::InvalidPath {
+    crate::paths::normalize(path).map_err(|e| VerifyError::InvalidPath {
         path: path.to_owned(),
-        reason,
-    };
-    let unified = path.replace('\\', "/");
-    if unified.starts_with('/') {
-        return Err(invalid("absolute path"));
-    }
-    if has_drive_letter(&unified) {
-        return Err(invalid("path names a drive"));
-    }
-    let mut parts: Vec<&str> = Vec::new();
-    for part in unified.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                if parts.pop().is_none() {
-                    return Err(invalid("`..` escapes the repository root"));
-                }
-            }
-            other => parts.push(other),
-        }
-    }
-    if parts.is_empty() {
-        return Err(invalid("path names no file"));
-    }
-    Ok(parts.join("/"))
+        reason: e.problem(),
+    })
 }
 
 /// Checks every touched file against `scope`.

@@ -27,19 +27,7 @@ pub fn verify_cmd(g: &GlobalArgs, a: &VerifyArgs) -> Result<ExitCode> {
     let touched = if let Some(rev) = &a.git_diff {
         verify::git_touched(&ws.root, rev).map_err(failed)?
     } else if let Some(p) = &a.touched_from {
-        let bytes = if p.as_os_str() == "-" {
-            let mut buf = Vec::new();
-            std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf).map_err(|source| {
-                Error::Read {
-                    path: PathBuf::from("<stdin>"),
-                    source,
-                }
-            })?;
-            buf
-        } else {
-            settings::read_arg(&ws.arg_path(p))?
-        };
-        verify::parse_touched_list(&bytes)
+        verify::parse_touched_list(&settings::read_list_arg(&ws, p)?)
     } else {
         a.touched.clone()
     };
