@@ -118,9 +118,11 @@ pub enum Error {
     #[error("the secret rules did not compile")]
     SecretRules(#[source] Box<dyn std::error::Error + Send + Sync>),
 
-    #[error("template {name:?} failed to render")]
+    #[error("template {name:?} failed to render{}", line.map_or(String::new(), |l| format!(" (line {l})")))]
     Template {
         name: String,
+        /// The line of the template, when it can be told.
+        line: Option<usize>,
         #[source]
         source: tera::Error,
     },

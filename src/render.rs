@@ -208,6 +208,7 @@ pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
         || Path::new(name)
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("tera"));
+    let main_text: String;
     let main_name = if is_path {
         let path = job.ws.arg_path(Path::new(name));
         let text = std::fs::read_to_string(&path).map_err(|source| Error::Read {
@@ -215,6 +216,7 @@ pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
             source,
         })?;
         add(&mut tera, name, &text)?;
+        main_text = text;
         name.to_owned()
     } else {
         let Some((shown, text)) = lookup(&job.ws.root, name, job.lang)? else {
@@ -223,6 +225,7 @@ pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
             )));
         };
         add(&mut tera, &shown, &text)?;
+        main_text = text;
         shown
     };
     // `sticky` is available to every template by that name (the bundle includes it).
@@ -274,17 +277,46 @@ pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
     );
     ctx.insert("status", job.status.name());
     tera.register_function("excerpt", Excerpt::new(job));
-    let template_err = |source| Error::Template {
-        name: main_name.clone(),
-        source,
-    };
-    tera.render_to(&main_name, &ctx, out).map_err(template_err)
+    tera.render_to(&main_name, &ctx, out)
+        .map_err(|source| Error::Template {
+            line: undefined_variable_line(&source, &main_text),
+            name: main_name.clone(),
+            source,
+        })
+}
+
+/// tera names an undefined variable but not its line: find the first tag that uses it.
+fn undefined_variable_line(e: &tera::Error, text: &str) -> Option<usize> {
+    let mut source: Option<&dyn std::error::Error> = Some(e);
+    while let Some(s) = source {
+        let message = s.to_string();
+        if let Some(rest) = message.strip_prefix("Variable `")
+            && let Some((name, _)) = rest.split_once("` not found")
+        {
+            let root = name.split(['.', '[']).next().unwrap_or(name);
+            return text
+                .lines()
+                .position(|line| {
+                    line.split("{{")
+                        .skip(1)
+                        .chain(line.split("{%").skip(1))
+                        .any(|tag| {
+                            tag.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                                .any(|word| word == root)
+                        })
+                })
+                .map(|i| i + 1);
+        }
+        source = s.source();
+    }
+    None
 }
 
 fn add(tera: &mut tera::Tera, name: &str, text: &str) -> Result<()> {
     tera.add_raw_template(name, text)
         .map_err(|source| Error::Template {
             name: name.to_owned(),
+            line: None,
             source,
         })
 }
