@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 /// Removes every temporary file still pending, then exits with 130; for Ctrl-C and SIGTERM.
+#[allow(clippy::exit)] // the signal handler ends the process, as the default one would
 pub fn install_cleanup() {
     let _ = ctrlc::set_handler(|| {
         remove_pending();

@@ -1,5 +1,7 @@
 //! The `curate` binary: parse the command line, run it, print errors, exit.
 
+#![allow(clippy::exit)] // the exit policy lives here, and only here
+
 use std::error::Error as _;
 
 use clap::Parser;

@@ -1,7 +1,12 @@
 //! Integration tests: each copies a `fixtures/repos/<name>` tree into a temporary folder,
 //! runs the real `curate` binary there, and looks at its exit code, output and files.
 
-#![allow(clippy::return_self_not_must_use, clippy::missing_panics_doc)]
+#![allow(
+    clippy::return_self_not_must_use,
+    clippy::missing_panics_doc,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
 mod adopt;
 mod check;
 mod cli;
