@@ -141,20 +141,13 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
     let applied = overrides::apply(&mut candidates, &directives, &mut resolve_file, &pattern)?;
     notes.extend(applied.notes);
     let mut dropped: Vec<Dropped> = Vec::new();
-    for (path, origin) in applied.dropped {
-        traces.push(Trace {
-            file: path.clone(),
-            source: origin.describe(),
-            priority: None,
-            kind: None,
-            lines: None,
-            tokens: None,
-            fate: format!("dropped by {}", origin.describe()),
-        });
+    for (c, origin) in applied.dropped {
+        let by = format!("dropped by {}", origin.describe());
+        traces.push(trace(&c, None, &by));
         dropped.push(Dropped {
-            file: path,
-            priority: Priority::Low,
-            kind: String::new(),
+            file: c.path,
+            priority: c.priority,
+            kind: c.kind,
             lines: None,
             tokens: None,
             rule: "override".to_owned(),

@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{Glob, GlobBuilder};
 
 use crate::error::{Error, Result};
 use crate::gitignore::IgnoreRules;
@@ -267,19 +267,6 @@ pub fn compile_glob(pattern: &str, origin: &Origin) -> Result<Glob> {
             origin: origin.describe(),
             source,
         })
-}
-
-/// A set of globs (for `--drop`); each compiled like [`compile_glob`].
-pub fn glob_set(patterns: &[(String, Origin)]) -> Result<GlobSet> {
-    let mut b = GlobSetBuilder::new();
-    for (p, o) in patterns {
-        b.add(compile_glob(p, o)?);
-    }
-    b.build().map_err(|source| Error::Glob {
-        glob: String::new(),
-        origin: "glob set".to_owned(),
-        source,
-    })
 }
 
 enum Literal {

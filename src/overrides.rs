@@ -228,8 +228,8 @@ pub fn parse_add(arg: &str) -> Result<Upsert> {
 #[derive(Debug, Default)]
 pub struct Applied {
     pub notes: Vec<Note>,
-    /// Entries removed by a drop: the path and the drop's origin.
-    pub dropped: Vec<(String, Origin)>,
+    /// Entries removed by a drop, with the drop's origin.
+    pub dropped: Vec<(Candidate, Origin)>,
 }
 
 /// Applies the directives in order to `candidates`. `resolve` maps a named file to its
@@ -282,15 +282,10 @@ pub fn apply(
             Directive::Drop { glob, why, origin } => {
                 let pattern = pattern(glob, origin)?;
                 let matcher = expand::compile_glob(&pattern, origin)?.compile_matcher();
-                let before = candidates.len();
-                let mut removed = Vec::new();
-                candidates.retain(|c| {
-                    let hit = matcher.is_match(&c.path);
-                    if hit {
-                        removed.push(c.path.clone());
-                    }
-                    !hit
-                });
+                let (removed, kept): (Vec<Candidate>, Vec<Candidate>) = std::mem::take(candidates)
+                    .into_iter()
+                    .partition(|c| matcher.is_match(&c.path));
+                *candidates = kept;
                 let why = why.as_ref().map_or(String::new(), |w| format!(": {w}"));
                 let text = if removed.is_empty() {
                     format!(
@@ -299,7 +294,7 @@ pub fn apply(
                         origin.describe()
                     )
                 } else {
-                    let names: Vec<String> = removed.iter().map(|p| quoted(p)).collect();
+                    let names: Vec<String> = removed.iter().map(|c| quoted(&c.path)).collect();
                     format!(
                         "dropped {} by {} ({}){why}",
                         names.join(", "),
@@ -307,11 +302,10 @@ pub fn apply(
                         origin.describe()
                     )
                 };
-                debug_assert_eq!(before - candidates.len(), removed.len());
                 applied.notes.push(Note::info(text));
                 applied
                     .dropped
-                    .extend(removed.into_iter().map(|p| (p, origin.clone())));
+                    .extend(removed.into_iter().map(|c| (c, origin.clone())));
             }
         }
     }

@@ -219,7 +219,8 @@ fn explain_lists_every_candidate_with_source_and_fate() {
         candidates
             .iter()
             .any(|c| c["fate"].as_str().unwrap().starts_with("dropped by ")
-                && c["source"].as_str().unwrap().contains("overrides.jsonl:1"))
+                && c["fate"].as_str().unwrap().ends_with("overrides.jsonl:1")
+                && c["source"] == "contextFiles[6] \"changes/<id>/analysis/*.md\"")
     );
     assert!(
         candidates
