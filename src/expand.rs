@@ -177,6 +177,8 @@ impl Scope<'_> {
 /// A compiled glob of one request.
 struct Pattern {
     request: usize,
+    /// The glob as resolved (repository-relative).
+    glob: String,
     matcher: globset::GlobMatcher,
     /// Segments below the prefix, or `None` when `**` lets it go any depth.
     depth: Option<usize>,
@@ -250,6 +252,7 @@ fn add_walk(
     let depth = (!below.contains("**")).then(|| below.split('/').count());
     walks.entry(prefix).or_default().push(Pattern {
         request: index,
+        glob: path.to_owned(),
         matcher: glob.compile_matcher(),
         depth,
     });
@@ -449,7 +452,9 @@ fn walk(
                 Resolved::Outside => {
                     // A link out of the tree is reported when a glob names it or when it is
                     // a folder a glob would otherwise have walked into.
-                    if !matching.is_empty() || Path::new(&scope.root.join(&rel)).is_dir() {
+                    let folder_in_reach = scope.root.join(&rel).is_dir()
+                        && patterns.iter().any(|p| could_descend(&p.glob, &rel));
+                    if !matching.is_empty() || folder_in_reach {
                         out.excluded.push(Exclusion::new(
                             &rel,
                             "a link out of the repository, never read",
@@ -478,6 +483,28 @@ fn walk(
             per_request[request].push(rel.clone());
         }
     }
+}
+
+/// True when `glob` could match something below the folder `dir`: each of the folder's
+/// segments matches the glob's segment at the same depth, or a `**` comes first.
+fn could_descend(glob: &str, dir: &str) -> bool {
+    let parts: Vec<&str> = glob.split('/').collect();
+    for (i, segment) in dir.split('/').enumerate() {
+        match parts.get(i) {
+            None => return false,
+            Some(&"**") => return true,
+            Some(part) => {
+                let matches = GlobBuilder::new(part)
+                    .literal_separator(true)
+                    .build()
+                    .is_ok_and(|g| g.compile_matcher().is_match(segment));
+                if !matches {
+                    return false;
+                }
+            }
+        }
+    }
+    parts.len() > dir.split('/').count()
 }
 
 /// Merges picks of the same file: one candidate at the position of the winning source (the
@@ -577,6 +604,16 @@ mod tests {
             merged[1].sections,
             Sections::Ranges(vec![[1, 5], [10, 20], [30, 40]])
         );
+    }
+
+    #[test]
+    fn only_folders_a_glob_could_enter_are_in_reach() {
+        assert!(could_descend("docs/**/*.md", "docs/external"));
+        assert!(could_descend("**/*.rs", "docs/external"));
+        assert!(could_descend("docs/*/x.md", "docs/external"));
+        assert!(!could_descend("[st]*/**/*.rs", "docs/external"));
+        assert!(!could_descend("docs/*.md", "docs/external"));
+        assert!(!could_descend("src/**", "docs/external"));
     }
 
     #[test]
