@@ -13,6 +13,8 @@ use std::sync::Mutex;
 use crate::error::{Error, Result};
 
 static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+/// Set once a termination signal arrived: no new temporary file may be registered after it.
+static TERMINATING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Removes every temporary file still pending, then exits with 130; for Ctrl-C and SIGTERM.
 #[allow(clippy::exit)] // the signal handler ends the process, as the default one would
@@ -24,6 +26,7 @@ pub fn install_cleanup() {
 }
 
 fn remove_pending() {
+    TERMINATING.store(true, std::sync::atomic::Ordering::SeqCst);
     if let Ok(mut pending) = PENDING.lock() {
         for p in pending.drain(..) {
             let _ = std::fs::remove_file(p);
@@ -31,14 +34,21 @@ fn remove_pending() {
     }
 }
 
-fn register(path: &Path, add: bool) {
-    if let Ok(mut pending) = PENDING.lock() {
-        if add {
-            pending.push(path.to_owned());
-        } else {
-            pending.retain(|p| p != path);
+/// Adds (or removes) a temporary file to the ones the signal handler removes. Refuses to add
+/// once termination started, so no temporary file can appear after the handler's sweep.
+fn register(path: &Path, add: bool) -> bool {
+    let Ok(mut pending) = PENDING.lock() else {
+        return false;
+    };
+    if add {
+        if TERMINATING.load(std::sync::atomic::Ordering::SeqCst) {
+            return false;
         }
+        pending.push(path.to_owned());
+    } else {
+        pending.retain(|p| p != path);
     }
+    true
 }
 
 /// The temporary-name prefix for `name`.
@@ -68,14 +78,23 @@ pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
         .unwrap_or_default();
     std::fs::create_dir_all(&dir).map_err(werr)?;
     sweep(&dir, &name);
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!("{}{}-", temp_prefix(&name), std::process::id()))
-        .rand_bytes(8)
-        .tempfile_in(&dir)
-        .map_err(werr)?;
-    register(tmp.path(), true);
+    let prefix = format!("{}{}-", temp_prefix(&name), std::process::id());
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).rand_bytes(8);
+    // tempfile creates 0600 files; a new output gets 0666 less the umask, as `File::create`.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut tmp = builder.tempfile_in(&dir).map_err(werr)?;
+    if !register(tmp.path(), true) {
+        // Terminating: dropping `tmp` removes it.
+        return Err(werr(std::io::Error::from(std::io::ErrorKind::Interrupted)));
+    }
     let tmp_path = tmp.path().to_owned();
     let result = (|| {
+        // A rewritten file keeps its mode; a new one gets the usual 0666 less the umask.
+        if let Ok(meta) = std::fs::metadata(path) {
+            tmp.as_file().set_permissions(meta.permissions())?;
+        }
         tmp.write_all(bytes)?;
         tmp.as_file().sync_all()?;
         tmp.persist(path).map_err(|e| e.error)?;

@@ -110,6 +110,7 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
         change: &s.change,
         ignore: !s.no_ignore,
     };
+    check_contract_globs(&contracts, &role, &scope)?;
     let requests = requests(&role, s);
     let expanded = expand::expand(&scope, &requests)?;
     let mut candidates = expand::merge(&expanded.picks, &requests);
@@ -124,7 +125,7 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
     directives.extend(s.drop.iter().map(|g| Directive::Drop {
         glob: g.clone(),
         why: None,
-        origin: Origin::Add(format!("--drop {g}")),
+        origin: Origin::Drop(g.clone()),
     }));
     let mut resolve_file = |file: &str, origin: &Origin| -> Result<String> {
         let path = scope.resolve(file, origin)?;
@@ -328,6 +329,26 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
         lock,
         overrides_file,
     })
+}
+
+/// A contract glob that escapes the repository is an error in the contracts file: named by
+/// its JSON pointer and line:column there.
+fn check_contract_globs(contracts: &Contracts, role: &Role, scope: &Scope<'_>) -> Result<()> {
+    let r = contracts
+        .roles
+        .iter()
+        .position(|x| x.id == role.id)
+        .unwrap_or_default();
+    for (i, cf) in role.context_files.iter().enumerate() {
+        let request = Request::from_contract(i, cf);
+        if let Err(Error::Escape { problem, .. }) = scope.resolve(&cf.glob, &request.origin) {
+            return Err(contracts.error_at(
+                &format!("/roleTypes/{r}/contextFiles/{i}/glob"),
+                &format!("glob {} {problem}", quoted(&cf.glob)),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn rule_name(rule: Rule) -> &'static str {

@@ -128,6 +128,17 @@ impl Contracts {
             })
     }
 
+    /// An error about the value at JSON `pointer` of this file, with its line:column.
+    #[must_use]
+    pub fn error_at(&self, pointer: &str, message: &str) -> Error {
+        let text = String::from_utf8_lossy(&self.bytes);
+        Error::Syntax {
+            path: self.source.file_name(),
+            pos: locate(&text, pointer),
+            message: format!("{pointer}: {message}"),
+        }
+    }
+
     /// The first 12 hex digits of the sha256 of the file's bytes.
     #[must_use]
     pub fn hash12(&self) -> String {
@@ -203,10 +214,7 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Vec<Role>> {
     })?;
     let value: serde_json::Value = serde_json::from_str(text).map_err(|e| Error::Syntax {
         path: path.to_owned(),
-        pos: Pos {
-            line: e.line(),
-            column: e.column(),
-        },
+        pos: json_pos(&e),
         message: format!("invalid JSON: {}", json_message(&e)),
     })?;
     let validator = schema_validator()?;
@@ -263,6 +271,15 @@ fn locate(text: &str, pointer: &str) -> Pos {
         line: p.line,
         column: p.column,
     })
+}
+
+/// Where serde_json found a problem, 1-based (it says column 0 right after a line break).
+#[must_use]
+pub fn json_pos(e: &serde_json::Error) -> Pos {
+    Pos {
+        line: e.line().max(1),
+        column: e.column().max(1),
+    }
 }
 
 /// serde_json's message without its own " at line L column C" suffix (we print the position).

@@ -139,15 +139,20 @@ pub struct SchemaDetails {
     pub problems: Vec<(Pos, String)>,
 }
 
+impl SchemaDetails {
+    /// One `file:line:column: pointer: message` line per problem.
+    #[must_use]
+    pub fn lines(&self) -> Vec<String> {
+        self.problems
+            .iter()
+            .map(|(pos, text)| format!("{}:{pos}: {text}", self.path.display()))
+            .collect()
+    }
+}
+
 impl std::fmt::Display for SchemaDetails {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        for (i, (pos, text)) in self.problems.iter().enumerate() {
-            if i > 0 {
-                f.write_str("\ncaused by: ")?;
-            }
-            write!(f, "{}:{pos}: {text}", self.path.display())?;
-        }
-        Ok(())
+        f.write_str(&self.lines().join("; "))
     }
 }
 
@@ -182,6 +187,34 @@ impl Error {
             _ => None,
         }
     }
+}
+
+/// The error as curate prints it: `error: …`, one `caused by: …` line per source (one per
+/// schema problem), then the optional `hint: …`. Control characters in a message (a newline
+/// inside a user's key or glob) are escaped, so no input can forge a line of its own.
+/// `label` is the styled `error:` prefix.
+#[must_use]
+pub fn render(e: &Error, label: &str) -> String {
+    use std::error::Error as _;
+    let mut text = format!("{label} {}\n", crate::model::one_line(&e.to_string()));
+    let mut source = e.source();
+    while let Some(s) = source {
+        if let Some(details) = s.downcast_ref::<SchemaDetails>() {
+            for line in details.lines() {
+                text.push_str(&format!("caused by: {}\n", crate::model::one_line(&line)));
+            }
+        } else {
+            text.push_str(&format!(
+                "caused by: {}\n",
+                crate::model::one_line(&s.to_string())
+            ));
+        }
+        source = s.source();
+    }
+    if let Some(hint) = e.hint() {
+        text.push_str(&format!("hint: {}\n", crate::model::one_line(&hint)));
+    }
+    text
 }
 
 /// The crate's result type.

@@ -36,6 +36,8 @@ pub enum Origin {
     Override { file: String, line: usize },
     /// `--add`.
     Add(String),
+    /// `--drop`.
+    Drop(String),
 }
 
 impl Origin {
@@ -51,13 +53,17 @@ impl Origin {
             Origin::TaskReadonly(g) => format!("task files_readonly {}", quoted(g)),
             Origin::Override { file, line } => format!("{file}:{line}"),
             Origin::Add(a) => format!("--add {}", quoted(a)),
+            Origin::Drop(g) => format!("--drop {}", quoted(g)),
         }
     }
 
     /// True for sources that name a file on purpose (a missing one is an error for them).
     #[must_use]
     pub fn is_explicit(&self) -> bool {
-        matches!(self, Origin::Override { .. } | Origin::Add(_))
+        matches!(
+            self,
+            Origin::Override { .. } | Origin::Add(_) | Origin::Drop(_)
+        )
     }
 }
 

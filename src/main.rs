@@ -2,8 +2,6 @@
 
 #![allow(clippy::exit)] // the exit policy lives here, and only here
 
-use std::error::Error as _;
-
 use clap::Parser;
 
 fn main() {
@@ -20,15 +18,7 @@ fn main() {
     match curate::run::run(cli) {
         Ok(code) => std::process::exit(code.code()),
         Err(e) => {
-            let mut text = format!("{} {e}\n", style.error("error:"));
-            let mut source = e.source();
-            while let Some(s) = source {
-                text.push_str(&format!("caused by: {s}\n"));
-                source = s.source();
-            }
-            if let Some(hint) = e.hint() {
-                text.push_str(&format!("hint: {hint}\n"));
-            }
+            let text = curate::error::render(&e, &style.error("error:"));
             curate::run::stderr(&text);
             std::process::exit(e.exit_code().code());
         }

@@ -41,7 +41,7 @@ pub fn body(curation: &[String], entries: &[Entry]) -> String {
     for line in curation {
         out.push_str(CURATION);
         out.push(' ');
-        out.push_str(&one_line(line));
+        out.push_str(&crate::model::one_line(line));
         out.push('\n');
     }
     for e in entries {
@@ -50,13 +50,6 @@ pub fn body(curation: &[String], entries: &[Entry]) -> String {
         out.push('\n');
     }
     out
-}
-
-/// A note's text on one line: control characters become spaces.
-fn one_line(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
 }
 
 /// Parses a `// curate: <version> contracts=<hex12> digest=<hex12>` line.
@@ -136,7 +129,7 @@ pub fn parse(text: &str) -> Parsed {
                 .push((n, 1, "an entry must be a JSON object".to_owned())),
             Err(e) => out.errors.push((
                 n,
-                e.column(),
+                e.column().max(1),
                 format!("invalid JSON: {}", crate::contract::json_message(&e)),
             )),
         }

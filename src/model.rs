@@ -220,6 +220,20 @@ pub fn quoted(path: &str) -> String {
     serde_json::to_string(path).unwrap_or_else(|_| format!("{path:?}"))
 }
 
+/// The text with control characters escaped (a newline as the two characters `\` `n`).
+#[must_use]
+pub fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -109,7 +109,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Overrides> {
         let value: serde_json::Value = serde_json::from_str(line).map_err(|e| {
             let lead = raw.len() - raw.trim_start().len();
             err(
-                e.column() + lead,
+                e.column().max(1) + lead,
                 format!("invalid JSON: {}", crate::contract::json_message(&e)),
             )
         })?;

@@ -34,10 +34,7 @@ pub fn normalize(path: &str) -> Result<String, Escape> {
     if unified.starts_with('/') {
         return Err(Escape::Absolute);
     }
-    let bytes = unified.as_bytes();
-    if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {
-        return Err(Escape::DriveLetter);
-    }
+
     let mut parts = Vec::new();
     for segment in unified.split('/') {
         match segment {
@@ -52,6 +49,11 @@ pub fn normalize(path: &str) -> Result<String, Escape> {
     }
     if parts.is_empty() {
         return Err(Escape::Empty);
+    }
+    // Checked on the result, so that `./C:/x` or `a/../C:/x` cannot slip a drive through.
+    let first = parts[0].as_bytes();
+    if first.len() >= 2 && first[0].is_ascii_alphabetic() && first[1] == b':' {
+        return Err(Escape::DriveLetter);
     }
     Ok(parts.join("/"))
 }
@@ -117,6 +119,9 @@ mod tests {
         assert_eq!(normalize("/etc/passwd"), Err(Escape::Absolute));
         assert_eq!(normalize("\\\\server\\share"), Err(Escape::Absolute));
         assert_eq!(normalize("C:\\x"), Err(Escape::DriveLetter));
+        // Regression: a drive behind `./` or `a/..` passed the check on the raw text.
+        assert_eq!(normalize("./C:/x"), Err(Escape::DriveLetter));
+        assert_eq!(normalize("a/../C:/x"), Err(Escape::DriveLetter));
         assert_eq!(normalize("./"), Err(Escape::Empty));
     }
 

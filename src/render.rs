@@ -600,13 +600,13 @@ fn from_manifest(ws: &Workspace, s: &settings::CompileSettings, path: &Path) -> 
     let mut kept = Vec::new();
     let mut excluded = Vec::new();
     for (line, value) in &parsed.entries {
-        let entry: Entry = lenient_entry(value).ok_or_else(|| Error::Syntax {
+        let entry: Entry = lenient_entry(value).map_err(|message| Error::Syntax {
             path: shown.clone().into(),
             pos: crate::error::Pos {
                 line: *line,
                 column: 1,
             },
-            message: "an entry needs a \"file\" string and valid fields".to_owned(),
+            message,
         })?;
         let file = crate::paths::normalize(&entry.file).map_err(|e| Error::Escape {
             origin: format!("{shown}:{line}"),
@@ -691,34 +691,41 @@ fn from_manifest(ws: &Workspace, s: &settings::CompileSettings, path: &Path) -> 
 }
 
 /// An entry as the aiws plugin reads it: `priority` missing = medium, `kind` missing =
-/// `unknown`, `reason` missing = empty.
-fn lenient_entry(v: &Value) -> Option<Entry> {
-    let file = v.get("file")?.as_str()?.to_owned();
-    let priority = match v.get("priority").and_then(Value::as_str) {
+/// `unknown`, `reason` missing = empty. The error says what is wrong with the line.
+fn lenient_entry(v: &Value) -> std::result::Result<Entry, String> {
+    let file = v
+        .get("file")
+        .and_then(Value::as_str)
+        .ok_or("an entry needs a \"file\" string")?
+        .to_owned();
+    let priority = match v.get("priority") {
         None => crate::model::Priority::Medium,
-        Some(p) => crate::model::Priority::parse(p)?,
+        Some(p) => p
+            .as_str()
+            .and_then(crate::model::Priority::parse)
+            .ok_or_else(|| format!("unknown priority {p}: use high, medium or low"))?,
     };
     let sections = match v.get("sections") {
         None | Some(Value::Null) => Sections::Whole,
         Some(s) => {
-            let ranges: Vec<[u64; 2]> = serde_json::from_value(s.clone()).ok()?;
-            crate::overrides::checked_sections(ranges).ok()?
+            let ranges: Vec<[u64; 2]> = serde_json::from_value(s.clone())
+                .map_err(|e| format!("malformed sections: {e}"))?;
+            crate::overrides::checked_sections(ranges)
+                .map_err(|e| format!("malformed sections: {e}"))?
         }
     };
-    Some(Entry {
-        file,
-        reason: v
-            .get("reason")
+    let text = |key: &str, default: &str| {
+        v.get(key)
             .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned(),
+            .unwrap_or(default)
+            .to_owned()
+    };
+    Ok(Entry {
+        file,
+        reason: text("reason", ""),
         sections,
         priority,
-        kind: v
-            .get("kind")
-            .and_then(Value::as_str)
-            .unwrap_or("unknown")
-            .to_owned(),
+        kind: text("kind", "unknown"),
     })
 }
 

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Pos, Result};
+use crate::error::{Error, Result};
 
 /// The default `blocked_contact`.
 pub const DEFAULT_BLOCKED_CONTACT: &str = "coordinator";
@@ -58,10 +58,7 @@ fn default_scope_change_protocol() -> String {
 pub fn parse(bytes: &[u8], path: &Path) -> Result<Task> {
     let task: Task = serde_json::from_slice(bytes).map_err(|e| Error::Syntax {
         path: path.to_owned(),
-        pos: Pos {
-            line: e.line(),
-            column: e.column(),
-        },
+        pos: crate::contract::json_pos(&e),
         message: format!("invalid task file: {}", crate::contract::json_message(&e)),
     })?;
     if task.task_id.trim().is_empty() {

@@ -172,3 +172,21 @@ fn a_missing_role_flag_is_a_usage_error() {
     let out = repo.curate().args(["--change", "x"]).run();
     assert_eq!(out.code, 2);
 }
+
+#[test]
+fn an_escaping_contract_glob_is_located_in_the_contracts_file() {
+    let repo = Repo::fixture("empty-change");
+    repo.write(
+        "contracts/workflow-delegation-contracts.json",
+        "{\"roleTypes\": [\n  {\"id\": \"worker\", \"contextFiles\": [\n    {\"glob\": \"README.md\", \"priority\": \"high\", \"kind\": \"truth\"},\n    {\"glob\": \"../secrets/*.md\", \"priority\": \"high\", \"kind\": \"truth\"}\n  ]}\n]}\n",
+    );
+    let out = repo
+        .curate()
+        .args(["--role", "worker", "--change", "x"])
+        .run();
+    assert_eq!(out.code, 1);
+    assert_eq!(
+        out.stderr,
+        "error: contracts/workflow-delegation-contracts.json:4:6: /roleTypes/0/contextFiles/1/glob: glob \"../secrets/*.md\" climbs out of the repository with `..`\n"
+    );
+}

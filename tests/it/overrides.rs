@@ -96,7 +96,14 @@ fn add_and_drop_flags_apply_after_the_file() {
         "{\"file\":\"docs/guide.md\",\"reason\":\"the guide: read it first\",\"sections\":null,\"priority\":\"high\",\"kind\":\"truth\"}"
     ), "{}", out.stdout);
     assert!(!out.stdout.contains("{\"file\":\"AI_WORKSPACE.md\""));
-    assert!(out.stdout.contains("// curation: dropped \"AI_WORKSPACE.md\" by \"AI_WORKSPACE.md\" (--add \"--drop AI_WORKSPACE.md\")") || out.stdout.contains("dropped \"AI_WORKSPACE.md\""));
+    // Regression: the note named a --drop as `--add "--drop …"`.
+    assert!(
+        out.stdout.contains(
+            "// curation: dropped \"AI_WORKSPACE.md\" by \"AI_WORKSPACE.md\" (--drop \"AI_WORKSPACE.md\")"
+        ),
+        "{}",
+        out.stdout
+    );
 }
 
 #[test]
