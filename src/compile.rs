@@ -8,6 +8,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::budget::{self, Caps, Item, Overrun, Rule, Status};
+use crate::cache::{Cached, TokenCache};
 use crate::contract::{self, Contracts, Role};
 use crate::error::{Error, Result};
 use crate::expand::{self, Candidate, Origin, Request, Scope};
@@ -169,7 +170,9 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
     });
 
     // Measure: lines (and tokens when a token cap or --explain needs them all).
-    let counter = Fast(ws.encoding);
+    let cache = token_cache(ws);
+    let fast = Fast(ws.encoding);
+    let counter = Cached::new(&cache, &fast);
     let all_tokens = s.caps.max_tokens > 0 || s.explain;
     let inputs: Vec<(String, Sections)> = candidates
         .iter()
@@ -225,7 +228,10 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
         .filter(|((_, m), d)| d.is_none() && m.tokens.is_none())
         .map(|((c, m), _)| (c.path.clone(), m.sections.clone(), m.sha256.clone()))
         .collect();
-    let mut counted = measure::count_tokens(&ws.root, &to_count, &counter).into_iter();
+    let counted = measure::count_tokens(&ws.root, &to_count, &counter);
+    // The cache is an optimisation: a failed save changes nothing else.
+    let _ = cache.save();
+    let mut counted = counted.into_iter();
     let mut kept: Vec<(usize, Kept)> = Vec::new();
     for (position, ((c, m), rule)) in measured.iter().zip(&allocation.dropped).enumerate() {
         if let Some(rule) = rule {
@@ -329,6 +335,19 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
         lock,
         overrides_file,
     })
+}
+
+/// The on-disk token cache of this run (disabled by `--no-cache`).
+#[must_use]
+pub fn token_cache(ws: &Workspace) -> TokenCache {
+    TokenCache::open(
+        if ws.no_cache {
+            None
+        } else {
+            TokenCache::default_dir()
+        },
+        ws.encoding,
+    )
 }
 
 /// A contract glob that escapes the repository is an error in the contracts file: named by

@@ -11,6 +11,7 @@
 pub mod adopt;
 pub mod atomic;
 pub mod budget;
+pub mod cache;
 pub mod check;
 pub mod cli;
 pub mod compile;

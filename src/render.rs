@@ -596,7 +596,9 @@ fn from_manifest(ws: &Workspace, s: &settings::CompileSettings, path: &Path) -> 
     let role = contracts.role(&s.role)?.clone();
     let rules = crate::secrets::ContentRules::shared()
         .map_err(|e| Error::SecretRules(Box::new(e.clone())))?;
-    let counter = crate::tokens::Fast(ws.encoding);
+    let cache = compile::token_cache(ws);
+    let fast = crate::tokens::Fast(ws.encoding);
+    let counter = crate::cache::Cached::new(&cache, &fast);
     let mut kept = Vec::new();
     let mut excluded = Vec::new();
     for (line, value) in &parsed.entries {
@@ -659,6 +661,7 @@ fn from_manifest(ws: &Workspace, s: &settings::CompileSettings, path: &Path) -> 
             None => {}
         }
     }
+    let _ = cache.save();
     kept.sort_by_key(|k| k.entry.priority);
     let status = if kept.is_empty() {
         Status::Blocked

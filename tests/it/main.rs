@@ -8,6 +8,7 @@
     clippy::print_stderr
 )]
 mod adopt;
+mod cache;
 mod check;
 mod cli;
 mod compile;
@@ -43,7 +44,14 @@ impl Repo {
     /// An empty folder (not a git repository).
     pub fn empty() -> Repo {
         let dir = tempfile::tempdir().expect("temp dir");
-        let root = dir.path().canonicalize().expect("canonical temp dir");
+        // The repository is a folder of the temporary one, so that the token cache can sit
+        // beside it (`cache/`) and go away with it.
+        let root = dir
+            .path()
+            .canonicalize()
+            .expect("canonical temp dir")
+            .join("repo");
+        std::fs::create_dir(&root).expect("repo folder");
         Repo { _dir: dir, root }
     }
 
@@ -80,6 +88,11 @@ impl Repo {
             }
         }
         out
+    }
+
+    /// The token cache folder the commands use.
+    pub fn cache_dir(&self) -> PathBuf {
+        self.root.with_file_name("cache")
     }
 
     /// A `curate` command run in this repository.
@@ -149,7 +162,7 @@ impl Cmd {
     }
 
     pub fn run(self) -> Output {
-        let cache = self.root.with_extension("cache");
+        let cache = self.root.with_file_name("cache");
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_curate"));
         cmd.args(&self.args)
             .current_dir(&self.cwd)
