@@ -64,6 +64,17 @@ pub fn is_temp_name(file_name: &str) -> bool {
 
 /// Writes `bytes` to `path` atomically, creating its folder when needed.
 pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_with(path, |w| {
+        w.write_all(bytes).map_err(|source| Error::Write {
+            path: path.to_owned(),
+            source,
+        })
+    })
+}
+
+/// Writes to `path` atomically what `fill` streams into the writer it is given (buffered);
+/// when `fill` fails, the temporary file is removed and the target is left as it was.
+pub fn write_with(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
     let werr = |source| Error::Write {
         path: path.to_owned(),
         source,
@@ -93,15 +104,20 @@ pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
     let result = (|| {
         // A rewritten file keeps its mode; a new one gets the usual 0666 less the umask.
         if let Ok(meta) = std::fs::metadata(path) {
-            tmp.as_file().set_permissions(meta.permissions())?;
+            tmp.as_file()
+                .set_permissions(meta.permissions())
+                .map_err(werr)?;
         }
-        tmp.write_all(bytes)?;
-        tmp.as_file().sync_all()?;
-        tmp.persist(path).map_err(|e| e.error)?;
+        let mut out = std::io::BufWriter::with_capacity(256 * 1024, tmp.as_file_mut());
+        fill(&mut out)?;
+        out.flush().map_err(werr)?;
+        drop(out);
+        tmp.as_file().sync_all().map_err(werr)?;
+        tmp.persist(path).map_err(|e| werr(e.error))?;
         Ok(())
     })();
     register(&tmp_path, false);
-    result.map_err(werr)
+    result
 }
 
 /// Removes temporary files for `name` in `dir` whose writer is gone.

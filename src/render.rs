@@ -516,9 +516,8 @@ pub fn render_cmd(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitC
             serde_json::to_string_pretty(&v).unwrap_or_default()
         ))?;
     } else if let Some(path) = &a.output {
-        let mut buf = Vec::new();
-        render_to(&job, template, &mut buf)?;
-        crate::atomic::write(&ws.arg_path(path), &buf)?;
+        // Streamed into the temporary file: memory stays near the largest entry.
+        crate::atomic::write_with(&ws.arg_path(path), |w| render_to(&job, template, w))?;
         if !g.quiet {
             report_text.push_str(&format!("wrote {}\n", path.display()));
             stderr(&report_text);

@@ -29,11 +29,119 @@ fn text(bytes: &[u8]) -> Cow<'_, str> {
 
 impl TokenCounter for Fast {
     fn count(&self, bytes: &[u8]) -> u64 {
-        let tokenizer = match self.0 {
-            Encoding::O200kBase => bpe_openai::o200k_base(),
-            Encoding::Cl100kBase => bpe_openai::cl100k_base(),
+        let text = text(bytes);
+        match Pretokenizer::get(self.0) {
+            Some(pre) => pre.count(self.0, &text),
+            // Our copy of the pre-tokenizer did not build (it always does): the library's own.
+            None => tokenizer(self.0).count(text.as_ref()) as u64,
+        }
+    }
+}
+
+fn tokenizer(encoding: Encoding) -> &'static bpe_openai::Tokenizer {
+    match encoding {
+        Encoding::O200kBase => bpe_openai::o200k_base(),
+        Encoding::Cl100kBase => bpe_openai::cl100k_base(),
+    }
+}
+
+/// The pre-tokenizer of `bpe-openai` (the same patterns, with its pseudo look-ahead), run
+/// with a regex cache per thread instead of the shared pool, and with a per-thread memo of
+/// piece counts: source text repeats its pieces (keywords, indentation, names) all the time.
+/// Counts are exactly `bpe-openai`'s (and tiktoken's): the tests compare them.
+struct Pretokenizer {
+    regex: regex_automata::meta::Regex,
+    lookahead: [bool; 3],
+}
+
+/// The most pieces a thread remembers counts of.
+const MEMO_LIMIT: usize = 65_536;
+
+thread_local! {
+    static CACHES: std::cell::RefCell<[Option<regex_automata::meta::Cache>; 2]> =
+        const { std::cell::RefCell::new([None, None]) };
+    static MEMO: std::cell::RefCell<[std::collections::HashMap<Box<[u8]>, u32>; 2]> =
+        std::cell::RefCell::new([std::collections::HashMap::new(), std::collections::HashMap::new()]);
+}
+
+impl Pretokenizer {
+    fn get(encoding: Encoding) -> Option<&'static Pretokenizer> {
+        static O200K: std::sync::OnceLock<Option<Pretokenizer>> = std::sync::OnceLock::new();
+        static CL100K: std::sync::OnceLock<Option<Pretokenizer>> = std::sync::OnceLock::new();
+        let (cell, first) = match encoding {
+            Encoding::O200kBase => (
+                &O200K,
+                [
+                    "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+                    "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+                    "\\p{N}{1,3}",
+                    " ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*",
+                    "\\s*[\\r\\n]+",
+                    "\\s+$",
+                ]
+                .join("|"),
+            ),
+            Encoding::Cl100kBase => (
+                &CL100K,
+                "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+$"
+                    .to_owned(),
+            ),
         };
-        tokenizer.count(text(bytes).as_ref()) as u64
+        cell.get_or_init(|| {
+            regex_automata::meta::Regex::new_many(&[first.as_str(), "\\s+\\s", "\\s+"])
+                .ok()
+                .map(|regex| Pretokenizer {
+                    regex,
+                    lookahead: [false, true, false],
+                })
+        })
+        .as_ref()
+    }
+
+    fn count(&self, encoding: Encoding, text: &str) -> u64 {
+        use regex_automata::{Anchored, Input};
+        let slot = usize::from(encoding == Encoding::Cl100kBase);
+        let bpe = &tokenizer(encoding).bpe;
+        CACHES.with_borrow_mut(|caches| {
+            MEMO.with_borrow_mut(|memos| {
+                let cache = caches[slot].get_or_insert_with(|| self.regex.create_cache());
+                let memo = &mut memos[slot];
+                let mut total: u64 = 0;
+                let mut last = 0;
+                while last < text.len() {
+                    let input = Input::new(&text[last..]).anchored(Anchored::Yes);
+                    let Some(m) = self.regex.search_with(cache, &input) else {
+                        break;
+                    };
+                    let start = last;
+                    let mut end = last + m.range().end;
+                    if self.lookahead[m.pattern().as_usize()] {
+                        // The pseudo look-ahead: give the last character back.
+                        end -= text[start..end]
+                            .chars()
+                            .next_back()
+                            .map_or(0, char::len_utf8);
+                    }
+                    if end <= start {
+                        // Never loop without progress (the patterns always consume).
+                        break;
+                    }
+                    last = end;
+                    let piece = &text.as_bytes()[start..end];
+                    let n = if let Some(&n) = memo.get(piece) {
+                        n
+                    } else {
+                        let n = u32::try_from(bpe.count(piece)).unwrap_or(u32::MAX);
+                        if memo.len() < MEMO_LIMIT {
+                            memo.insert(piece.into(), n);
+                        }
+                        n
+                    };
+                    total += u64::from(n);
+                }
+                total
+            })
+        })
     }
 }
 
@@ -91,6 +199,31 @@ mod tests {
                     "{enc:?} on {:?}",
                     String::from_utf8_lossy(&s)
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn fast_counts_equal_the_reference_on_the_fixtures_and_edge_cases() {
+        let mut texts: Vec<Vec<u8>> = vec![
+            b"it's  don't I'M 'S they'LL 12345 1234567 \n\n  \t \r\n   ".to_vec(),
+            b"trailing spaces   ".to_vec(),
+            b"\n\n\n".to_vec(),
+            b"   leading".to_vec(),
+            "CamelCaseWords\u{301}e\u{301} M\u{e9}LANGE \u{417}\u{434}\u{440}\u{430}\u{432}\u{441}\u{442}\u{432}\u{443}\u{439}"
+                .as_bytes()
+                .to_vec(),
+            b"a/b//c\\d ...!!! ?? @@@\r\r\n".to_vec(),
+        ];
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/repos");
+        for e in walkdir::WalkDir::new(root).into_iter().flatten() {
+            if e.file_type().is_file() {
+                texts.push(std::fs::read(e.path()).unwrap());
+            }
+        }
+        for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            for t in &texts {
+                assert_eq!(Fast(enc).count(t), Reference(enc).count(t), "{enc:?}");
             }
         }
     }
