@@ -315,6 +315,28 @@ impl<C: TokenCounter + ?Sized> TokenCounter for Cached<'_, C> {
         }
         self.count_key(key_of(bytes), bytes)
     }
+
+    fn count_hashed(&self, bytes: &[u8], sha256: Option<&str>) -> u64 {
+        match sha256 {
+            Some(sha) if self.cache.is_enabled() && !bytes.is_empty() => {
+                self.count_known(sha, bytes)
+            }
+            _ => self.count(bytes),
+        }
+    }
+
+    fn known(&self, bytes: &[u8], sha256: Option<&str>) -> Option<u64> {
+        if bytes.is_empty() {
+            return Some(0);
+        }
+        if !self.cache.is_enabled() {
+            return None;
+        }
+        let key = sha256
+            .and_then(|s| parse_key(s.as_bytes()))
+            .unwrap_or_else(|| key_of(bytes));
+        self.cache.get_key(&key)
+    }
 }
 
 /// The cache key of `bytes`: their sha256.

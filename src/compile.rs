@@ -19,7 +19,7 @@ use crate::overrides::{self, Directive};
 use crate::report::{Exclusion, Note};
 use crate::secrets::{self, ContentRules};
 use crate::settings::{CompileSettings, Workspace};
-use crate::tokens::{Fast, TokenCounter};
+use crate::tokens::Fast;
 
 /// A kept entry with its measurements.
 #[derive(Debug, Clone, Serialize)]
@@ -185,7 +185,8 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
             max_file_size: s.max_file_size,
         },
         rules,
-        all_tokens.then_some(&counter as &dyn TokenCounter),
+        &counter,
+        all_tokens,
         &measure::progress(&ws.root, &inputs, ws.progress),
     );
     let mut measured: Vec<(Candidate, Measured)> = Vec::new();

@@ -150,14 +150,15 @@ pub fn read_all(
     candidates: &[(String, Sections)],
     limits: Limits,
     rules: &ContentRules,
-    counter: Option<&dyn TokenCounter>,
+    counter: &dyn TokenCounter,
+    count_all: bool,
     bar: &indicatif::ProgressBar,
 ) -> Vec<Fate> {
     let bytes = std::sync::atomic::AtomicU64::new(0);
     let fates = candidates
         .par_iter()
         .map(|(path, sections)| {
-            let fate = read_one(root, path, sections, limits, rules, counter);
+            let fate = read_one(root, path, sections, limits, rules, counter, count_all);
             if !bar.is_hidden() {
                 let size = match &fate {
                     Fate::Measured(m) => m.bytes,
@@ -180,7 +181,8 @@ fn read_one(
     sections: &Sections,
     limits: Limits,
     rules: &ContentRules,
-    counter: Option<&dyn TokenCounter>,
+    counter: &dyn TokenCounter,
+    count_all: bool,
 ) -> Fate {
     let full = root.join(path);
     // Whoever named the file (a contract, an override, `--add`), a link that leads out of
@@ -239,12 +241,20 @@ fn read_one(
     }
     let chosen = selected(&bytes, &clamped.sections);
     let lines = clamped.sections.line_count(file_lines);
-    let tokens = counter.map(|c| c.count(&chosen));
+    let sha256 = crate::digest::hex(&bytes);
+    // For a whole file the counted text is the file: its hash is the cache key as it is.
+    let key = matches!(clamped.sections, Sections::Whole).then_some(sha256.as_str());
+    let tokens = if count_all {
+        Some(counter.count_hashed(&chosen, key))
+    } else {
+        // Counting waits for the budgets; a count already in the cache costs nothing now.
+        counter.known(&chosen, key)
+    };
     Fate::Measured(Measured {
         file_lines,
         lines,
         bytes: chosen.len() as u64,
-        sha256: crate::digest::hex(&bytes),
+        sha256,
         tokens,
         lossy: std::str::from_utf8(&bytes).is_err(),
         sections: clamped.sections,
@@ -271,7 +281,8 @@ pub fn count_tokens(
                     quoted(path)
                 ));
             }
-            Ok(counter.count(&selected(&bytes, sections)))
+            let key = matches!(sections, Sections::Whole).then_some(sha.as_str());
+            Ok(counter.count_hashed(&selected(&bytes, sections), key))
         })
         .collect()
 }

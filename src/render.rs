@@ -6,6 +6,7 @@
 //! one entry at a time, so `{{` inside a file is printed as it is; the output is streamed.
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Mutex;
@@ -126,49 +127,62 @@ pub fn excerpt_text(path: &str, bytes: &[u8], sections: &Sections, per_file: u64
             .collect(),
     };
     let width = ranges.last().map_or(1, |[_, e]| e.to_string().len());
-    let mut body: Vec<String> = Vec::new();
+    let line_at = |n: u64| {
+        lines
+            .get(usize::try_from(n - 1).unwrap_or(usize::MAX))
+            .copied()
+            .unwrap_or("")
+            .trim_end_matches('\r')
+    };
+    // First pass: which lines fit the byte cap, and the longest backtick run among them
+    // (the fence must be longer). Second pass: write them, with no copy per line.
     let mut used: u64 = 0;
     let mut cut = None;
-    'outer: for (i, &[s, e]) in ranges.iter().enumerate() {
-        if i > 0 {
-            body.push("...".to_owned());
-        }
+    let mut longest_run = 0;
+    'measure: for &[s, e] in &ranges {
         for n in s..=e {
-            let line = lines
-                .get((n - 1) as usize)
-                .copied()
-                .unwrap_or("")
-                .trim_end_matches('\r');
+            let line = line_at(n);
             let size = line.len() as u64 + 1;
             if per_file > 0 && used + size > per_file {
                 cut = Some(n);
-                break 'outer;
+                break 'measure;
             }
             used += size;
-            body.push(if line.is_empty() {
-                format!("{n:>width$} |")
-            } else {
-                format!("{n:>width$} | {line}")
-            });
+            if line.contains('`') {
+                let run = line.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+                longest_run = longest_run.max(run);
+            }
         }
     }
-    let longest_run = body
-        .iter()
-        .map(|l| l.split(|c| c != '`').map(str::len).max().unwrap_or(0))
-        .max()
-        .unwrap_or(0);
     let fence = "`".repeat((longest_run + 1).max(3));
-    let mut out = format!("{fence}{}\n", fence_language(path));
-    for l in &body {
-        out.push_str(l);
-        out.push('\n');
+    let mut out = String::with_capacity(usize::try_from(used).unwrap_or(0) * 2 + 64);
+    out.push_str(&fence);
+    out.push_str(fence_language(path));
+    out.push('\n');
+    'write: for (i, &[s, e]) in ranges.iter().enumerate() {
+        if i > 0 {
+            out.push_str("...\n");
+        }
+        for n in s..=e {
+            if Some(n) == cut {
+                break 'write;
+            }
+            let line = line_at(n);
+            let _ = write!(out, "{n:>width$} |");
+            if !line.is_empty() {
+                out.push(' ');
+                out.push_str(line);
+            }
+            out.push('\n');
+        }
     }
     out.push_str(&fence);
     if let Some(n) = cut {
         let total: usize = bytes.len();
-        out.push_str(&format!(
+        let _ = write!(
+            out,
             "\n[curate: cut before line {n}: this entry's selected text is over --max-file-bytes {per_file} ({total} bytes in the file)]"
-        ));
+        );
     }
     out
 }
@@ -639,7 +653,8 @@ fn from_manifest(ws: &Workspace, s: &settings::CompileSettings, path: &Path) -> 
                 max_file_size: s.max_file_size,
             },
             rules,
-            Some(&counter),
+            &counter,
+            true,
             &indicatif::ProgressBar::hidden(),
         );
         match fates.into_iter().next() {

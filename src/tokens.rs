@@ -13,6 +13,19 @@ use crate::cli::Encoding;
 pub trait TokenCounter: Sync {
     /// The number of tokens of `bytes` (lossily decoded when not UTF-8).
     fn count(&self, bytes: &[u8]) -> u64;
+
+    /// Counts `bytes` whose sha256 (64 hex digits) the caller already has, which a caching
+    /// counter uses as its key instead of hashing again.
+    fn count_hashed(&self, bytes: &[u8], sha256: Option<&str>) -> u64 {
+        let _ = sha256;
+        self.count(bytes)
+    }
+
+    /// The count when it is known without tokenizing (a cache hit), else `None`.
+    fn known(&self, bytes: &[u8], sha256: Option<&str>) -> Option<u64> {
+        let _ = (bytes, sha256);
+        None
+    }
 }
 
 /// The default, fast, exact counter.
