@@ -20,35 +20,41 @@ static TERMINATING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBoo
 #[allow(clippy::exit)] // the signal handler ends the process, as the default one would
 pub fn install_cleanup() {
     let _ = ctrlc::set_handler(|| {
-        remove_pending();
+        TERMINATING.store(true, std::sync::atomic::Ordering::SeqCst);
+        // Temporary files are created under this lock (see `create`), so once the handler
+        // holds it no file can be half-registered; it keeps the lock until the process ends.
+        let pending = PENDING.lock();
+        if let Ok(pending) = &pending {
+            for p in pending.iter() {
+                let _ = std::fs::remove_file(p);
+            }
+        }
         std::process::exit(130);
     });
 }
 
-fn remove_pending() {
-    TERMINATING.store(true, std::sync::atomic::Ordering::SeqCst);
-    if let Ok(mut pending) = PENDING.lock() {
-        for p in pending.drain(..) {
-            let _ = std::fs::remove_file(p);
-        }
+/// Creates the temporary file and registers it for removal on a signal, both under the
+/// registry's lock; refuses once termination started.
+fn create(
+    builder: &tempfile::Builder<'_, '_>,
+    dir: &Path,
+) -> std::io::Result<tempfile::NamedTempFile> {
+    let mut pending = PENDING
+        .lock()
+        .map_err(|_| std::io::Error::other("the temporary-file registry is poisoned"))?;
+    if TERMINATING.load(std::sync::atomic::Ordering::SeqCst) {
+        return Err(std::io::Error::from(std::io::ErrorKind::Interrupted));
     }
+    let tmp = builder.tempfile_in(dir)?;
+    pending.push(tmp.path().to_owned());
+    Ok(tmp)
 }
 
-/// Adds (or removes) a temporary file to the ones the signal handler removes. Refuses to add
-/// once termination started, so no temporary file can appear after the handler's sweep.
-fn register(path: &Path, add: bool) -> bool {
-    let Ok(mut pending) = PENDING.lock() else {
-        return false;
-    };
-    if add {
-        if TERMINATING.load(std::sync::atomic::Ordering::SeqCst) {
-            return false;
-        }
-        pending.push(path.to_owned());
-    } else {
+/// Forgets a temporary file that was renamed or removed.
+fn unregister(path: &Path) {
+    if let Ok(mut pending) = PENDING.lock() {
         pending.retain(|p| p != path);
     }
-    true
 }
 
 /// The temporary-name prefix for `name`.
@@ -95,11 +101,7 @@ pub fn write_with(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<()>) 
     // tempfile creates 0600 files; a new output gets 0666 less the umask, as `File::create`.
     #[cfg(unix)]
     builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    let mut tmp = builder.tempfile_in(&dir).map_err(werr)?;
-    if !register(tmp.path(), true) {
-        // Terminating: dropping `tmp` removes it.
-        return Err(werr(std::io::Error::from(std::io::ErrorKind::Interrupted)));
-    }
+    let mut tmp = create(&builder, &dir).map_err(werr)?;
     let tmp_path = tmp.path().to_owned();
     let result = (|| {
         // A rewritten file keeps its mode; a new one gets the usual 0666 less the umask.
@@ -116,7 +118,7 @@ pub fn write_with(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<()>) 
         tmp.persist(path).map_err(|e| werr(e.error))?;
         Ok(())
     })();
-    register(&tmp_path, false);
+    unregister(&tmp_path);
     result
 }
 
