@@ -69,6 +69,8 @@ struct Pretokenizer {
 
 /// The most pieces a thread remembers counts of.
 const MEMO_LIMIT: usize = 65_536;
+/// The longest piece (in bytes) a thread remembers the count of.
+const MEMO_PIECE_MAX: usize = 32;
 
 thread_local! {
     static CACHES: std::cell::RefCell<[Option<regex_automata::meta::Cache>; 2]> =
@@ -145,7 +147,8 @@ impl Pretokenizer {
                         n
                     } else {
                         let n = u32::try_from(bpe.count(piece)).unwrap_or(u32::MAX);
-                        if memo.len() < MEMO_LIMIT {
+                        // Long pieces rarely repeat: only short ones are worth their memory.
+                        if piece.len() <= MEMO_PIECE_MAX && memo.len() < MEMO_LIMIT {
                             memo.insert(piece.into(), n);
                         }
                         n
