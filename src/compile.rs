@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::budget::{self, Caps, Item, Overrun, Rule, Status};
+use crate::budget::{self, Allocation, Caps, Item, Overrun, Rule, Status};
 use crate::cache::{Cached, TokenCache};
 use crate::contract::{self, Contracts, Role};
 use crate::error::{Error, Result};
@@ -19,7 +19,7 @@ use crate::overrides::{self, Directive};
 use crate::report::{Exclusion, Note};
 use crate::secrets::{self, ContentRules};
 use crate::settings::{CompileSettings, Workspace};
-use crate::tokens::Fast;
+use crate::tokens::{Fast, TokenCounter};
 
 /// A kept entry with its measurements.
 #[derive(Debug, Clone, Serialize)]
@@ -101,7 +101,25 @@ impl Compiled {
     }
 }
 
-/// Runs layers 0–2, secrets, measurement and budgets in memory.
+/// What the stages decide about files on the way, gathered for the report and the
+/// curation lines.
+#[derive(Debug, Default)]
+struct Ledger {
+    notes: Vec<Note>,
+    excluded: Vec<Exclusion>,
+    dropped: Vec<Dropped>,
+    traces: Vec<Trace>,
+}
+
+impl Ledger {
+    fn exclude(&mut self, c: &Candidate, reason: &str) {
+        self.traces
+            .push(trace(c, None, &format!("excluded: {reason}")));
+        self.excluded.push(Exclusion::new(&c.path, reason));
+    }
+}
+
+/// Runs layers 0–2, secrets, measurement and budgets in memory, one stage a line.
 pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
     let contracts = contract::load(ws.contracts.clone(), &ws.root)?;
     let role = contracts.role(&s.role)?.clone();
@@ -112,14 +130,60 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
         ignore: !s.no_ignore,
     };
     check_contract_globs(&contracts, &role, &scope)?;
-    let requests = requests(&role, s);
-    let expanded = expand::expand(&scope, &requests)?;
-    let mut candidates = expand::merge(&expanded.picks, &requests);
-    let mut notes = expanded.notes;
-    let mut excluded = expanded.excluded;
-    let mut traces: Vec<Trace> = Vec::new();
+    let mut ledger = Ledger::default();
+    let candidates = expand_layers(&scope, &role, s, &mut ledger)?;
+    let (candidates, overrides) = apply_overrides(ws, &scope, s, candidates, &mut ledger)?;
+    let candidates = exclude_secrets(candidates, &mut ledger);
+    let cache = token_cache(ws);
+    let fast = Fast(ws.encoding);
+    let counter = Cached::new(&cache, &fast);
+    let measured = measure_candidates(ws, s, &counter, candidates, &mut ledger)?;
+    let allocation = allocate(&measured, s.caps, &mut ledger);
+    let kept = keep(ws, &counter, &measured, &allocation, &mut ledger);
+    // The cache is an optimisation: a failed save changes nothing else.
+    let _ = cache.save();
+    Ok(finish(
+        ws,
+        s,
+        &contracts,
+        role,
+        kept?,
+        &allocation,
+        overrides,
+        ledger,
+    ))
+}
 
-    // Layer 2: the overrides file, then --add, then --drop.
+/// Layers 0 and 1: the role's baseline and the assigned module, expanded and merged.
+fn expand_layers(
+    scope: &Scope<'_>,
+    role: &Role,
+    s: &CompileSettings,
+    ledger: &mut Ledger,
+) -> Result<Vec<Candidate>> {
+    let requests = requests(role, s);
+    let expanded = expand::expand(scope, &requests)?;
+    ledger.notes.extend(expanded.notes);
+    ledger.excluded.extend(expanded.excluded);
+    Ok(expand::merge(&expanded.picks, &requests))
+}
+
+/// The overrides file as read: its curation lines and its path and hash (when it exists).
+#[derive(Debug)]
+struct OverridesRead {
+    curation: Vec<String>,
+    file: Option<FileRef>,
+}
+
+/// Layer 2: the overrides file, then `--add`, then `--drop`. Returns the candidates and the
+/// overrides file that was read (with its curation lines).
+fn apply_overrides(
+    ws: &Workspace,
+    scope: &Scope<'_>,
+    s: &CompileSettings,
+    mut candidates: Vec<Candidate>,
+    ledger: &mut Ledger,
+) -> Result<(Vec<Candidate>, OverridesRead)> {
     let (parsed, overrides_file) = read_overrides(s)?;
     let mut directives = parsed.directives;
     directives.extend(s.add.iter().cloned().map(Directive::Upsert));
@@ -141,12 +205,14 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
     };
     let pattern = |glob: &str, origin: &Origin| scope.resolve(glob, origin);
     let applied = overrides::apply(&mut candidates, &directives, &mut resolve_file, &pattern)?;
-    notes.extend(applied.notes);
-    let mut dropped: Vec<Dropped> = Vec::new();
+    ledger.notes.extend(applied.notes);
     for (c, origin) in applied.dropped {
-        let by = format!("dropped by {}", origin.describe());
-        traces.push(trace(&c, None, &by));
-        dropped.push(Dropped {
+        ledger.traces.push(trace(
+            &c,
+            None,
+            &format!("dropped by {}", origin.describe()),
+        ));
+        ledger.dropped.push(Dropped {
             file: c.path,
             priority: c.priority,
             kind: c.kind,
@@ -156,24 +222,39 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
             by: origin.describe(),
         });
     }
+    Ok((
+        candidates,
+        OverridesRead {
+            curation: parsed.curation,
+            file: overrides_file,
+        },
+    ))
+}
 
-    // Secrets by name (content rules run while reading), whoever named the file.
+/// Secrets by name, whoever named the file (the content rules run while reading).
+fn exclude_secrets(candidates: Vec<Candidate>, ledger: &mut Ledger) -> Vec<Candidate> {
+    candidates
+        .into_iter()
+        .filter(|c| match secrets::by_path(&c.path) {
+            Some(rule) => {
+                ledger.exclude(c, &format!("secret: {rule}"));
+                false
+            }
+            None => true,
+        })
+        .collect()
+}
+
+/// Reads every candidate in parallel: lines, sections, content rules, and tokens when a
+/// token cap or `--explain` needs them all (or the cache already has them).
+fn measure_candidates(
+    ws: &Workspace,
+    s: &CompileSettings,
+    counter: &dyn TokenCounter,
+    candidates: Vec<Candidate>,
+    ledger: &mut Ledger,
+) -> Result<Vec<(Candidate, Measured)>> {
     let rules = ContentRules::shared().map_err(|e| Error::SecretRules(Box::new(e.clone())))?;
-    candidates.retain(|c| match secrets::by_path(&c.path) {
-        Some(rule) => {
-            let ex = Exclusion::new(&c.path, &format!("secret: {rule}"));
-            traces.push(trace(c, None, &format!("excluded: {}", ex.reason)));
-            excluded.push(ex);
-            false
-        }
-        None => true,
-    });
-
-    // Measure: lines (and tokens when a token cap or --explain needs them all).
-    let cache = token_cache(ws);
-    let fast = Fast(ws.encoding);
-    let counter = Cached::new(&cache, &fast);
-    let all_tokens = s.caps.max_tokens > 0 || s.explain;
     let inputs: Vec<(String, Sections)> = candidates
         .iter()
         .map(|c| (c.path.clone(), c.sections.clone()))
@@ -185,32 +266,32 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
             max_file_size: s.max_file_size,
         },
         rules,
-        &counter,
-        all_tokens,
+        counter,
+        s.caps.max_tokens > 0 || s.explain,
         &measure::progress(&ws.root, &inputs, ws.progress),
     );
-    let mut measured: Vec<(Candidate, Measured)> = Vec::new();
+    let mut measured = Vec::new();
     for (c, fate) in candidates.into_iter().zip(fates) {
         match fate {
             Fate::Measured(m) => {
-                notes.extend(m.notes.iter().cloned());
+                ledger.notes.extend(m.notes.iter().cloned());
                 measured.push((c, m));
             }
-            Fate::Excluded(reason) => {
-                traces.push(trace(&c, None, &format!("excluded: {reason}")));
-                excluded.push(Exclusion::new(&c.path, &reason));
-            }
+            Fate::Excluded(reason) => ledger.exclude(&c, &reason),
         }
     }
-    for ex in &excluded {
-        notes.push(Note::info(format!(
+    for ex in &ledger.excluded {
+        ledger.notes.push(Note::info(format!(
             "excluded {}: {}",
             quoted(&ex.file),
             ex.reason
         )));
     }
+    Ok(measured)
+}
 
-    // Budgets, in the order of the spec.
+/// The budget rules, in the order of the spec.
+fn allocate(measured: &[(Candidate, Measured)], caps: Caps, ledger: &mut Ledger) -> Allocation {
     let items: Vec<Item> = measured
         .iter()
         .map(|(c, m)| Item {
@@ -219,36 +300,45 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
             tokens: m.tokens,
         })
         .collect();
-    let allocation = budget::allocate(&items, s.caps);
-    notes.extend(allocation.decisions.iter().cloned().map(Note::warning));
+    let allocation = budget::allocate(&items, caps);
+    ledger
+        .notes
+        .extend(allocation.decisions.iter().cloned().map(Note::warning));
+    allocation
+}
 
-    // Tokens for the survivors that were not counted yet.
+/// The survivors, with tokens counted for those not counted yet, in manifest order (high →
+/// low, then position); the dropped ones go to the ledger.
+fn keep(
+    ws: &Workspace,
+    counter: &dyn TokenCounter,
+    measured: &[(Candidate, Measured)],
+    allocation: &Allocation,
+    ledger: &mut Ledger,
+) -> Result<Vec<Kept>> {
     let to_count: Vec<(String, Sections, String)> = measured
         .iter()
         .zip(&allocation.dropped)
         .filter(|((_, m), d)| d.is_none() && m.tokens.is_none())
         .map(|((c, m), _)| (c.path.clone(), m.sections.clone(), m.sha256.clone()))
         .collect();
-    let counted = measure::count_tokens(&ws.root, &to_count, &counter);
-    // The cache is an optimisation: a failed save changes nothing else.
-    let _ = cache.save();
-    let mut counted = counted.into_iter();
+    let mut counted = measure::count_tokens(&ws.root, &to_count, counter).into_iter();
     let mut kept: Vec<(usize, Kept)> = Vec::new();
     for (position, ((c, m), rule)) in measured.iter().zip(&allocation.dropped).enumerate() {
         if let Some(rule) = rule {
-            notes.push(Note::info(format!(
+            ledger.notes.push(Note::info(format!(
                 "dropped {} ({}, {} lines) by the {}",
                 quoted(&c.path),
                 c.priority,
                 m.lines,
                 rule.describe()
             )));
-            traces.push(trace(
+            ledger.traces.push(trace(
                 c,
                 Some(m),
                 &format!("dropped by the {}", rule.describe()),
             ));
-            dropped.push(Dropped {
+            ledger.dropped.push(Dropped {
                 file: c.path.clone(),
                 priority: c.priority,
                 kind: c.kind.clone(),
@@ -272,7 +362,7 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
             .unwrap_or_else(|| generated_reason(&c.kind, &m.sections));
         let mut t = trace(c, Some(m), "kept");
         t.tokens = Some(tokens);
-        traces.push(t);
+        ledger.traces.push(t);
         kept.push((
             position,
             Kept {
@@ -291,10 +381,27 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
         ));
     }
     kept.sort_by_key(|(position, k)| (k.entry.priority, *position));
-    let kept: Vec<Kept> = kept.into_iter().map(|(_, k)| k).collect();
+    Ok(kept.into_iter().map(|(_, k)| k).collect())
+}
 
-    let mut curation = parsed.curation;
-    for n in &notes {
+/// The curation lines (the overrides file's, then this run's, once each), the manifest text
+/// and its lock when READY, and the report's values.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    ws: &Workspace,
+    s: &CompileSettings,
+    contracts: &Contracts,
+    role: Role,
+    kept: Vec<Kept>,
+    allocation: &Allocation,
+    overrides: OverridesRead,
+    ledger: Ledger,
+) -> Compiled {
+    let OverridesRead {
+        mut curation,
+        file: overrides_file,
+    } = overrides;
+    for n in &ledger.notes {
         if !curation.contains(&n.text) {
             curation.push(n.text.clone());
         }
@@ -307,7 +414,7 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
         let lock = lock(
             ws,
             s,
-            &contracts,
+            contracts,
             &manifest_path,
             &text,
             &kept,
@@ -318,24 +425,24 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
     } else {
         (None, None)
     };
-    Ok(Compiled {
+    Compiled {
         status,
         role,
         change: s.change.clone(),
         contracts_source: contracts.source.describe(),
         manifest_path,
         kept,
-        dropped,
-        excluded,
+        dropped: ledger.dropped,
+        excluded: ledger.excluded,
         curation,
-        notes,
+        notes: ledger.notes,
         caps: s.caps,
         overrun: allocation.overrun,
-        candidates: traces,
+        candidates: ledger.traces,
         manifest,
         lock,
         overrides_file,
-    })
+    }
 }
 
 /// The on-disk token cache of this run (disabled by `--no-cache`).
