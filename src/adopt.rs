@@ -9,19 +9,6 @@ use serde_json::{Map, Value, json};
 use crate::manifest;
 use crate::model::Entry;
 
-/// Escapes glob characters so a path can be used as a `drop` glob that matches only itself.
-#[must_use]
-pub fn escape_glob(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for c in path.chars() {
-        if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// The overrides lines that reproduce the edits of `edited` against what curate wrote
 /// (`written_curation`, `written`). Without a lock (`None`), every entry and curation line
 /// of the manifest is taken as the person's.
@@ -64,7 +51,9 @@ pub fn diff(edited: &str, written: Option<(&[String], &[Entry])>) -> Vec<String>
     for e in old_entries {
         if !seen.contains(&e.file) {
             lines.push(
-                json!({"drop": escape_glob(&e.file), "why": "removed from the manifest by hand"})
+                // `[*]`-style escapes, not backslashes: a drop glob is normalised like a
+                // path, and `\` becomes `/` there.
+                json!({"drop": globset::escape(&e.file), "why": "removed from the manifest by hand"})
                     .to_string(),
             );
         }
@@ -102,7 +91,7 @@ mod tests {
                 "// curation: my note".to_owned(),
                 r#"{"file":"a.md","sections":[[1,3]],"priority":"medium"}"#.to_owned(),
                 r#"{"file":"c.md","reason":"mine","sections":null,"priority":"high","kind":"truth"}"#.to_owned(),
-                r#"{"drop":"b\\[1\\].md","why":"removed from the manifest by hand"}"#.to_owned(),
+                r#"{"drop":"b[[]1[]].md","why":"removed from the manifest by hand"}"#.to_owned(),
             ]
         );
     }

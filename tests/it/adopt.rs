@@ -131,3 +131,31 @@ fn the_lock_records_inputs_and_entries() {
     assert_eq!(login["sha256"].as_str().unwrap().len(), 64);
     assert!(login["tokens"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn a_removed_entry_with_glob_characters_in_its_name_stays_removed() {
+    // Regression: --adopt escaped the path with backslashes, which the drop glob's path
+    // normalisation turned into `/`, so the drop matched nothing and the entry came back.
+    let repo = Repo::fixture("aiws-basic");
+    repo.write("docs/notes[v2].md", "# notes\n");
+    assert_eq!(compile(&repo, &["--owns", "docs/notes[[]v2[]].md"]).code, 0);
+    let text = repo.read(WORKER_MANIFEST);
+    assert!(text.contains("{\"file\":\"docs/notes[v2].md\""), "{text}");
+    let edited: String = text
+        .lines()
+        .filter(|l| !l.contains("docs/notes[v2].md"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    repo.write(WORKER_MANIFEST, &edited);
+    let out = compile(&repo, &["--owns", "docs/notes[[]v2[]].md", "--adopt"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let manifest = repo.read(WORKER_MANIFEST);
+    assert!(
+        !manifest.contains("{\"file\":\"docs/notes[v2].md\""),
+        "{manifest}"
+    );
+    assert!(
+        manifest.contains("dropped \"docs/notes[v2].md\""),
+        "{manifest}"
+    );
+}
