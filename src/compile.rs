@@ -30,8 +30,6 @@ pub struct Kept {
     pub tokens: u64,
     #[serde(skip)]
     pub sha256: String,
-    #[serde(skip)]
-    pub bytes: u64,
 }
 
 /// An entry a budget rule or a drop removed.
@@ -376,7 +374,6 @@ fn keep(
                 lines: m.lines,
                 tokens,
                 sha256: m.sha256.clone(),
-                bytes: m.bytes,
             },
         ));
     }

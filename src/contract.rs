@@ -168,21 +168,14 @@ pub fn discover(flag: Option<PathBuf>, env: Option<PathBuf>, root: &Path) -> Sou
 pub fn load(source: Source, root: &Path) -> Result<Contracts> {
     let bytes = match &source {
         Source::Embedded => EMBEDDED.as_bytes().to_vec(),
-        Source::Flag(p) | Source::Env(p) => read(p)?,
-        Source::Repo(rel) => read(&root.join(rel))?,
+        Source::Flag(p) | Source::Env(p) => crate::settings::read_arg(p)?,
+        Source::Repo(rel) => crate::settings::read_arg(&root.join(rel))?,
     };
     let roles = parse(&bytes, &source.file_name())?;
     Ok(Contracts {
         source,
         bytes,
         roles,
-    })
-}
-
-fn read(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|source| Error::Read {
-        path: path.to_owned(),
-        source,
     })
 }
 

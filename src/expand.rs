@@ -56,15 +56,6 @@ impl Origin {
             Origin::Drop(g) => format!("--drop {}", quoted(g)),
         }
     }
-
-    /// True for sources that name a file on purpose (a missing one is an error for them).
-    #[must_use]
-    pub fn is_explicit(&self) -> bool {
-        matches!(
-            self,
-            Origin::Override { .. } | Origin::Add(_) | Origin::Drop(_)
-        )
-    }
 }
 
 /// One thing to look for.
@@ -176,7 +167,7 @@ impl Scope<'_> {
         name.ends_with("-context.jsonl")
             || name.ends_with("-context.lock.json")
             || name.ends_with("-context.overrides.jsonl")
-            || (name.starts_with('.') && name.contains(".tmp-"))
+            || crate::atomic::is_temp_name(name)
     }
 }
 
@@ -202,7 +193,7 @@ pub fn expand(scope: &Scope<'_>, requests: &[Request]) -> Result<Expanded> {
         let path = scope.resolve(&request.pattern, &request.origin)?;
         let literal = !paths::has_glob_chars(&path) || scope.root.join(&path).is_file();
         if literal {
-            match literal_file(scope, &mut rules, &path, &request.origin, &mut out)? {
+            match literal_file(scope, &mut rules, &path, &request.origin, &mut out) {
                 Literal::File(p) => per_request[index].push(p),
                 Literal::Folder => add_walk(&mut walks, index, &format!("{path}/**"), request)?,
                 Literal::None => {}
@@ -320,44 +311,39 @@ fn literal_file(
     path: &str,
     origin: &Origin,
     out: &mut Expanded,
-) -> Result<Literal> {
+) -> Literal {
     if paths::has_control_char(path) {
         out.excluded
             .push(Exclusion::new(path, "the path holds a control character"));
-        return Ok(Literal::None);
+        return Literal::None;
     }
     match resolve(scope.root, path) {
+        // Overrides and `--add` never come here: layer 2 checks its own files (a missing
+        // one is an error there); a missing baseline or assigned file is a warning.
         Resolved::Missing => {
-            if origin.is_explicit() {
-                return Err(Error::Failed(format!(
-                    "{}: {} does not exist",
-                    origin.describe(),
-                    quoted(path)
-                )));
-            }
             out.notes.push(Note::warning(format!(
                 "missing file {} ({})",
                 quoted(path),
                 origin.describe()
             )));
-            Ok(Literal::None)
+            Literal::None
         }
         Resolved::Dangling => {
             out.excluded
                 .push(Exclusion::new(path, "a dangling link, never read"));
-            Ok(Literal::None)
+            Literal::None
         }
         Resolved::Outside => {
             out.excluded.push(Exclusion::new(
                 path,
                 "a link out of the repository, never read",
             ));
-            Ok(Literal::None)
+            Literal::None
         }
-        Resolved::Inside { is_dir: true } => Ok(Literal::Folder),
+        Resolved::Inside { is_dir: true } => Literal::Folder,
         Resolved::Inside { is_dir: false } => {
             if scope.is_own_file(path) {
-                return Ok(Literal::None);
+                return Literal::None;
             }
             if rules.is_ignored(path, false) {
                 out.notes.push(Note::info(format!(
@@ -366,7 +352,7 @@ fn literal_file(
                     origin.describe()
                 )));
             }
-            Ok(Literal::File(path.to_owned()))
+            Literal::File(path.to_owned())
         }
     }
 }

@@ -37,8 +37,6 @@ pub struct Measured {
     pub sha256: String,
     /// Tokens of the selected text, once counted.
     pub tokens: Option<u64>,
-    /// True when the file is not valid UTF-8 (counted on its bytes, tokens lossily).
-    pub lossy: bool,
     /// Decisions worth a curation line (clamped sections …).
     pub notes: Vec<Note>,
 }
@@ -256,7 +254,6 @@ fn read_one(
         bytes: chosen.len() as u64,
         sha256,
         tokens,
-        lossy: std::str::from_utf8(&bytes).is_err(),
         sections: clamped.sections,
         notes,
     })

@@ -667,7 +667,6 @@ fn from_manifest(ws: &Workspace, s: &settings::CompileSettings, path: &Path) -> 
                 lines: m.lines,
                 tokens: m.tokens.unwrap_or(0),
                 sha256: m.sha256,
-                bytes: m.bytes,
             }),
             Some(measure::Fate::Excluded(reason)) => {
                 excluded.push(crate::report::Exclusion::new(&file, &reason));

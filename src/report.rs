@@ -251,19 +251,19 @@ fn over_budget_advice(c: &Compiled) -> String {
     } else {
         let _ = writeln!(out, "OVER_BUDGET: the caps removed every entry");
     }
-    let mut largest: Vec<(&str, u64, Option<u64>)> = c
+    let mut largest: Vec<(&str, u64)> = c
         .kept
         .iter()
-        .map(|k| (k.entry.file.as_str(), k.lines, Some(k.tokens)))
+        .map(|k| (k.entry.file.as_str(), k.lines))
         .chain(
             c.dropped
                 .iter()
-                .filter_map(|d| d.lines.map(|l| (d.file.as_str(), l, d.tokens))),
+                .filter_map(|d| d.lines.map(|l| (d.file.as_str(), l))),
         )
         .collect();
     largest.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
     let _ = writeln!(out, "largest entries:");
-    for (file, lines, _) in largest.iter().take(5) {
+    for (file, lines) in largest.iter().take(5) {
         let _ = writeln!(out, "  {lines:>7} lines  {}", quoted(file));
     }
     let _ = writeln!(

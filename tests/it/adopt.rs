@@ -5,13 +5,6 @@ use crate::{Repo, WORKER_LOCK, WORKER_MANIFEST};
 
 const OVERRIDES: &str = "changes/add-auth/analysis/worker-context.overrides.jsonl";
 
-fn compile(repo: &Repo, extra: &[&str]) -> crate::Output {
-    repo.curate()
-        .args(["--role", "worker", "--change", "add-auth"])
-        .args(extra)
-        .run()
-}
-
 /// A person's edits: a comment, a changed priority, a removed entry, an added one.
 fn hand_edit(repo: &Repo) -> String {
     let text = repo.read(WORKER_MANIFEST);
@@ -35,9 +28,9 @@ fn hand_edit(repo: &Repo) -> String {
 #[test]
 fn a_hand_edited_manifest_stops_the_compile_and_is_kept() {
     let repo = Repo::fixture("aiws-basic");
-    assert_eq!(compile(&repo, &[]).code, 0);
+    assert_eq!(repo.compile_worker(&[]).code, 0);
     let edited = hand_edit(&repo);
-    let out = compile(&repo, &[]);
+    let out = repo.compile_worker(&[]);
     assert_eq!(out.code, 1);
     insta::assert_snapshot!("hand_edit_refusal", out.stderr);
     assert_eq!(
@@ -46,17 +39,17 @@ fn a_hand_edited_manifest_stops_the_compile_and_is_kept() {
         "the edit is left as it is"
     );
     // Commands that write no manifest never refuse.
-    assert_eq!(compile(&repo, &["--dry-run"]).code, 0);
-    assert_eq!(compile(&repo, &["--stdout"]).code, 0);
+    assert_eq!(repo.compile_worker(&["--dry-run"]).code, 0);
+    assert_eq!(repo.compile_worker(&["--stdout"]).code, 0);
     assert_eq!(repo.read(WORKER_MANIFEST), edited);
 }
 
 #[test]
 fn adopt_turns_edits_into_overrides_and_keeps_every_one() {
     let repo = Repo::fixture("aiws-basic");
-    assert_eq!(compile(&repo, &[]).code, 0);
+    assert_eq!(repo.compile_worker(&[]).code, 0);
     hand_edit(&repo);
-    let out = compile(&repo, &["--adopt"]);
+    let out = repo.compile_worker(&["--adopt"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
         out.stderr.contains(
@@ -73,7 +66,7 @@ fn adopt_turns_edits_into_overrides_and_keeps_every_one() {
     assert!(manifest.contains("{\"file\":\"docs/guide.md\",\"reason\":\"house style\",\"sections\":[[1,10]],\"priority\":\"medium\",\"kind\":\"truth\"}"));
     assert!(curate::manifest::is_intact(&manifest));
     // The next plain compile is quiet and keeps all of it.
-    let again = compile(&repo, &[]);
+    let again = repo.compile_worker(&[]);
     assert_eq!(again.code, 0, "{}", again.stderr);
     assert_eq!(manifest, repo.read(WORKER_MANIFEST));
 }
@@ -81,10 +74,10 @@ fn adopt_turns_edits_into_overrides_and_keeps_every_one() {
 #[test]
 fn force_overwrites_the_edit() {
     let repo = Repo::fixture("aiws-basic");
-    assert_eq!(compile(&repo, &[]).code, 0);
+    assert_eq!(repo.compile_worker(&[]).code, 0);
     let original = repo.read(WORKER_MANIFEST);
     hand_edit(&repo);
-    let out = compile(&repo, &["--force"]);
+    let out = repo.compile_worker(&["--force"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(original, repo.read(WORKER_MANIFEST));
 }
@@ -96,9 +89,9 @@ fn a_manifest_without_a_header_counts_as_hand_written() {
         WORKER_MANIFEST,
         "{\"file\":\"docs/guide.md\",\"reason\":\"written by hand\",\"priority\":\"high\",\"kind\":\"truth\"}\n",
     );
-    let out = compile(&repo, &[]);
+    let out = repo.compile_worker(&[]);
     assert_eq!(out.code, 1, "{}", out.stderr);
-    let out = compile(&repo, &["--adopt"]);
+    let out = repo.compile_worker(&["--adopt"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
         repo.read(WORKER_MANIFEST)
@@ -109,7 +102,10 @@ fn a_manifest_without_a_header_counts_as_hand_written() {
 #[test]
 fn the_lock_records_inputs_and_entries() {
     let repo = Repo::fixture("aiws-basic");
-    assert_eq!(compile(&repo, &["--owns", "src/auth/login.ts"]).code, 0);
+    assert_eq!(
+        repo.compile_worker(&["--owns", "src/auth/login.ts"]).code,
+        0
+    );
     let lock: serde_json::Value = serde_json::from_str(&repo.read(WORKER_LOCK)).unwrap();
     let manifest = repo.read(WORKER_MANIFEST);
     let header = manifest.lines().next().unwrap();
@@ -138,7 +134,11 @@ fn a_removed_entry_with_glob_characters_in_its_name_stays_removed() {
     // normalisation turned into `/`, so the drop matched nothing and the entry came back.
     let repo = Repo::fixture("aiws-basic");
     repo.write("docs/notes[v2].md", "# notes\n");
-    assert_eq!(compile(&repo, &["--owns", "docs/notes[[]v2[]].md"]).code, 0);
+    assert_eq!(
+        repo.compile_worker(&["--owns", "docs/notes[[]v2[]].md"])
+            .code,
+        0
+    );
     let text = repo.read(WORKER_MANIFEST);
     assert!(text.contains("{\"file\":\"docs/notes[v2].md\""), "{text}");
     let edited: String = text
@@ -147,7 +147,7 @@ fn a_removed_entry_with_glob_characters_in_its_name_stays_removed() {
         .map(|l| format!("{l}\n"))
         .collect();
     repo.write(WORKER_MANIFEST, &edited);
-    let out = compile(&repo, &["--owns", "docs/notes[[]v2[]].md", "--adopt"]);
+    let out = repo.compile_worker(&["--owns", "docs/notes[[]v2[]].md", "--adopt"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let manifest = repo.read(WORKER_MANIFEST);
     assert!(

@@ -95,6 +95,14 @@ impl Repo {
         self.root.with_file_name("cache")
     }
 
+    /// Runs `curate --role worker --change add-auth` with `extra` flags.
+    pub fn compile_worker(&self, extra: &[&str]) -> Output {
+        self.curate()
+            .args(["--role", "worker", "--change", "add-auth"])
+            .args(extra)
+            .run()
+    }
+
     /// A `curate` command run in this repository.
     pub fn curate(&self) -> Cmd {
         Cmd {

@@ -4,13 +4,6 @@ use crate::{Repo, WORKER_MANIFEST};
 
 const OVERRIDES: &str = "changes/add-auth/analysis/worker-context.overrides.jsonl";
 
-fn compile(repo: &Repo, extra: &[&str]) -> crate::Output {
-    repo.curate()
-        .args(["--role", "worker", "--change", "add-auth"])
-        .args(extra)
-        .run()
-}
-
 #[test]
 fn every_override_form_and_comment_carry_over() {
     let repo = Repo::fixture("aiws-basic");
@@ -25,12 +18,12 @@ fn every_override_form_and_comment_carry_over() {
             "{\"drop\":\"changes/add-auth/analysis/login-callers.md\"}\n",
         ),
     );
-    let out = compile(&repo, &[]);
+    let out = repo.compile_worker(&[]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let manifest = repo.read(WORKER_MANIFEST);
     insta::assert_snapshot!("overrides_manifest", manifest);
     // Re-running gives the same bytes: comments are regenerated, never piled up.
-    let again = compile(&repo, &[]);
+    let again = repo.compile_worker(&[]);
     assert_eq!(again.code, 0, "{}", again.stderr);
     assert_eq!(manifest, repo.read(WORKER_MANIFEST));
     assert_eq!(
@@ -48,7 +41,7 @@ fn an_updated_entry_keeps_its_position_and_an_added_one_goes_last_in_its_priorit
         OVERRIDES,
         "{\"file\":\"REQUIREMENTS.md\",\"priority\":\"medium\"}\n{\"file\":\"docs/guide.md\",\"priority\":\"medium\",\"kind\":\"truth\"}\n",
     );
-    let out = compile(&repo, &["--stdout", "--max-files", "0"]);
+    let out = repo.compile_worker(&["--stdout", "--max-files", "0"]);
     let files: Vec<String> = out
         .stdout
         .lines()
@@ -81,16 +74,13 @@ fn an_updated_entry_keeps_its_position_and_an_added_one_goes_last_in_its_priorit
 #[test]
 fn add_and_drop_flags_apply_after_the_file() {
     let repo = Repo::fixture("aiws-basic");
-    let out = compile(
-        &repo,
-        &[
-            "--stdout",
-            "--add",
-            "docs/guide.md:high:truth:the guide: read it first",
-            "--drop",
-            "AI_WORKSPACE.md",
-        ],
-    );
+    let out = repo.compile_worker(&[
+        "--stdout",
+        "--add",
+        "docs/guide.md:high:truth:the guide: read it first",
+        "--drop",
+        "AI_WORKSPACE.md",
+    ]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.contains(
         "{\"file\":\"docs/guide.md\",\"reason\":\"the guide: read it first\",\"sections\":null,\"priority\":\"high\",\"kind\":\"truth\"}"
@@ -113,10 +103,7 @@ fn an_override_never_brings_a_secret_in() {
         OVERRIDES,
         "{\"file\":\".env\",\"priority\":\"high\",\"kind\":\"truth\"}\n",
     );
-    let out = compile(
-        &repo,
-        &["--add", "config/server.key:high:truth", "--stdout"],
-    );
+    let out = repo.compile_worker(&["--add", "config/server.key:high:truth", "--stdout"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(!out.stdout.contains("{\"file\":\".env\""));
     assert!(!out.stdout.contains("{\"file\":\"config/server.key\""));
@@ -164,7 +151,7 @@ fn override_errors_name_file_and_line() {
     ];
     for (text, expected) in cases {
         repo.write(OVERRIDES, text);
-        let out = compile(&repo, &[]);
+        let out = repo.compile_worker(&[]);
         assert_eq!(out.code, 1, "{text}: {}", out.stderr);
         assert!(out.stderr.starts_with("error: "), "{}", out.stderr);
         assert!(
@@ -182,14 +169,14 @@ fn override_errors_name_file_and_line() {
 #[test]
 fn an_explicit_overrides_file_must_exist() {
     let repo = Repo::fixture("aiws-basic");
-    let out = compile(&repo, &["--overrides", "mine.jsonl"]);
+    let out = repo.compile_worker(&["--overrides", "mine.jsonl"]);
     assert_eq!(out.code, 1);
     assert!(out.stderr.contains("mine.jsonl"), "{}", out.stderr);
     repo.write(
         "mine.jsonl",
         "{\"drop\":\"AI_*.md\",\"why\":\"not needed\"}\n",
     );
-    let out = compile(&repo, &["--overrides", "mine.jsonl", "--stdout"]);
+    let out = repo.compile_worker(&["--overrides", "mine.jsonl", "--stdout"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(!out.stdout.contains("{\"file\":\"AI_PROJECT.md\""));
     assert!(out.stdout.contains("dropped \"AI_PROJECT.md\", \"AI_WORKSPACE.md\" by \"AI_*.md\" (mine.jsonl:1): not needed"), "{}", out.stdout);
@@ -202,20 +189,19 @@ fn explain_lists_every_candidate_with_source_and_fate() {
         OVERRIDES,
         "{\"drop\":\"changes/<id>/analysis/login-callers.md\",\"why\":\"covered by impact.md\"}\n",
     );
-    let out = compile(
-        &repo,
-        &[
-            "--explain",
-            "--dry-run",
-            "--reads",
-            "AI_WORKSPACE.md",
-            "--add",
-            ".env:high:truth",
-        ],
-    );
+    let out = repo.compile_worker(&[
+        "--explain",
+        "--dry-run",
+        "--reads",
+        "AI_WORKSPACE.md",
+        "--add",
+        ".env:high:truth",
+    ]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     insta::assert_snapshot!("explain_report", out.stderr);
-    let json = compile(&repo, &["--explain", "--dry-run", "--format", "json"]).json();
+    let json = repo
+        .compile_worker(&["--explain", "--dry-run", "--format", "json"])
+        .json();
     let candidates = json["candidates"].as_array().expect("candidates in JSON");
     assert!(
         candidates
@@ -244,7 +230,7 @@ fn an_override_naming_a_link_out_of_the_tree_is_never_read() {
         OVERRIDES,
         "{\"file\":\"docs/passwd-link.md\",\"priority\":\"high\",\"kind\":\"truth\"}\n",
     );
-    let out = compile(&repo, &["--stdout"]);
+    let out = repo.compile_worker(&["--stdout"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(!out.stdout.contains("{\"file\":\"docs/passwd-link.md\""));
     assert!(
