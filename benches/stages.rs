@@ -6,9 +6,22 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use curate::cache::{Cached, TokenCache};
-use curate::cli::Encoding;
-use curate::tokens::{Fast, Reference, TokenCounter};
+use curate::compile::cache::{Cached, TokenCache};
+use curate::compile::tokens::{Encoding, Fast, TokenCounter};
+
+/// The reference counter (tiktoken-rs, a dev-dependency), to compare the fast one with.
+struct Reference(Encoding);
+
+impl TokenCounter for Reference {
+    fn count(&self, bytes: &[u8]) -> u64 {
+        let bpe = match self.0 {
+            Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
+            Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
+        };
+        bpe.encode_ordinary(String::from_utf8_lossy(bytes).as_ref())
+            .len() as u64
+    }
+}
 
 /// A small deterministic generator (64-bit LCG), so every run counts the same text.
 struct Lcg(u64);
@@ -191,14 +204,14 @@ fn lines(c: &mut Criterion) {
     let mut g = c.benchmark_group("lines_8MiB");
     g.throughput(Throughput::Bytes(text.len() as u64));
     g.bench_function("count_lines", |b| {
-        b.iter(|| curate::measure::count_lines(black_box(&text)));
+        b.iter(|| curate::compile::measure::count_lines(black_box(&text)));
     });
     g.finish();
 }
 
 fn secrets(c: &mut Criterion) {
     let text = corpus(8 << 20, 4);
-    let rules = curate::secrets::ContentRules::shared().expect("the content rules build");
+    let rules = curate::compile::secrets::ContentRules::shared().expect("the content rules build");
     assert!(
         rules.scan(&text).is_none(),
         "the generated text holds no secret"
@@ -215,7 +228,7 @@ fn digest(c: &mut Criterion) {
     let mut g = c.benchmark_group("sha256_8MiB");
     g.throughput(Throughput::Bytes(text.len() as u64));
     g.bench_function("cache_key", |b| {
-        b.iter(|| curate::cache::key_of(black_box(&text)));
+        b.iter(|| curate::compile::cache::key_of(black_box(&text)));
     });
     g.finish();
 }
@@ -226,11 +239,11 @@ fn cache_file(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("a temporary folder");
     let open = || TokenCache::open(Some(dir.path().to_owned()), Encoding::O200kBase);
     let full = open();
-    for i in 0..curate::cache::MAX_ENTRIES as u64 {
-        full.put_key(curate::cache::key_of(&i.to_le_bytes()), i);
+    for i in 0..curate::compile::cache::MAX_ENTRIES as u64 {
+        full.put_key(curate::compile::cache::key_of(&i.to_le_bytes()), i);
     }
     full.save().expect("the cache saves");
-    let probe = curate::cache::key_of(&7u64.to_le_bytes());
+    let probe = curate::compile::cache::key_of(&7u64.to_le_bytes());
     let mut g = c.benchmark_group("token_cache_65536_entries");
     g.sample_size(20);
     g.bench_function("open_and_first_lookup", |b| {
@@ -241,7 +254,7 @@ fn cache_file(c: &mut Criterion) {
         b.iter(|| {
             let cache = open();
             n -= 1;
-            cache.put_key(curate::cache::key_of(&n.to_le_bytes()), n);
+            cache.put_key(curate::compile::cache::key_of(&n.to_le_bytes()), n);
             cache.save().expect("the cache saves");
         });
     });

@@ -1,21 +1,19 @@
-//! `curate check`: every committed manifest valid, in budget and (with `--stale`) current.
+//! `check`: every committed manifest valid, in budget and (with `--stale`) current.
 //!
-//! Reads manifests, their locks and the files they name; reports every problem (never only
-//! the first) as human text, JSON or GitHub annotations. Writes nothing.
+//! Reads manifests, their locks and the files they name; returns every problem (never only
+//! the first) as a [`Finding`] at its line. Writes nothing.
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::budget::{Caps, Item};
-use crate::cli::{CheckArgs, CompileArgs, Format, GlobalArgs};
-use crate::error::{ExitCode, Result};
-use crate::manifest;
-use crate::measure;
+use crate::compile::budget::{Caps, Item};
+use crate::compile::manifest;
+use crate::compile::measure;
+use crate::error::Result;
 use crate::model::{Priority, quoted};
-use crate::run::{self, stderr, stdout};
-use crate::settings::{self, Workspace};
+use crate::settings::{CompileSettings, Workspace};
 
 /// How serious a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -34,105 +32,46 @@ pub struct Finding {
     pub message: String,
 }
 
-/// Runs `curate check`.
-pub fn check_cmd(g: &GlobalArgs, a: &CheckArgs) -> Result<ExitCode> {
-    let ws = settings::workspace(g)?;
+/// What `check` found.
+#[derive(Debug, Clone, Default)]
+pub struct Checked {
+    /// How many manifests were checked.
+    pub manifests: usize,
+    pub findings: Vec<Finding>,
+}
+
+impl Checked {
+    /// The number of error findings.
+    #[must_use]
+    pub fn errors(&self) -> usize {
+        self.findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .count()
+    }
+}
+
+/// Checks the contracts and the manifests at `paths` (default: every manifest under the
+/// changes root); `stale` also compares with what a compile would write now.
+#[must_use]
+pub fn check(ws: &Workspace, paths: &[PathBuf], stale: bool) -> Checked {
     let mut findings = Vec::new();
     let contracts_file = ws.contracts.describe();
-    if let Err(e) = crate::contract::load(ws.contracts.clone(), &ws.root) {
+    if let Err(e) = crate::compile::contract::load(ws.contracts.clone(), &ws.root) {
         findings.extend(contract_findings(&contracts_file, &e));
     }
-    let manifests: Vec<PathBuf> = if a.paths.is_empty() {
-        discover(&ws)
+    let manifests: Vec<PathBuf> = if paths.is_empty() {
+        discover(ws)
     } else {
-        a.paths.iter().map(|p| ws.arg_path(p)).collect()
+        paths.iter().map(|p| ws.arg_path(p)).collect()
     };
     for path in &manifests {
-        check_manifest(&ws, g, path, a.stale, &mut findings);
+        check_manifest(ws, path, stale, &mut findings);
     }
-    let errors = findings
-        .iter()
-        .filter(|f| f.severity == Severity::Error)
-        .count();
-    print(g, &findings, manifests.len(), errors)?;
-    Ok(if errors > 0 {
-        ExitCode::Error
-    } else {
-        ExitCode::Ready
-    })
-}
-
-fn print(g: &GlobalArgs, findings: &[Finding], checked: usize, errors: usize) -> Result<()> {
-    match g.format {
-        Format::Json => stdout(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "valid": errors == 0,
-                "manifests": checked,
-                "findings": findings,
-            }))
-            .unwrap_or_default()
-        )),
-        Format::Github => {
-            let mut text = String::new();
-            for f in findings {
-                let level = match f.severity {
-                    Severity::Error => "error",
-                    Severity::Warning => "warning",
-                };
-                text.push_str(&annotation(level, &f.file, f.line, &f.message));
-            }
-            stdout(&text)
-        }
-        Format::Human => {
-            let style = run::style(g);
-            let mut text = String::new();
-            for f in findings {
-                if g.quiet && f.severity == Severity::Warning {
-                    continue;
-                }
-                let label = match f.severity {
-                    Severity::Error => style.error("error:"),
-                    Severity::Warning => style.warn("warning:"),
-                };
-                text.push_str(&format!("{}:{}: {label} {}\n", f.file, f.line, f.message));
-            }
-            if !g.quiet || errors > 0 {
-                let warnings = findings.len() - errors;
-                text.push_str(&format!(
-                    "checked {checked} manifest{}: {errors} error{}, {warnings} warning{}\n",
-                    if checked == 1 { "" } else { "s" },
-                    if errors == 1 { "" } else { "s" },
-                    if warnings == 1 { "" } else { "s" },
-                ));
-            }
-            stderr(&text);
-            Ok(())
-        }
+    Checked {
+        manifests: manifests.len(),
+        findings,
     }
-}
-
-/// One GitHub Actions annotation line (`::error file=…,line=…::message`), escaped so that no
-/// file name or message can break out of it.
-#[must_use]
-pub fn annotation(level: &str, file: &str, line: usize, message: &str) -> String {
-    format!(
-        "::{level} file={},line={line}::{}\n",
-        escape_property(file),
-        escape_data(message)
-    )
-}
-
-/// GitHub workflow-command escaping of a message.
-fn escape_data(s: &str) -> String {
-    s.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
-}
-
-/// GitHub workflow-command escaping of a property value.
-fn escape_property(s: &str) -> String {
-    escape_data(s).replace(':', "%3A").replace(',', "%2C")
 }
 
 /// The findings of a contracts file that does not load: one per schema problem, at its line.
@@ -189,13 +128,7 @@ fn discover(ws: &Workspace) -> Vec<PathBuf> {
     out
 }
 
-fn check_manifest(
-    ws: &Workspace,
-    g: &GlobalArgs,
-    path: &Path,
-    stale: bool,
-    findings: &mut Vec<Finding>,
-) {
+fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<Finding>) {
     let shown = ws.shown(path);
     let mut add = |line: usize, severity: Severity, message: String| {
         findings.push(Finding {
@@ -222,7 +155,9 @@ fn check_manifest(
     }
     let has_header = parsed.header.is_some();
     let rel = ws.relative(path);
-    let lock = rel.as_deref().and_then(|r| run::read_lock(&ws.root, r));
+    let lock = rel
+        .as_deref()
+        .and_then(|r| manifest::read_lock(&ws.root, r));
     // curate's own output (a header, or a lock beside it) that no longer matches its digest
     // was edited by a person; a seed-style manifest without either is simply hand-written.
     let claims_curate = text.starts_with(manifest::HEADER) || lock.is_some();
@@ -264,7 +199,7 @@ fn check_manifest(
             "the lock does not describe this manifest (stale lock)".to_owned(),
         );
     }
-    let rules = crate::secrets::ContentRules::shared().ok();
+    let rules = crate::compile::secrets::ContentRules::shared().ok();
     let mut items = Vec::new();
     let mut stale_files = Vec::new();
     let mut seen: Vec<(usize, String)> = Vec::new();
@@ -328,7 +263,7 @@ fn check_manifest(
             None | Some(Value::Null) => Some(crate::model::Sections::Whole),
             Some(s) => match serde_json::from_value::<Vec<[u64; 2]>>(s.clone())
                 .map_err(|e| e.to_string())
-                .and_then(crate::overrides::checked_sections)
+                .and_then(crate::compile::overrides::checked_sections)
             {
                 Ok(s) => Some(s),
                 Err(e) => {
@@ -337,7 +272,7 @@ fn check_manifest(
                 }
             },
         };
-        let normal = match crate::paths::normalize(file) {
+        let normal = match crate::util::paths::normalize(file) {
             Ok(p) => p,
             Err(e) => {
                 add(
@@ -371,7 +306,7 @@ fn check_manifest(
             );
         }
         seen.push((line, normal.clone()));
-        if let Some(rule) = crate::secrets::by_path(&normal) {
+        if let Some(rule) = crate::compile::secrets::by_path(&normal) {
             add(
                 line,
                 Severity::Error,
@@ -449,8 +384,8 @@ fn check_manifest(
         }
         let lines = sections.line_count(file_lines);
         let tokens = if caps.max_tokens > 0 {
-            Some(crate::tokens::TokenCounter::count(
-                &crate::tokens::Fast(encoding),
+            Some(crate::compile::tokens::TokenCounter::count(
+                &crate::compile::tokens::Fast(encoding),
                 &measure::selected(&bytes, &sections),
             ))
         } else {
@@ -466,7 +401,7 @@ fn check_manifest(
         if stale
             && let Some(l) = &lock
             && let Some(le) = l.entries.iter().find(|e| e.file == normal)
-            && le.sha256 != crate::digest::hex(&bytes)
+            && le.sha256 != crate::util::digest::hex(&bytes)
         {
             stale_files.push((line, normal.clone()));
         }
@@ -492,7 +427,7 @@ fn check_manifest(
         );
     }
     if stale && let Some(l) = &lock {
-        match recompile(ws, g, l) {
+        match recompile(ws, l) {
             Ok(Some(new_text)) if new_text != text => add(
                 1,
                 Severity::Error,
@@ -542,41 +477,7 @@ fn over_budget(items: &[Item], caps: Caps) -> Vec<String> {
 }
 
 /// The manifest a compile with the lock's recorded inputs would write now.
-fn recompile(ws: &Workspace, g: &GlobalArgs, lock: &manifest::Lock) -> Result<Option<String>> {
-    let i = &lock.inputs;
-    let mut ws = ws.clone();
-    ws.changes_root.clone_from(&i.changes_root);
-    ws.encoding = i.encoding;
-    let _ = g;
-    let default_overrides = format!(
-        "{}/{}/analysis/{}-context.overrides.jsonl",
-        i.changes_root, i.change, i.role
-    );
-    let args = CompileArgs {
-        role: Some(i.role.clone()),
-        change: Some(i.change.clone()),
-        owns: i.owns.clone(),
-        reads: i.reads.clone(),
-        files_from: None,
-        task_file: i.task_file.as_ref().map(|f| ws.root.join(&f.path)),
-        no_ignore: i.no_ignore,
-        // The default overrides file is found again by its default path (it may be gone
-        // now); only one named with --overrides is passed on.
-        overrides: i
-            .overrides
-            .as_ref()
-            .filter(|f| f.path != default_overrides)
-            .map(|f| ws.root.join(&f.path)),
-        add: i.add.clone(),
-        drop: i.drop.clone(),
-        max_files: i.caps.max_files,
-        max_lines: i.caps.max_lines,
-        max_tokens: Some(i.caps.max_tokens),
-        max_file_size: i.max_file_size,
-        ..CompileArgs::default()
-    };
-    let mut s = settings::compile_settings(&ws, &args)?;
-    s.files_from.clone_from(&i.files_from);
-    let compiled = crate::compile::compile(&ws, &s)?;
-    Ok(compiled.manifest)
+fn recompile(ws: &Workspace, lock: &manifest::Lock) -> Result<Option<String>> {
+    let (ws, s) = CompileSettings::from_lock(ws, lock)?;
+    Ok(crate::compile::compile(&ws, &s)?.manifest)
 }

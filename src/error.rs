@@ -1,33 +1,10 @@
-//! The crate's error type and the exit-code policy, in one place.
+//! The crate's error type: what went wrong, and what a person needs to act on it.
 //!
 //! Every variant carries what a person needs to act: the file, the line and column, the
 //! role, the glob. `main` prints the error as `error: …`, one `caused by: …` line per
 //! source, and the optional `hint: …`. Nothing here touches the disk.
 
 use std::path::PathBuf;
-
-/// The process exit codes of SPEC §5.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExitCode {
-    /// `READY`: done, warnings possible.
-    Ready = 0,
-    /// Bad input, unknown role, I/O, hand edits in the way, a failed check.
-    Error = 1,
-    /// Command-line usage error, an invalid id or role.
-    Usage = 2,
-    /// `BLOCKED`: nothing survived selection and exclusion.
-    Blocked = 3,
-    /// `OVER_BUDGET`: a cap could not be met by dropping lower priorities.
-    OverBudget = 4,
-}
-
-impl ExitCode {
-    /// The numeric code handed to the operating system.
-    #[must_use]
-    pub fn code(self) -> i32 {
-        self as i32
-    }
-}
 
 /// A position in a text file, 1-based.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,6 +104,9 @@ pub enum Error {
         source: tera::Error,
     },
 
+    #[error(transparent)]
+    Input(#[from] crate::util::read::ReadError),
+
     #[error("{0}")]
     Failed(String),
 }
@@ -159,13 +139,10 @@ impl std::fmt::Display for SchemaDetails {
 impl std::error::Error for SchemaDetails {}
 
 impl Error {
-    /// The exit code this error stands for.
+    /// True for a usage error (the command line itself is wrong; exit 2).
     #[must_use]
-    pub fn exit_code(&self) -> ExitCode {
-        match self {
-            Error::InvalidName { .. } | Error::Usage(_) => ExitCode::Usage,
-            _ => ExitCode::Error,
-        }
+    pub fn is_usage(&self) -> bool {
+        matches!(self, Error::InvalidName { .. } | Error::Usage(_))
     }
 
     /// A line of advice for the person reading the error, when there is one.
@@ -219,28 +196,3 @@ pub fn render(e: &Error, label: &str) -> String {
 
 /// The crate's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn exit_codes_match_the_spec() {
-        assert_eq!(ExitCode::Ready.code(), 0);
-        assert_eq!(ExitCode::Error.code(), 1);
-        assert_eq!(ExitCode::Usage.code(), 2);
-        assert_eq!(ExitCode::Blocked.code(), 3);
-        assert_eq!(ExitCode::OverBudget.code(), 4);
-    }
-
-    #[test]
-    fn invalid_names_are_usage_errors() {
-        let e = Error::InvalidName {
-            what: "change id",
-            value: "../x".into(),
-        };
-        assert_eq!(e.exit_code(), ExitCode::Usage);
-        let e = Error::Failed("x".into());
-        assert_eq!(e.exit_code(), ExitCode::Error);
-    }
-}

@@ -4,36 +4,22 @@
 //! files (and which lines of them) it must read first, under budgets, with secrets kept
 //! out, and renders its first instruction, context bundle and handoff envelope.
 //!
-//! The compile is a pipeline of stages, each in its own module, composed in
-//! [`compile::compile`]: [`contract`] → [`expand`] → [`overrides`] → [`secrets`] →
-//! [`measure`] → [`budget`] → [`manifest`].
+//! The layers, top to bottom (nothing imports a layer above it):
+//! - [`cli`]: the command line, a thin front-end over the library;
+//! - the compile pipeline, [`compile`], one module a stage;
+//! - beside it, on its types: [`render`], [`report`], [`check`], [`verify`], [`receipt`];
+//! - plain data shared by all: [`settings`], [`model`], [`task`], [`error`];
+//! - leaves: [`util`] (atomic writes, digests, paths, JSON positions, bounded reads).
 
-pub mod adopt;
-pub mod atomic;
-pub mod budget;
-pub mod cache;
 pub mod check;
 pub mod cli;
 pub mod compile;
-pub mod contract;
-pub mod digest;
 pub mod error;
-pub mod expand;
-pub mod gitignore;
-pub mod init;
-pub mod jsonpos;
-pub mod manifest;
-pub mod measure;
 pub mod model;
-pub mod overrides;
-pub mod paths;
 pub mod receipt;
 pub mod render;
 pub mod report;
-pub mod run;
-pub mod secrets;
 pub mod settings;
 pub mod task;
-pub mod tokens;
+pub mod util;
 pub mod verify;
-pub mod verify_cmd;

@@ -5,8 +5,8 @@
 use clap::Parser;
 
 fn main() {
-    curate::atomic::install_cleanup();
-    let cli = match curate::cli::Cli::try_parse() {
+    curate::util::atomic::install_cleanup();
+    let cli = match curate::cli::args::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
             // clap prints help and version on stdout (exit 0) and errors on stderr (exit 2).
@@ -14,13 +14,13 @@ fn main() {
             std::process::exit(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    let style = curate::run::style(&cli.global);
-    match curate::run::run(cli) {
+    let style = curate::cli::printer::Printer::new(&cli.global).style;
+    match curate::cli::run(cli) {
         Ok(code) => std::process::exit(code.code()),
         Err(e) => {
             let text = curate::error::render(&e, &style.error("error:"));
-            curate::run::stderr(&text);
-            std::process::exit(e.exit_code().code());
+            curate::cli::printer::stderr(&text);
+            std::process::exit(curate::cli::exit::ExitCode::of_error(&e).code());
         }
     }
 }

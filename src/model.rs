@@ -234,6 +234,65 @@ pub fn one_line(text: &str) -> String {
         .collect()
 }
 
+/// How loud a note is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Info,
+    Warning,
+}
+
+/// A decision of this run, in plain words with the numbers (becomes a curation line).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Note {
+    pub level: Level,
+    pub text: String,
+}
+
+impl Note {
+    /// An informational note.
+    #[must_use]
+    pub fn info(text: String) -> Note {
+        Note {
+            level: Level::Info,
+            text,
+        }
+    }
+
+    /// A note that is also a warning.
+    #[must_use]
+    pub fn warning(text: String) -> Note {
+        Note {
+            level: Level::Warning,
+            text,
+        }
+    }
+
+    /// True for warnings.
+    #[must_use]
+    pub fn is_warning(&self) -> bool {
+        self.level == Level::Warning
+    }
+}
+
+/// A file kept out, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Exclusion {
+    pub file: String,
+    pub reason: String,
+}
+
+impl Exclusion {
+    /// An exclusion of `file` for `reason`.
+    #[must_use]
+    pub fn new(file: &str, reason: &str) -> Exclusion {
+        Exclusion {
+            file: file.to_owned(),
+            reason: reason.to_owned(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

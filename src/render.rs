@@ -14,15 +14,12 @@ use std::sync::Mutex;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::budget::Status;
-use crate::cli::{Format, GlobalArgs, Lang, RenderArgs};
+use crate::compile::budget::Status;
+use crate::compile::measure;
 use crate::compile::{self, Compiled, Kept};
-use crate::error::{Error, ExitCode, Result};
-use crate::measure;
+use crate::error::{Error, Result};
 use crate::model::{Entry, Sections, quoted};
-use crate::report;
-use crate::run::{self, stderr, stdout};
-use crate::settings::{self, Workspace};
+use crate::settings::{CompileSettings, Workspace};
 use crate::task::Task;
 
 /// The embedded templates, by file name.
@@ -202,7 +199,7 @@ struct EntryView {
 /// Everything a render needs.
 pub struct Job<'a> {
     pub ws: &'a Workspace,
-    pub role: &'a crate::contract::Role,
+    pub role: &'a crate::compile::contract::Role,
     pub change: &'a str,
     pub manifest_path: &'a str,
     pub kept: &'a [Kept],
@@ -406,7 +403,7 @@ impl tera::Function for Excerpt {
         })?;
         let bytes = std::fs::read(self.root.join(file))
             .map_err(|e| tera::Error::msg(format!("cannot read {}: {e}", quoted(file))))?;
-        if !sha.is_empty() && &crate::digest::hex(&bytes) != sha {
+        if !sha.is_empty() && &crate::util::digest::hex(&bytes) != sha {
             return Err(tera::Error::msg(format!(
                 "{} changed while curate was rendering it",
                 quoted(file)
@@ -436,144 +433,8 @@ impl tera::Function for Excerpt {
     }
 }
 
-/// Runs `curate render` (`preview = false`) or `curate preview`.
-pub fn render_cmd(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
-    let (role, change) = settings::names(&a.compile)?;
-    if !preview && g.format != Format::Human {
-        return Err(Error::Usage("render takes --format human only".to_owned()));
-    }
-    if g.format == Format::Github {
-        return Err(Error::Usage(
-            "--format github is for `curate check`".to_owned(),
-        ));
-    }
-    if preview && a.output.is_some() {
-        return Err(Error::Usage(
-            "preview never writes: use render -o".to_owned(),
-        ));
-    }
-    let _ = (role, change);
-    let ws = settings::workspace(g)?;
-    let s = settings::compile_settings(&ws, &a.compile)?;
-    let compiled = match &a.manifest {
-        Some(m) => from_manifest(&ws, &s, &ws.arg_path(m))?,
-        None => compile::compile(&ws, &s)?,
-    };
-    let mut warnings: Vec<String> = Vec::new();
-    if a.manifest.is_none() && compiled.status == Status::Ready {
-        let on_disk = std::fs::read(ws.root.join(&compiled.manifest_path)).ok();
-        match on_disk {
-            None => warnings.push(format!(
-                "the instruction names {}, which does not exist: run `curate --role {} --change {}` first",
-                compiled.manifest_path, s.role, s.change
-            )),
-            Some(b) if Some(b.as_slice()) != compiled.manifest.as_deref().map(str::as_bytes) => {
-                warnings.push(format!(
-                    "{} differs from this compile: run `curate --role {} --change {}` to update it",
-                    compiled.manifest_path, s.role, s.change
-                ));
-            }
-            Some(_) => {}
-        }
-    }
-    let (owned, readonly) = scopes(&s);
-    let task = s.task.as_ref().map(|(_, t)| t);
-    let template = a.template.as_str();
-    if template == "handoff" && task.is_none() {
-        return Err(Error::Usage(
-            "the handoff template needs --task-file".to_owned(),
-        ));
-    }
-    let job = Job {
-        ws: &ws,
-        role: &compiled.role,
-        change: &compiled.change,
-        manifest_path: &compiled.manifest_path,
-        kept: &compiled.kept,
-        status: compiled.status,
-        task,
-        owned,
-        readonly,
-        lang: a.lang,
-        caps: ByteCaps {
-            per_file: a.max_file_bytes,
-            total: a.max_total_bytes,
-        },
-    };
-    let mut report_text = report::human(&compiled, run::style(g), g.verbose, false, "");
-    for w in &warnings {
-        report_text.push_str(&format!("warning: {w}\n"));
-    }
-    if compiled.status != Status::Ready {
-        if preview && g.format == Format::Json {
-            let v = json!({"status": compiled.status.name(), "prompt": null, "report": report::json(&compiled, false, false), "warnings": warnings});
-            stdout(&format!(
-                "{}\n",
-                serde_json::to_string_pretty(&v).unwrap_or_default()
-            ))?;
-        } else {
-            stderr(&report_text);
-        }
-        return Ok(run::status_code(compiled.status));
-    }
-    if preview && g.format == Format::Json {
-        let mut buf = Vec::new();
-        render_to(&job, template, &mut buf)?;
-        let v = json!({
-            "status": compiled.status.name(),
-            "prompt": String::from_utf8_lossy(&buf),
-            "report": report::json(&compiled, false, false),
-            "warnings": warnings,
-        });
-        stdout(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&v).unwrap_or_default()
-        ))?;
-    } else if let Some(path) = &a.output {
-        // Streamed into the temporary file: memory stays near the largest entry.
-        crate::atomic::write_with(&ws.arg_path(path), |w| render_to(&job, template, w))?;
-        if !g.quiet {
-            report_text.push_str(&format!("wrote {}\n", path.display()));
-            stderr(&report_text);
-        }
-    } else {
-        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-        let result = render_to(&job, template, &mut out);
-        let flushed = out.flush();
-        match result {
-            Err(Error::Template { source, .. }) if is_broken_pipe(&source) => {}
-            other => other?,
-        }
-        if let Err(e) = flushed
-            && e.kind() != std::io::ErrorKind::BrokenPipe
-        {
-            return Err(Error::Write {
-                path: "<stdout>".into(),
-                source: e,
-            });
-        }
-        if !g.quiet {
-            stderr(&report_text);
-        }
-    }
-    Ok(ExitCode::Ready)
-}
-
-fn is_broken_pipe(e: &tera::Error) -> bool {
-    let mut source: Option<&dyn std::error::Error> = Some(e);
-    while let Some(s) = source {
-        if let Some(io) = s.downcast_ref::<std::io::Error>()
-            && io.kind() == std::io::ErrorKind::BrokenPipe
-        {
-            return true;
-        }
-        source = s.source();
-    }
-    false
-}
-
 /// The owned and read-only globs of a compile: flags, files-from, task file.
-fn scopes(s: &settings::CompileSettings) -> (Vec<String>, Vec<String>) {
+pub fn scopes(s: &CompileSettings) -> (Vec<String>, Vec<String>) {
     let mut owned = s.owns.clone();
     owned.extend(s.files_from.iter().cloned());
     let mut readonly = s.reads.clone();
@@ -590,10 +451,10 @@ fn scopes(s: &settings::CompileSettings) -> (Vec<String>, Vec<String>) {
 }
 
 /// A [`Compiled`] from an existing manifest, after the containment and secret checks.
-fn from_manifest(ws: &Workspace, s: &settings::CompileSettings, path: &Path) -> Result<Compiled> {
-    let bytes = settings::read_arg(path)?;
+pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result<Compiled> {
+    let bytes = crate::util::read::read_capped(path, crate::util::read::INPUT_CAP)?;
     let text = String::from_utf8_lossy(&bytes);
-    let parsed = crate::manifest::parse(&text);
+    let parsed = crate::compile::manifest::parse(&text);
     let shown = ws.shown(path);
     if let Some((line, column, message)) = parsed.errors.first() {
         return Err(Error::Syntax {
@@ -605,13 +466,13 @@ fn from_manifest(ws: &Workspace, s: &settings::CompileSettings, path: &Path) -> 
             message: message.clone(),
         });
     }
-    let contracts = crate::contract::load(ws.contracts.clone(), &ws.root)?;
+    let contracts = crate::compile::contract::load(ws.contracts.clone(), &ws.root)?;
     let role = contracts.role(&s.role)?.clone();
-    let rules = crate::secrets::ContentRules::shared()
+    let rules = crate::compile::secrets::ContentRules::shared()
         .map_err(|e| Error::SecretRules(Box::new(e.clone())))?;
     let cache = compile::token_cache(ws);
-    let fast = crate::tokens::Fast(ws.encoding);
-    let counter = crate::cache::Cached::new(&cache, &fast);
+    let fast = crate::compile::tokens::Fast(ws.encoding);
+    let counter = crate::compile::cache::Cached::new(&cache, &fast);
     let mut kept = Vec::new();
     let mut excluded = Vec::new();
     for (line, value) in &parsed.entries {
@@ -623,13 +484,13 @@ fn from_manifest(ws: &Workspace, s: &settings::CompileSettings, path: &Path) -> 
             },
             message,
         })?;
-        let file = crate::paths::normalize(&entry.file).map_err(|e| Error::Escape {
+        let file = crate::util::paths::normalize(&entry.file).map_err(|e| Error::Escape {
             origin: format!("{shown}:{line}"),
             path: entry.file.clone(),
             problem: e.problem(),
         })?;
-        if let Some(rule) = crate::secrets::by_path(&file) {
-            excluded.push(crate::report::Exclusion::new(
+        if let Some(rule) = crate::compile::secrets::by_path(&file) {
+            excluded.push(crate::model::Exclusion::new(
                 &file,
                 &format!("secret: {rule}"),
             ));
@@ -640,7 +501,7 @@ fn from_manifest(ws: &Workspace, s: &settings::CompileSettings, path: &Path) -> 
             .as_ref()
             .is_some_and(|r| r.starts_with(&ws.root) && r.is_file())
         {
-            excluded.push(crate::report::Exclusion::new(
+            excluded.push(crate::model::Exclusion::new(
                 &file,
                 "missing, or a link out of the repository",
             ));
@@ -669,7 +530,7 @@ fn from_manifest(ws: &Workspace, s: &settings::CompileSettings, path: &Path) -> 
                 sha256: m.sha256,
             }),
             Some(measure::Fate::Excluded(reason)) => {
-                excluded.push(crate::report::Exclusion::new(&file, &reason));
+                excluded.push(crate::model::Exclusion::new(&file, &reason));
             }
             None => {}
         }
@@ -692,7 +553,7 @@ fn from_manifest(ws: &Workspace, s: &settings::CompileSettings, path: &Path) -> 
         notes: excluded
             .iter()
             .map(|e| {
-                crate::report::Note::warning(format!("excluded {}: {}", quoted(&e.file), e.reason))
+                crate::model::Note::warning(format!("excluded {}: {}", quoted(&e.file), e.reason))
             })
             .collect(),
         excluded,
@@ -726,7 +587,7 @@ fn lenient_entry(v: &Value) -> std::result::Result<Entry, String> {
         Some(s) => {
             let ranges: Vec<[u64; 2]> = serde_json::from_value(s.clone())
                 .map_err(|e| format!("malformed sections: {e}"))?;
-            crate::overrides::checked_sections(ranges)
+            crate::compile::overrides::checked_sections(ranges)
                 .map_err(|e| format!("malformed sections: {e}"))?
         }
     };
@@ -773,5 +634,23 @@ mod tests {
             out.starts_with("```text\n1 | aaaa\n2 | bbbb\n```\n[curate: cut before line 3"),
             "{out}"
         );
+    }
+}
+
+/// Languages of the built-in templates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Lang {
+    En,
+    Zh,
+}
+
+impl Lang {
+    /// The code used in template file names.
+    #[must_use]
+    pub fn code(self) -> &'static str {
+        match self {
+            Lang::En => "en",
+            Lang::Zh => "zh",
+        }
     }
 }

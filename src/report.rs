@@ -5,70 +5,10 @@
 
 use std::fmt::Write as _;
 
-use serde::Serialize;
 use serde_json::json;
 
 use crate::compile::Compiled;
 use crate::model::quoted;
-
-/// How loud a note is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Level {
-    Info,
-    Warning,
-}
-
-/// A decision of this run, in plain words with the numbers (becomes a curation line).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Note {
-    pub level: Level,
-    pub text: String,
-}
-
-impl Note {
-    /// An informational note.
-    #[must_use]
-    pub fn info(text: String) -> Note {
-        Note {
-            level: Level::Info,
-            text,
-        }
-    }
-
-    /// A note that is also a warning.
-    #[must_use]
-    pub fn warning(text: String) -> Note {
-        Note {
-            level: Level::Warning,
-            text,
-        }
-    }
-
-    /// True for warnings.
-    #[must_use]
-    pub fn is_warning(&self) -> bool {
-        self.level == Level::Warning
-    }
-}
-
-/// A file kept out, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Exclusion {
-    pub file: String,
-    pub reason: String,
-}
-
-impl Exclusion {
-    /// An exclusion of `file` for `reason`.
-    #[must_use]
-    pub fn new(file: &str, reason: &str) -> Exclusion {
-        Exclusion {
-            file: file.to_owned(),
-            reason: reason.to_owned(),
-        }
-    }
-}
 
 /// Terminal styling, on or off.
 #[derive(Debug, Clone, Copy)]
@@ -190,7 +130,7 @@ pub fn human(c: &Compiled, style: Style, verbose: bool, explain: bool, outcome: 
     }
     let (files, lines, tokens) = c.totals();
     let status = match c.status {
-        crate::budget::Status::Ready => style.good(c.status.name()),
+        crate::compile::budget::Status::Ready => style.good(c.status.name()),
         _ => style.error(c.status.name()),
     };
     let cap = |n: u64| {
@@ -215,16 +155,16 @@ pub fn human(c: &Compiled, style: Style, verbose: bool, explain: bool, outcome: 
         let _ = writeln!(out, "{} {}", style.warn("warning:"), w.text);
     }
     match c.status {
-        crate::budget::Status::Blocked => {
+        crate::compile::budget::Status::Blocked => {
             let _ = writeln!(
                 out,
                 "BLOCKED: nothing survived selection and exclusion; do not dispatch"
             );
         }
-        crate::budget::Status::OverBudget => {
+        crate::compile::budget::Status::OverBudget => {
             let _ = write!(out, "{}", over_budget_advice(c));
         }
-        crate::budget::Status::Ready => {}
+        crate::compile::budget::Status::Ready => {}
     }
     if !outcome.is_empty() {
         let _ = writeln!(out, "{outcome}");

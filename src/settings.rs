@@ -1,20 +1,22 @@
-//! Raw flags + environment → one validated [`Workspace`] and [`CompileSettings`], before any
-//! file of the compile is read.
+//! The validated values a compile runs on: where it runs ([`Workspace`]) and what it
+//! compiles ([`CompileSettings`]), built from plain options by any front-end (the command
+//! line, a hook, the MCP server) or from a lock's recorded inputs (`check --stale`).
 //!
 //! Ids and roles are checked before any path is built from them. Relative file arguments
 //! are taken relative to the working folder (`-C DIR` like `git -C`); the repository root is
-//! the git top-level of that folder, else the folder itself.
+//! the git top-level of that folder, else the folder itself. Every file read here goes
+//! through the bounded reader.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crate::budget::Caps;
-use crate::cli::{CompileArgs, Encoding, GlobalArgs};
-use crate::contract;
+use crate::compile::budget::Caps;
+use crate::compile::contract;
+use crate::compile::manifest::{FileRef, Lock};
+use crate::compile::overrides::{self, Upsert};
+use crate::compile::tokens::Encoding;
 use crate::error::{Error, Result};
-use crate::manifest::FileRef;
-use crate::overrides::{self, Upsert};
 use crate::task::{self, Task};
+use crate::util::read::{INPUT_CAP, read_capped, read_stdin};
 
 /// Where curate runs.
 #[derive(Debug, Clone)]
@@ -47,7 +49,7 @@ impl Workspace {
     /// `path` (absolute) as a repository-relative `/` path, when it lies inside the root.
     #[must_use]
     pub fn relative(&self, path: &Path) -> Option<String> {
-        let clean = lexical(path);
+        let clean = crate::util::paths::lexical(path);
         let rel = clean.strip_prefix(&self.root).ok()?;
         let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
         Some(parts?.join("/"))
@@ -70,20 +72,83 @@ impl Workspace {
     }
 }
 
-/// Removes `.` and resolves `..` without touching the disk.
-#[must_use]
-pub fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
+/// The options a workspace is resolved from.
+#[derive(Debug, Clone, Default)]
+pub struct WorkspaceOptions {
+    /// `-C DIR`: the working folder (default: the process's).
+    pub dir: Option<PathBuf>,
+    /// `--contracts FILE`.
+    pub contracts: Option<PathBuf>,
+    /// `--changes-dir DIR`.
+    pub changes_dir: Option<PathBuf>,
+    pub encoding: Encoding,
+    pub no_cache: bool,
+    pub progress: bool,
+}
+
+impl Workspace {
+    /// Resolves the working folder, repository root, changes root and contracts source.
+    pub fn resolve(o: &WorkspaceOptions) -> Result<Workspace> {
+        let start = match &o.dir {
+            Some(d) => d.clone(),
+            None => std::env::current_dir().map_err(|source| Error::Read {
+                path: PathBuf::from("."),
+                source,
+            })?,
+        };
+        let cwd = start.canonicalize().map_err(|source| Error::Read {
+            path: start.clone(),
+            source,
+        })?;
+        if !cwd.is_dir() {
+            return Err(Error::Failed(format!(
+                "{} is not a folder",
+                start.display()
+            )));
         }
+        let root = cwd
+            .ancestors()
+            .find(|a| a.join(".git").exists())
+            .unwrap_or(&cwd)
+            .to_owned();
+        let mut ws = Workspace {
+            cwd,
+            root,
+            changes_root: String::new(),
+            contracts: contract::Source::Embedded,
+            encoding: o.encoding,
+            no_cache: o.no_cache,
+            progress: o.progress,
+        };
+        ws.changes_root = match &o.changes_dir {
+            Some(dir) => {
+                let abs = ws.arg_path(dir);
+                match ws.relative(&abs) {
+                    Some(rel) if !rel.is_empty() => rel,
+                    _ => {
+                        return Err(Error::Escape {
+                            origin: "--changes-dir".to_owned(),
+                            path: dir.display().to_string(),
+                            problem: "is not a folder inside the repository",
+                        });
+                    }
+                }
+            }
+            None => {
+                if !ws.root.join("changes").exists() && ws.root.join(".aiws/changes").is_dir() {
+                    ".aiws/changes".to_owned()
+                } else {
+                    "changes".to_owned()
+                }
+            }
+        };
+        let flag = o.contracts.as_ref().map(|p| ws.arg_path(p));
+        let env = std::env::var_os("CURATE_CONTRACTS")
+            .filter(|v| !v.is_empty())
+            .map(|v| ws.arg_path(Path::new(&v)));
+        ws.contracts = contract::discover(flag, env, &ws.root);
+        Ok(ws)
     }
-    out
 }
 
 /// Checks an id or a role: `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`.
@@ -103,71 +168,6 @@ pub fn check_name(what: &'static str, value: &str) -> Result<()> {
             value: value.to_owned(),
         })
     }
-}
-
-/// Resolves the working folder, repository root, changes root and contracts source.
-pub fn workspace(g: &GlobalArgs) -> Result<Workspace> {
-    let start = match &g.dir {
-        Some(d) => d.clone(),
-        None => std::env::current_dir().map_err(|source| Error::Read {
-            path: PathBuf::from("."),
-            source,
-        })?,
-    };
-    let cwd = start.canonicalize().map_err(|source| Error::Read {
-        path: start.clone(),
-        source,
-    })?;
-    if !cwd.is_dir() {
-        return Err(Error::Failed(format!(
-            "{} is not a folder",
-            start.display()
-        )));
-    }
-    let root = cwd
-        .ancestors()
-        .find(|a| a.join(".git").exists())
-        .unwrap_or(&cwd)
-        .to_owned();
-    let mut ws = Workspace {
-        cwd,
-        root,
-        changes_root: String::new(),
-        contracts: contract::Source::Embedded,
-        encoding: g.encoding,
-        no_cache: g.no_cache,
-        progress: g.format == crate::cli::Format::Human
-            && !g.quiet
-            && std::io::IsTerminal::is_terminal(&std::io::stderr()),
-    };
-    ws.changes_root = match &g.changes_dir {
-        Some(dir) => {
-            let abs = ws.arg_path(dir);
-            match ws.relative(&abs) {
-                Some(rel) if !rel.is_empty() => rel,
-                _ => {
-                    return Err(Error::Escape {
-                        origin: "--changes-dir".to_owned(),
-                        path: dir.display().to_string(),
-                        problem: "is not a folder inside the repository",
-                    });
-                }
-            }
-        }
-        None => {
-            if !ws.root.join("changes").exists() && ws.root.join(".aiws/changes").is_dir() {
-                ".aiws/changes".to_owned()
-            } else {
-                "changes".to_owned()
-            }
-        }
-    };
-    let flag = g.contracts.as_ref().map(|p| ws.arg_path(p));
-    let env = std::env::var_os("CURATE_CONTRACTS")
-        .filter(|v| !v.is_empty())
-        .map(|v| ws.arg_path(Path::new(&v)));
-    ws.contracts = contract::discover(flag, env, &ws.root);
-    Ok(ws)
 }
 
 /// Where the overrides come from.
@@ -200,114 +200,144 @@ pub struct CompileSettings {
     pub explain: bool,
 }
 
-/// Checks the role and change id (before anything else), then reads the small inputs: the
-/// task file and `--files-from`.
-pub fn compile_settings(ws: &Workspace, a: &CompileArgs) -> Result<CompileSettings> {
-    let (role, change) = names(a)?;
-    let add = a
-        .add
-        .iter()
-        .map(|s| overrides::parse_add(s))
-        .collect::<Result<Vec<_>>>()?;
-    let task = match &a.task_file {
-        Some(p) => {
-            let path = ws.arg_path(p);
-            let bytes = read_arg(&path)?;
-            let task = task::parse(&bytes, p)?;
-            Some((
-                FileRef {
-                    path: ws.shown(&path),
-                    sha256: crate::digest::hex(&bytes),
-                },
-                task,
-            ))
-        }
-        None => None,
-    };
-    let files_from = match &a.files_from {
-        Some(p) => crate::verify::parse_touched_list(&read_list_arg(ws, p)?),
-        None => Vec::new(),
-    };
-    let overrides = match &a.overrides {
-        Some(p) => {
-            let path = ws.arg_path(p);
-            OverridesFile {
-                shown: ws.shown(&path),
-                path,
-                explicit: true,
-            }
-        }
-        None => {
-            let rel = format!(
-                "{}/{change}/analysis/{role}-context.overrides.jsonl",
-                ws.changes_root
-            );
-            OverridesFile {
-                path: ws.root.join(&rel),
-                shown: rel,
-                explicit: false,
-            }
-        }
-    };
-    Ok(CompileSettings {
-        role,
-        change,
-        owns: a.owns.clone(),
-        reads: a.reads.clone(),
-        files_from,
-        task,
-        overrides,
-        add,
-        add_raw: a.add.clone(),
-        drop: a.drop.clone(),
-        caps: Caps {
-            max_files: a.max_files,
-            max_lines: a.max_lines,
-            max_tokens: a.max_tokens.unwrap_or(0),
-        },
-        max_file_size: a.max_file_size,
-        no_ignore: a.no_ignore,
-        explain: a.explain,
-    })
+/// Where a list of paths comes from (`--files-from`).
+#[derive(Debug, Clone)]
+pub enum ListSource {
+    /// A file, relative to the working folder.
+    File(PathBuf),
+    /// Standard input (`-`).
+    Stdin,
+    /// Already read (a lock's recorded list).
+    Given(Vec<String>),
 }
 
-/// The role and change id, checked.
-pub fn names(a: &CompileArgs) -> Result<(String, String)> {
-    let role = a
-        .role
-        .clone()
-        .ok_or_else(|| Error::Usage("--role is required".to_owned()))?;
-    let change = a
-        .change
-        .clone()
-        .ok_or_else(|| Error::Usage("--change is required".to_owned()))?;
-    check_name("role", &role)?;
-    check_name("change id", &change)?;
-    Ok((role, change))
+/// The options of one compile, as a front-end gives them (before any file is read).
+#[derive(Debug, Clone, Default)]
+pub struct CompileOptions {
+    pub role: String,
+    pub change: String,
+    pub owns: Vec<String>,
+    pub reads: Vec<String>,
+    pub files_from: Option<ListSource>,
+    pub task_file: Option<PathBuf>,
+    pub overrides: Option<PathBuf>,
+    pub add: Vec<String>,
+    pub drop: Vec<String>,
+    pub caps: Caps,
+    pub max_file_size: u64,
+    pub no_ignore: bool,
+    pub explain: bool,
 }
 
-/// Reads a list argument: a file relative to the working folder, or `-` for stdin.
-pub fn read_list_arg(ws: &Workspace, p: &Path) -> Result<Vec<u8>> {
-    if p.as_os_str() == "-" {
-        let mut buf = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut buf)
-            .map_err(|source| Error::Read {
-                path: PathBuf::from("<stdin>"),
-                source,
-            })?;
-        Ok(buf)
-    } else {
-        read_arg(&ws.arg_path(p))
+impl CompileSettings {
+    /// Checks the role and change id (before anything else), then reads the small inputs:
+    /// the task file and the list of `--files-from`.
+    pub fn resolve(ws: &Workspace, o: &CompileOptions) -> Result<CompileSettings> {
+        check_name("role", &o.role)?;
+        check_name("change id", &o.change)?;
+        let (role, change) = (o.role.clone(), o.change.clone());
+        let add = o
+            .add
+            .iter()
+            .map(|s| overrides::parse_add(s))
+            .collect::<Result<Vec<_>>>()?;
+        let task = match &o.task_file {
+            Some(p) => {
+                let path = ws.arg_path(p);
+                let bytes = read_capped(&path, INPUT_CAP)?;
+                let task = task::parse(&bytes, p)?;
+                Some((
+                    FileRef {
+                        path: ws.shown(&path),
+                        sha256: crate::util::digest::hex(&bytes),
+                    },
+                    task,
+                ))
+            }
+            None => None,
+        };
+        let files_from = match &o.files_from {
+            None => Vec::new(),
+            Some(ListSource::Given(list)) => list.clone(),
+            Some(ListSource::Stdin) => crate::verify::parse_touched_list(&read_stdin(INPUT_CAP)?),
+            Some(ListSource::File(p)) => {
+                crate::verify::parse_touched_list(&read_capped(&ws.arg_path(p), INPUT_CAP)?)
+            }
+        };
+        let overrides = match &o.overrides {
+            Some(p) => {
+                let path = ws.arg_path(p);
+                OverridesFile {
+                    shown: ws.shown(&path),
+                    path,
+                    explicit: true,
+                }
+            }
+            None => {
+                let rel = format!(
+                    "{}/{change}/analysis/{role}-context.overrides.jsonl",
+                    ws.changes_root
+                );
+                OverridesFile {
+                    path: ws.root.join(&rel),
+                    shown: rel,
+                    explicit: false,
+                }
+            }
+        };
+        Ok(CompileSettings {
+            role,
+            change,
+            owns: o.owns.clone(),
+            reads: o.reads.clone(),
+            files_from,
+            task,
+            overrides,
+            add,
+            add_raw: o.add.clone(),
+            drop: o.drop.clone(),
+            caps: o.caps,
+            max_file_size: o.max_file_size,
+            no_ignore: o.no_ignore,
+            explain: o.explain,
+        })
     }
-}
 
-/// Reads a file named on the command line.
-pub fn read_arg(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|source| Error::Read {
-        path: path.to_owned(),
-        source,
-    })
+    /// The settings a lock recorded, for a compile that should write the same manifest
+    /// again (`check --stale`). Returns them with the workspace they ran in.
+    pub fn from_lock(ws: &Workspace, lock: &Lock) -> Result<(Workspace, CompileSettings)> {
+        let i = &lock.inputs;
+        let mut ws = ws.clone();
+        ws.changes_root.clone_from(&i.changes_root);
+        ws.encoding = i.encoding;
+        let default_overrides = format!(
+            "{}/{}/analysis/{}-context.overrides.jsonl",
+            i.changes_root, i.change, i.role
+        );
+        let options = CompileOptions {
+            role: i.role.clone(),
+            change: i.change.clone(),
+            owns: i.owns.clone(),
+            reads: i.reads.clone(),
+            files_from: Some(ListSource::Given(i.files_from.clone())),
+            task_file: i.task_file.as_ref().map(|f| ws.root.join(&f.path)),
+            // The default overrides file is found again by its default path (it may be
+            // gone now); only one named with --overrides is passed on.
+            overrides: i
+                .overrides
+                .as_ref()
+                .filter(|f| f.path != default_overrides)
+                .map(|f| ws.root.join(&f.path)),
+            add: i.add.clone(),
+            drop: i.drop.clone(),
+            caps: i.caps,
+            max_file_size: i.max_file_size,
+            no_ignore: i.no_ignore,
+            explain: false,
+        };
+        let s = CompileSettings::resolve(&ws, &options)?;
+        Ok((ws, s))
+    }
 }
 
 #[cfg(test)]

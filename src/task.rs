@@ -58,8 +58,11 @@ fn default_scope_change_protocol() -> String {
 pub fn parse(bytes: &[u8], path: &Path) -> Result<Task> {
     let task: Task = serde_json::from_slice(bytes).map_err(|e| Error::Syntax {
         path: path.to_owned(),
-        pos: crate::contract::json_pos(&e),
-        message: format!("invalid task file: {}", crate::contract::json_message(&e)),
+        pos: crate::util::jsonpos::json_pos(&e),
+        message: format!(
+            "invalid task file: {}",
+            crate::util::jsonpos::json_message(&e)
+        ),
     })?;
     if task.task_id.trim().is_empty() {
         return Err(Error::Invalid {

@@ -338,7 +338,7 @@ fn has_drive_letter(path: &str) -> bool {
 /// drive letter (`C:...`), a `..` that escapes the root, or a path that
 /// names the root itself (empty, `.`, `a/..`).
 pub fn normalize(path: &str) -> Result<String, VerifyError> {
-    crate::paths::normalize(path).map_err(|e| VerifyError::InvalidPath {
+    crate::util::paths::normalize(path).map_err(|e| VerifyError::InvalidPath {
         path: path.to_owned(),
         reason: e.problem(),
     })

@@ -1,9 +1,9 @@
-//! `curate::jsonpos::locate(source, pointer)`: never panics, and, on valid JSON, agrees with
+//! `curate::util::jsonpos::locate(source, pointer)`: never panics, and, on valid JSON, agrees with
 //! serde_json: the position it gives is where the value that the pointer names (or its
 //! deepest existing ancestor) starts, or, for an object member, where its key starts.
 #![no_main]
 
-use curate::jsonpos;
+use curate::util::jsonpos;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

@@ -1,8 +1,8 @@
-//! `curate::manifest::parse` and `is_intact` on arbitrary text: never panic, and the digest
+//! `curate::compile::manifest::parse` and `is_intact` on arbitrary text: never panic, and the digest
 //! header means what it says.
 #![no_main]
 
-use curate::manifest;
+use curate::compile::manifest;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -29,7 +29,7 @@ fuzz_target!(|data: &[u8]| {
     // seen (appending a byte changes the digest).
     let rebuilt = format!(
         "// curate: 0.0.0 contracts=0123456789ab digest={}\n{body}",
-        curate::digest::hex12(body.as_bytes())
+        curate::util::digest::hex12(body.as_bytes())
     );
     assert!(manifest::is_intact(&rebuilt), "rebuilt manifest not intact");
     assert!(!manifest::is_intact(&format!("{rebuilt}x")));

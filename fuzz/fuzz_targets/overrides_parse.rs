@@ -1,4 +1,4 @@
-//! `curate::overrides::parse` on arbitrary text: never panics; what it accepts is
+//! `curate::compile::overrides::parse` on arbitrary text: never panics; what it accepts is
 //! well-formed; what it refuses gives an error of the shape SPEC §6 promises.
 #![no_main]
 
@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 
 use curate::model::Sections;
-use curate::overrides::{self, Directive};
+use curate::compile::overrides::{self, Directive};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

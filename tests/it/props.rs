@@ -3,10 +3,10 @@
 
 use std::collections::BTreeSet;
 
-use curate::budget::{Caps, Item, Status, allocate};
-use curate::measure::{count_lines, selected};
+use curate::compile::budget::{Caps, Item, Status, allocate};
+use curate::compile::measure::{count_lines, selected};
 use curate::model::{Priority, Range, Sections};
-use curate::paths::normalize;
+use curate::util::paths::normalize;
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 
@@ -61,7 +61,7 @@ fn items() -> impl Strategy<Value = Vec<Item>> {
 }
 
 /// The kept items as a sorted multiset of (priority, lines, tokens).
-fn kept_multiset(items: &[Item], dropped: &[Option<curate::budget::Rule>]) -> Vec<Item> {
+fn kept_multiset(items: &[Item], dropped: &[Option<curate::compile::budget::Rule>]) -> Vec<Item> {
     let mut kept: Vec<Item> = items
         .iter()
         .zip(dropped)
@@ -405,7 +405,7 @@ fn drive_letters_behind_a_dot_are_refused() {
     for p in ["./C:/x", "a/../C:/x", ".\\C:\\x", "./a:"] {
         assert_eq!(
             normalize(p),
-            Err(curate::paths::Escape::DriveLetter),
+            Err(curate::util::paths::Escape::DriveLetter),
             "{p:?} names a drive"
         );
     }

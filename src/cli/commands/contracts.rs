@@ -1,48 +1,42 @@
-//! `curate init` (write the embedded contracts and templates into a repository) and
-//! `curate contracts show` (the roles with their expanded baselines).
+//! `curate contracts validate` (the contracts file loads and validates) and `curate
+//! contracts show` (the roles with their expanded baselines).
 
 use serde_json::json;
 
-use crate::cli::{Format, GlobalArgs, InitArgs};
-use crate::contract::{self, Contracts};
-use crate::error::{Error, ExitCode, Result};
-use crate::expand::{self, Request, Scope};
-use crate::run::{stderr, stdout};
-use crate::settings::{self, Workspace};
+use crate::cli::args::{ContractsCommand, Format, GlobalArgs};
+use crate::cli::exit::ExitCode;
+use crate::cli::printer::{stderr, stdout};
+use crate::cli::resolve;
+use crate::compile::contract::Contracts;
+use crate::compile::expand::{self, Request, Scope};
+use crate::error::Result;
+use crate::settings::{Workspace, check_name};
 
-/// Runs `curate init`.
-pub fn init_cmd(g: &GlobalArgs, a: &InitArgs) -> Result<ExitCode> {
-    let ws = settings::workspace(g)?;
-    let mut files: Vec<(String, &str)> = vec![
-        (contract::REPO_PATHS[0].to_owned(), contract::EMBEDDED),
-        (
-            "contracts/workflow-delegation-contracts.schema.json".to_owned(),
-            contract::SCHEMA,
-        ),
-    ];
-    if a.templates {
-        for (name, text) in crate::render::TEMPLATES {
-            files.push((format!(".curate/templates/{name}"), text));
+/// Runs `curate contracts [validate|show]`.
+pub fn run(g: &GlobalArgs, action: Option<ContractsCommand>) -> Result<ExitCode> {
+    let ws = resolve::workspace(g)?;
+    let contracts = crate::compile::contract::load(ws.contracts.clone(), &ws.root)?;
+    match action {
+        None | Some(ContractsCommand::Validate) => {
+            if !g.quiet {
+                stderr(&format!(
+                    "{}: valid ({} roles: {})\n",
+                    contracts.source.describe(),
+                    contracts.roles.len(),
+                    contracts
+                        .roles
+                        .iter()
+                        .map(|r| r.id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            Ok(ExitCode::Ready)
+        }
+        Some(ContractsCommand::Show { role, change }) => {
+            show(&ws, g, &contracts, role.as_deref(), change.as_deref())
         }
     }
-    let existing: Vec<&str> = files
-        .iter()
-        .filter(|(p, _)| ws.root.join(p).exists())
-        .map(|(p, _)| p.as_str())
-        .collect();
-    if !existing.is_empty() && !a.force {
-        return Err(Error::Failed(format!(
-            "not overwriting {} (use --force to overwrite)",
-            existing.join(", ")
-        )));
-    }
-    for (path, text) in &files {
-        crate::atomic::write(&ws.root.join(path), text.as_bytes())?;
-        if !g.quiet {
-            stderr(&format!("wrote {path}\n"));
-        }
-    }
-    Ok(ExitCode::Ready)
 }
 
 /// Runs `curate contracts show`.
@@ -54,11 +48,11 @@ pub fn show(
     change: Option<&str>,
 ) -> Result<ExitCode> {
     if let Some(r) = role {
-        settings::check_name("role", r)?;
+        check_name("role", r)?;
         contracts.role(r)?;
     }
     if let Some(c) = change {
-        settings::check_name("change id", c)?;
+        check_name("change id", c)?;
     }
     let mut roles_json = Vec::new();
     let mut text = format!("contracts: {}\n", contracts.source.describe());

@@ -7,8 +7,6 @@
 
 use std::borrow::Cow;
 
-use crate::cli::Encoding;
-
 /// Something that counts tokens of text.
 pub trait TokenCounter: Sync {
     /// The number of tokens of `bytes` (lossily decoded when not UTF-8).
@@ -31,10 +29,6 @@ pub trait TokenCounter: Sync {
 /// The default, fast, exact counter.
 #[derive(Debug, Clone, Copy)]
 pub struct Fast(pub Encoding);
-
-/// The reference counter (tiktoken-rs), slower to build and to run.
-#[derive(Debug, Clone, Copy)]
-pub struct Reference(pub Encoding);
 
 fn text(bytes: &[u8]) -> Cow<'_, str> {
     String::from_utf8_lossy(bytes)
@@ -161,19 +155,23 @@ impl Pretokenizer {
     }
 }
 
-impl TokenCounter for Reference {
-    fn count(&self, bytes: &[u8]) -> u64 {
-        let bpe = match self.0 {
-            Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
-            Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
-        };
-        bpe.encode_ordinary(text(bytes).as_ref()).len() as u64
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The reference counter (tiktoken-rs), slower to build and to run.
+    #[derive(Debug, Clone, Copy)]
+    struct Reference(Encoding);
+
+    impl TokenCounter for Reference {
+        fn count(&self, bytes: &[u8]) -> u64 {
+            let bpe = match self.0 {
+                Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
+                Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
+            };
+            bpe.encode_ordinary(text(bytes).as_ref()).len() as u64
+        }
+    }
 
     fn samples() -> Vec<Vec<u8>> {
         let mut v: Vec<Vec<u8>> = vec![
@@ -247,5 +245,38 @@ mod tests {
     #[test]
     fn special_token_text_is_plain_text() {
         assert!(Fast(Encoding::O200kBase).count(b"<|endoftext|>") > 1);
+    }
+}
+
+/// The BPE encodings tokens can be counted with.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    clap::ValueEnum,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+pub enum Encoding {
+    #[default]
+    #[value(name = "o200k_base")]
+    #[serde(rename = "o200k_base")]
+    O200kBase,
+    #[value(name = "cl100k_base")]
+    #[serde(rename = "cl100k_base")]
+    Cl100kBase,
+}
+
+impl Encoding {
+    /// The encoding's name as OpenAI spells it.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Encoding::O200kBase => "o200k_base",
+            Encoding::Cl100kBase => "cl100k_base",
+        }
     }
 }

@@ -1,25 +1,43 @@
 //! The whole compile, one stage a line: contracts → expand → merge → overrides → secrets →
 //! measure → budget → tokens → manifest text and lock.
 //!
-//! Returns a [`Compiled`] value and writes nothing; `run` decides whether to write it.
+//! Returns a [`Compiled`] value and writes nothing; a front-end decides whether to write it.
+//!
+//! The stages, in order, each a module of this folder: [`contract`] (load and validate the
+//! delegation contracts) → [`expand`] (globs, with [`ignore`] rules) → [`overrides`] (the
+//! delegator's layer 2) → [`secrets`] by name → [`measure`] (read each file once, through
+//! the admission checks, with [`tokens`] and the on-disk [`cache`]) → [`budget`] (caps) →
+//! [`manifest`] (text and lock). [`adopt`] turns a hand-edited manifest back into overrides.
+
+pub mod adopt;
+pub mod budget;
+pub mod cache;
+pub mod contract;
+pub mod expand;
+pub mod ignore;
+pub mod manifest;
+pub mod measure;
+pub mod overrides;
+pub mod secrets;
+pub mod tokens;
 
 use std::path::Path;
 
 use serde::Serialize;
 
-use crate::budget::{self, Allocation, Caps, Item, Overrun, Rule, Status};
-use crate::cache::{Cached, TokenCache};
-use crate::contract::{self, Contracts, Role};
 use crate::error::{Error, Result};
-use crate::expand::{self, Candidate, Origin, Request, Scope};
-use crate::manifest::{self, FileRef, Inputs, Lock, LockContracts, LockEntry};
-use crate::measure::{self, Fate, Limits, Measured};
 use crate::model::{Entry, Priority, Sections, generated_reason, quoted};
-use crate::overrides::{self, Directive};
-use crate::report::{Exclusion, Note};
-use crate::secrets::{self, ContentRules};
+use crate::model::{Exclusion, Note};
 use crate::settings::{CompileSettings, Workspace};
-use crate::tokens::{Fast, TokenCounter};
+use budget::{Allocation, Caps, Item, Overrun, Rule, Status};
+use cache::{Cached, TokenCache};
+use contract::{Contracts, Role};
+use expand::{Candidate, Origin, Request, Scope};
+use manifest::{FileRef, Inputs, Lock, LockContracts, LockEntry};
+use measure::{Fate, Limits, Measured};
+use overrides::Directive;
+use secrets::ContentRules;
+use tokens::{Fast, TokenCounter};
 
 /// A kept entry with its measurements.
 #[derive(Debug, Clone, Serialize)]
@@ -563,7 +581,7 @@ fn read_overrides(s: &CompileSettings) -> Result<(overrides::Overrides, Option<F
         parsed,
         Some(FileRef {
             path: s.overrides.shown.clone(),
-            sha256: crate::digest::hex(&bytes),
+            sha256: crate::util::digest::hex(&bytes),
         }),
     ))
 }
@@ -583,10 +601,10 @@ fn lock(
     Lock {
         curate: env!("CARGO_PKG_VERSION").to_owned(),
         manifest: manifest_path.to_owned(),
-        digest: crate::digest::hex(body.as_bytes()),
+        digest: crate::util::digest::hex(body.as_bytes()),
         contracts: LockContracts {
             source: contracts.source.describe(),
-            sha256: crate::digest::hex(&contracts.bytes),
+            sha256: crate::util::digest::hex(&contracts.bytes),
         },
         inputs: Inputs {
             role: s.role.clone(),

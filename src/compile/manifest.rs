@@ -1,14 +1,14 @@
 //! The context manifest (JSONL) and its lock: formatting, the digest header, parsing an
 //! existing manifest back, and telling curate's own output from a person's hand edit.
 //!
-//! Pure text work; the caller writes through [`crate::atomic`], the lock first and the
+//! Pure text work; the caller writes through [`crate::util::atomic`], the lock first and the
 //! manifest last (the commit point).
 
 use serde::{Deserialize, Serialize};
 
-use crate::budget::Caps;
-use crate::digest;
+use crate::compile::budget::Caps;
 use crate::model::Entry;
+use crate::util::digest;
 
 /// The marker of the first line.
 pub const HEADER: &str = "// curate:";
@@ -130,7 +130,7 @@ pub fn parse(text: &str) -> Parsed {
             Err(e) => out.errors.push((
                 n,
                 e.column().max(1),
-                format!("invalid JSON: {}", crate::contract::json_message(&e)),
+                format!("invalid JSON: {}", crate::util::jsonpos::json_message(&e)),
             )),
         }
     }
@@ -150,7 +150,7 @@ pub struct Inputs {
     pub role: String,
     pub change: String,
     pub changes_root: String,
-    pub encoding: crate::cli::Encoding,
+    pub encoding: crate::compile::tokens::Encoding,
     pub caps: Caps,
     pub max_file_size: u64,
     pub no_ignore: bool,
@@ -170,7 +170,7 @@ pub struct LockEntry {
     pub sha256: String,
     pub lines: u64,
     pub tokens: u64,
-    pub encoding: crate::cli::Encoding,
+    pub encoding: crate::compile::tokens::Encoding,
 }
 
 /// The lock beside a manifest.
@@ -212,6 +212,22 @@ impl Lock {
         s.push('\n');
         s
     }
+}
+
+/// The lock's path beside a manifest path.
+#[must_use]
+pub fn lock_path(manifest_path: &str) -> String {
+    let stem = manifest_path
+        .strip_suffix(".jsonl")
+        .unwrap_or(manifest_path);
+    format!("{stem}.lock.json")
+}
+
+/// Reads a lock, when there is a readable one.
+#[must_use]
+pub fn read_lock(root: &std::path::Path, manifest_path: &str) -> Option<Lock> {
+    let text = std::fs::read(root.join(lock_path(manifest_path))).ok()?;
+    serde_json::from_slice(&text).ok()
 }
 
 #[cfg(test)]

@@ -7,6 +7,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::compile::tokens::Encoding;
+use crate::render::Lang;
+
 const EXAMPLES: &str = "\
 Examples:
   pre-dispatch script   curate --role worker --change add-auth --task-file task.json -q && \\
@@ -365,31 +368,6 @@ pub struct InitArgs {
     pub force: bool,
 }
 
-/// The BPE encodings tokens can be counted with.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default, serde::Serialize, serde::Deserialize,
-)]
-pub enum Encoding {
-    #[default]
-    #[value(name = "o200k_base")]
-    #[serde(rename = "o200k_base")]
-    O200kBase,
-    #[value(name = "cl100k_base")]
-    #[serde(rename = "cl100k_base")]
-    Cl100kBase,
-}
-
-impl Encoding {
-    /// The encoding's name as OpenAI spells it.
-    #[must_use]
-    pub fn name(self) -> &'static str {
-        match self {
-            Encoding::O200kBase => "o200k_base",
-            Encoding::Cl100kBase => "cl100k_base",
-        }
-    }
-}
-
 /// Report formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -404,22 +382,4 @@ pub enum ColorChoice {
     Auto,
     Always,
     Never,
-}
-
-/// Languages of the built-in templates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Lang {
-    En,
-    Zh,
-}
-
-impl Lang {
-    /// The code used in template file names.
-    #[must_use]
-    pub fn code(self) -> &'static str {
-        match self {
-            Lang::En => "en",
-            Lang::Zh => "zh",
-        }
-    }
 }

@@ -9,10 +9,10 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use crate::compile::expand::{self, Candidate, Origin};
 use crate::error::{Error, Pos, Result};
-use crate::expand::{self, Candidate, Origin};
+use crate::model::Note;
 use crate::model::{Priority, Range, Sections, quoted};
-use crate::report::Note;
 
 /// One meaningful line of an overrides file (or one `--add` / `--drop`).
 #[derive(Debug, Clone, PartialEq)]
@@ -110,7 +110,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Overrides> {
             let lead = raw.len() - raw.trim_start().len();
             err(
                 e.column().max(1) + lead,
-                format!("invalid JSON: {}", crate::contract::json_message(&e)),
+                format!("invalid JSON: {}", crate::util::jsonpos::json_message(&e)),
             )
         })?;
         let origin = Origin::Override {

@@ -13,7 +13,7 @@
 //! writes only when this run added counts: under a short-lived lock file it re-reads the
 //! file, merges it with this run's entries (those used or added now become the newest),
 //! keeps the newest [`MAX_ENTRIES`], and replaces the file atomically through
-//! [`crate::atomic::write`] (a temporary file in the same folder, renamed over it), so a
+//! [`crate::util::atomic::write`] (a temporary file in the same folder, renamed over it), so a
 //! concurrent reader sees the old file or the new one, and concurrent writers both keep
 //! their entries.
 //!
@@ -27,8 +27,8 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
-use crate::cli::Encoding;
-use crate::tokens::TokenCounter;
+use crate::compile::tokens::Encoding;
+use crate::compile::tokens::TokenCounter;
 
 /// The first word of a cache file.
 pub const MAGIC: &str = "curate-token-cache";
@@ -248,7 +248,7 @@ impl TokenCache {
             .collect();
         let skip = records.len().saturating_sub(self.capacity);
         let text = format_file(self.encoding, &records[skip..]);
-        crate::atomic::write(file, &text).map_err(|e| match e {
+        crate::util::atomic::write(file, &text).map_err(|e| match e {
             crate::error::Error::Write { source, .. } => source,
             other => std::io::Error::other(other.to_string()),
         })?;
@@ -569,14 +569,14 @@ fn lock_is_stale(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tokens::Fast;
+    use crate::compile::tokens::Fast;
     use std::sync::atomic::AtomicUsize;
 
     const O200K: Encoding = Encoding::O200kBase;
     const CL100K: Encoding = Encoding::Cl100kBase;
 
     fn key(n: u64) -> String {
-        crate::digest::hex(&n.to_le_bytes())
+        crate::util::digest::hex(&n.to_le_bytes())
     }
 
     fn names(dir: &Path) -> Vec<String> {
@@ -871,7 +871,7 @@ mod tests {
         let counter = Cached::new(&cache, &inner);
         assert_eq!(counter.count(b"hello"), 5);
         assert_eq!(
-            counter.count_known(&crate::digest::hex(b"world!"), b"world!"),
+            counter.count_known(&crate::util::digest::hex(b"world!"), b"world!"),
             6
         );
         assert_eq!(inner.0.load(Ordering::Relaxed), 0);

@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobBuilder};
 
+use crate::compile::ignore::IgnoreRules;
 use crate::error::{Error, Result};
-use crate::gitignore::IgnoreRules;
+use crate::model::{Exclusion, Note};
 use crate::model::{Priority, Sections, quoted};
-use crate::paths;
-use crate::report::{Exclusion, Note};
+use crate::util::paths;
 
 /// Where a request came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,7 +73,7 @@ pub struct Request {
 impl Request {
     /// The request of a role's `contextFiles[index]`.
     #[must_use]
-    pub fn from_contract(index: usize, cf: &crate::contract::ContextFile) -> Request {
+    pub fn from_contract(index: usize, cf: &crate::compile::contract::ContextFile) -> Request {
         Request {
             pattern: cf.glob.clone(),
             origin: Origin::Contract {
@@ -167,7 +167,7 @@ impl Scope<'_> {
         name.ends_with("-context.jsonl")
             || name.ends_with("-context.lock.json")
             || name.ends_with("-context.overrides.jsonl")
-            || crate::atomic::is_temp_name(name)
+            || crate::util::atomic::is_temp_name(name)
     }
 }
 

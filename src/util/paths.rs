@@ -4,6 +4,8 @@
 //! Pure string work; nothing here touches the disk. A path that escapes is an error, never
 //! something to be clamped back inside.
 
+use std::path::{Path, PathBuf};
+
 /// Why a path was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Escape {
@@ -96,6 +98,22 @@ pub fn literal_prefix(pattern: &str) -> &str {
 #[must_use]
 pub fn has_control_char(path: &str) -> bool {
     path.chars().any(char::is_control)
+}
+
+/// Removes `.` and resolves `..` without touching the disk.
+#[must_use]
+pub fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

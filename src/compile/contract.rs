@@ -11,13 +11,13 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 
 use crate::error::{Error, Pos, Result, SchemaDetails};
-use crate::jsonpos;
 use crate::model::{Priority, Range, Sections};
+use crate::util::jsonpos;
 
 /// The embedded default contracts.
-pub const EMBEDDED: &str = include_str!("../contracts/workflow-delegation-contracts.json");
+pub const EMBEDDED: &str = include_str!("../../contracts/workflow-delegation-contracts.json");
 /// The schema the contracts are validated against.
-pub const SCHEMA: &str = include_str!("../contracts/workflow-delegation-contracts.schema.json");
+pub const SCHEMA: &str = include_str!("../../contracts/workflow-delegation-contracts.schema.json");
 
 /// The repository-relative places a contracts file is looked for, in order.
 pub const REPO_PATHS: [&str; 2] = [
@@ -142,7 +142,7 @@ impl Contracts {
     /// The first 12 hex digits of the sha256 of the file's bytes.
     #[must_use]
     pub fn hash12(&self) -> String {
-        crate::digest::hex12(&self.bytes)
+        crate::util::digest::hex12(&self.bytes)
     }
 }
 
@@ -168,8 +168,12 @@ pub fn discover(flag: Option<PathBuf>, env: Option<PathBuf>, root: &Path) -> Sou
 pub fn load(source: Source, root: &Path) -> Result<Contracts> {
     let bytes = match &source {
         Source::Embedded => EMBEDDED.as_bytes().to_vec(),
-        Source::Flag(p) | Source::Env(p) => crate::settings::read_arg(p)?,
-        Source::Repo(rel) => crate::settings::read_arg(&root.join(rel))?,
+        Source::Flag(p) | Source::Env(p) => {
+            crate::util::read::read_capped(p, crate::util::read::INPUT_CAP)?
+        }
+        Source::Repo(rel) => {
+            crate::util::read::read_capped(&root.join(rel), crate::util::read::INPUT_CAP)?
+        }
     };
     let roles = parse(&bytes, &source.file_name())?;
     Ok(Contracts {
@@ -207,8 +211,8 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Vec<Role>> {
     })?;
     let value: serde_json::Value = serde_json::from_str(text).map_err(|e| Error::Syntax {
         path: path.to_owned(),
-        pos: json_pos(&e),
-        message: format!("invalid JSON: {}", json_message(&e)),
+        pos: jsonpos::json_pos(&e),
+        message: format!("invalid JSON: {}", jsonpos::json_message(&e)),
     })?;
     let validator = schema_validator()?;
     let mut problems: Vec<(Pos, String)> = validator
@@ -264,25 +268,6 @@ fn locate(text: &str, pointer: &str) -> Pos {
         line: p.line,
         column: p.column,
     })
-}
-
-/// Where serde_json found a problem, 1-based (it says column 0 right after a line break).
-#[must_use]
-pub fn json_pos(e: &serde_json::Error) -> Pos {
-    Pos {
-        line: e.line().max(1),
-        column: e.column().max(1),
-    }
-}
-
-/// serde_json's message without its own " at line L column C" suffix (we print the position).
-#[must_use]
-pub fn json_message(e: &serde_json::Error) -> String {
-    let full = e.to_string();
-    match full.rfind(" at line ") {
-        Some(i) => full[..i].to_owned(),
-        None => full,
-    }
 }
 
 #[cfg(test)]

@@ -383,6 +383,25 @@ impl Iterator for TokenChars<'_> {
     }
 }
 
+/// Where serde_json found a problem, 1-based (it says column 0 right after a line break).
+#[must_use]
+pub fn json_pos(e: &serde_json::Error) -> crate::error::Pos {
+    crate::error::Pos {
+        line: e.line().max(1),
+        column: e.column().max(1),
+    }
+}
+
+/// serde_json's message without its own " at line L column C" suffix (we print the position).
+#[must_use]
+pub fn json_message(e: &serde_json::Error) -> String {
+    let full = e.to_string();
+    match full.rfind(" at line ") {
+        Some(i) => full[..i].to_owned(),
+        None => full,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::manifest;
+use crate::compile::manifest;
 use crate::model::Entry;
 
 /// The overrides lines that reproduce the edits of `edited` against what curate wrote

@@ -10,10 +10,10 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
+use crate::compile::secrets::ContentRules;
+use crate::compile::tokens::TokenCounter;
+use crate::model::Note;
 use crate::model::{Range, Sections, quoted};
-use crate::report::Note;
-use crate::secrets::ContentRules;
-use crate::tokens::TokenCounter;
 
 /// Limits of the reading stage.
 #[derive(Debug, Clone, Copy)]
@@ -239,7 +239,7 @@ fn read_one(
     }
     let chosen = selected(&bytes, &clamped.sections);
     let lines = clamped.sections.line_count(file_lines);
-    let sha256 = crate::digest::hex(&bytes);
+    let sha256 = crate::util::digest::hex(&bytes);
     // For a whole file the counted text is the file: its hash is the cache key as it is.
     let key = matches!(clamped.sections, Sections::Whole).then_some(sha256.as_str());
     let tokens = if count_all {
@@ -272,7 +272,7 @@ pub fn count_tokens(
         .map(|(path, sections, sha)| {
             let bytes = std::fs::read(root.join(path))
                 .map_err(|e| format!("{}: cannot be read: {e}", quoted(path)))?;
-            if &crate::digest::hex(&bytes) != sha {
+            if &crate::util::digest::hex(&bytes) != sha {
                 return Err(format!(
                     "{} changed while curate was reading it",
                     quoted(path)

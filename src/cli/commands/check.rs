@@ -1,0 +1,91 @@
+//! `curate check`: the findings of [`crate::check`] as human text, JSON or GitHub
+//! annotations; exit 1 when any is an error.
+
+use crate::check::{self, Finding, Severity};
+use crate::cli::args::{CheckArgs, Format, GlobalArgs};
+use crate::cli::exit::ExitCode;
+use crate::cli::printer::{Printer, stderr, stdout};
+use crate::cli::resolve;
+use crate::error::Result;
+
+/// Runs `curate check`.
+pub fn run(g: &GlobalArgs, a: &CheckArgs) -> Result<ExitCode> {
+    let ws = resolve::workspace(g)?;
+    let checked = check::check(&ws, &a.paths, a.stale);
+    let errors = checked.errors();
+    print(g, &checked.findings, checked.manifests, errors)?;
+    Ok(ExitCode::of_check(errors == 0))
+}
+
+fn print(g: &GlobalArgs, findings: &[Finding], checked: usize, errors: usize) -> Result<()> {
+    match g.format {
+        Format::Json => stdout(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "valid": errors == 0,
+                "manifests": checked,
+                "findings": findings,
+            }))
+            .unwrap_or_default()
+        )),
+        Format::Github => {
+            let mut text = String::new();
+            for f in findings {
+                let level = match f.severity {
+                    Severity::Error => "error",
+                    Severity::Warning => "warning",
+                };
+                text.push_str(&annotation(level, &f.file, f.line, &f.message));
+            }
+            stdout(&text)
+        }
+        Format::Human => {
+            let style = Printer::new(g).style;
+            let mut text = String::new();
+            for f in findings {
+                if g.quiet && f.severity == Severity::Warning {
+                    continue;
+                }
+                let label = match f.severity {
+                    Severity::Error => style.error("error:"),
+                    Severity::Warning => style.warn("warning:"),
+                };
+                text.push_str(&format!("{}:{}: {label} {}\n", f.file, f.line, f.message));
+            }
+            if !g.quiet || errors > 0 {
+                let warnings = findings.len() - errors;
+                text.push_str(&format!(
+                    "checked {checked} manifest{}: {errors} error{}, {warnings} warning{}\n",
+                    if checked == 1 { "" } else { "s" },
+                    if errors == 1 { "" } else { "s" },
+                    if warnings == 1 { "" } else { "s" },
+                ));
+            }
+            stderr(&text);
+            Ok(())
+        }
+    }
+}
+
+/// One GitHub Actions annotation line (`::error file=…,line=…::message`), escaped so that no
+/// file name or message can break out of it.
+#[must_use]
+pub fn annotation(level: &str, file: &str, line: usize, message: &str) -> String {
+    format!(
+        "::{level} file={},line={line}::{}\n",
+        escape_property(file),
+        escape_data(message)
+    )
+}
+
+/// GitHub workflow-command escaping of a message.
+fn escape_data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// GitHub workflow-command escaping of a property value.
+fn escape_property(s: &str) -> String {
+    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+}

@@ -1,0 +1,70 @@
+//! `curate receipt check FILE…`: each receipt holds exactly one valid handoff block.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use crate::cli::args::{Format, GlobalArgs};
+use crate::cli::commands::check::annotation;
+use crate::cli::exit::ExitCode;
+use crate::cli::printer::{stderr, stdout};
+use crate::cli::resolve;
+use crate::error::Result;
+use crate::receipt;
+use crate::util::read::{INPUT_CAP, read_capped};
+
+/// Runs `curate receipt check FILE…`.
+pub fn run(g: &GlobalArgs, files: &[PathBuf]) -> Result<ExitCode> {
+    let ws = resolve::workspace(g)?;
+    let mut any_error = false;
+    let mut report = Vec::new();
+    let mut text = String::new();
+    for f in files {
+        let path = ws.arg_path(f);
+        let bytes = read_capped(&path, INPUT_CAP)?;
+        let content = String::from_utf8_lossy(&bytes);
+        let findings = receipt::check_receipt(&content);
+        any_error |= receipt::has_errors(&findings);
+        for finding in &findings {
+            if g.format == Format::Github {
+                let level = match finding.severity {
+                    receipt::Severity::Error => "error",
+                    receipt::Severity::Warning => "warning",
+                };
+                text.push_str(&annotation(
+                    level,
+                    &f.display().to_string(),
+                    finding.line,
+                    &finding.message,
+                ));
+            } else if !(g.quiet && finding.severity == receipt::Severity::Warning) {
+                text.push_str(&format!("{}:{finding}\n", f.display()));
+            }
+        }
+        report.push(json!({"file": f.display().to_string(), "valid": !receipt::has_errors(&findings), "findings": findings}));
+    }
+    match g.format {
+        Format::Json => stdout(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        ))?,
+        Format::Github => stdout(&text)?,
+        Format::Human => {
+            let bad = report.iter().filter(|r| r["valid"] == false).count();
+            if any_error || !g.quiet {
+                text.push_str(&format!(
+                    "checked {} receipt{}: {} valid, {bad} invalid\n",
+                    files.len(),
+                    if files.len() == 1 { "" } else { "s" },
+                    files.len() - bad,
+                ));
+            }
+            stderr(&text);
+        }
+    }
+    Ok(if any_error {
+        ExitCode::Error
+    } else {
+        ExitCode::Ready
+    })
+}

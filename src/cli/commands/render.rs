@@ -1,0 +1,153 @@
+//! `curate render` (to stdout or, atomically, a file) and `curate preview` (never writes;
+//! `--format json` gives `{status, prompt, report, warnings}`).
+
+use std::io::Write;
+
+use serde_json::json;
+
+use crate::cli::args::{Format, GlobalArgs, RenderArgs};
+use crate::cli::exit::ExitCode;
+use crate::cli::printer::{Printer, stderr, stdout};
+use crate::cli::resolve;
+use crate::compile;
+use crate::compile::budget::Status;
+use crate::error::{Error, Result};
+use crate::render::{self, ByteCaps, Job};
+use crate::report;
+use crate::util::atomic;
+
+/// Runs `curate render` (`preview = false`) or `curate preview`.
+pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
+    let (role, change) = resolve::names(&a.compile)?;
+    if !preview && g.format != Format::Human {
+        return Err(Error::Usage("render takes --format human only".to_owned()));
+    }
+    if g.format == Format::Github {
+        return Err(Error::Usage(
+            "--format github is for `curate check`".to_owned(),
+        ));
+    }
+    if preview && a.output.is_some() {
+        return Err(Error::Usage(
+            "preview never writes: use render -o".to_owned(),
+        ));
+    }
+    let _ = (role, change);
+    let ws = resolve::workspace(g)?;
+    let s = resolve::compile_settings(&ws, &a.compile)?;
+    let compiled = match &a.manifest {
+        Some(m) => render::from_manifest(&ws, &s, &ws.arg_path(m))?,
+        None => compile::compile(&ws, &s)?,
+    };
+    let mut warnings: Vec<String> = Vec::new();
+    if a.manifest.is_none() && compiled.status == Status::Ready {
+        let on_disk = std::fs::read(ws.root.join(&compiled.manifest_path)).ok();
+        match on_disk {
+            None => warnings.push(format!(
+                "the instruction names {}, which does not exist: run `curate --role {} --change {}` first",
+                compiled.manifest_path, s.role, s.change
+            )),
+            Some(b) if Some(b.as_slice()) != compiled.manifest.as_deref().map(str::as_bytes) => {
+                warnings.push(format!(
+                    "{} differs from this compile: run `curate --role {} --change {}` to update it",
+                    compiled.manifest_path, s.role, s.change
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    let (owned, readonly) = render::scopes(&s);
+    let task = s.task.as_ref().map(|(_, t)| t);
+    let template = a.template.as_str();
+    if template == "handoff" && task.is_none() {
+        return Err(Error::Usage(
+            "the handoff template needs --task-file".to_owned(),
+        ));
+    }
+    let job = Job {
+        ws: &ws,
+        role: &compiled.role,
+        change: &compiled.change,
+        manifest_path: &compiled.manifest_path,
+        kept: &compiled.kept,
+        status: compiled.status,
+        task,
+        owned,
+        readonly,
+        lang: a.lang,
+        caps: ByteCaps {
+            per_file: a.max_file_bytes,
+            total: a.max_total_bytes,
+        },
+    };
+    let mut report_text = report::human(&compiled, Printer::new(g).style, g.verbose, false, "");
+    for w in &warnings {
+        report_text.push_str(&format!("warning: {w}\n"));
+    }
+    if compiled.status != Status::Ready {
+        if preview && g.format == Format::Json {
+            let v = json!({"status": compiled.status.name(), "prompt": null, "report": report::json(&compiled, false, false), "warnings": warnings});
+            stdout(&format!(
+                "{}\n",
+                serde_json::to_string_pretty(&v).unwrap_or_default()
+            ))?;
+        } else {
+            stderr(&report_text);
+        }
+        return Ok(ExitCode::of_status(compiled.status));
+    }
+    if preview && g.format == Format::Json {
+        let mut buf = Vec::new();
+        render::render_to(&job, template, &mut buf)?;
+        let v = json!({
+            "status": compiled.status.name(),
+            "prompt": String::from_utf8_lossy(&buf),
+            "report": report::json(&compiled, false, false),
+            "warnings": warnings,
+        });
+        stdout(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&v).unwrap_or_default()
+        ))?;
+    } else if let Some(path) = &a.output {
+        // Streamed into the temporary file: memory stays near the largest entry.
+        atomic::write_with(&ws.arg_path(path), |w| render::render_to(&job, template, w))?;
+        if !g.quiet {
+            report_text.push_str(&format!("wrote {}\n", path.display()));
+            stderr(&report_text);
+        }
+    } else {
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        let result = render::render_to(&job, template, &mut out);
+        let flushed = out.flush();
+        match result {
+            Err(Error::Template { source, .. }) if is_broken_pipe(&source) => {}
+            other => other?,
+        }
+        if let Err(e) = flushed
+            && e.kind() != std::io::ErrorKind::BrokenPipe
+        {
+            return Err(Error::Write {
+                path: "<stdout>".into(),
+                source: e,
+            });
+        }
+        if !g.quiet {
+            stderr(&report_text);
+        }
+    }
+    Ok(ExitCode::Ready)
+}
+
+fn is_broken_pipe(e: &tera::Error) -> bool {
+    let mut source: Option<&dyn std::error::Error> = Some(e);
+    while let Some(s) = source {
+        if let Some(io) = s.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::BrokenPipe
+        {
+            return true;
+        }
+        source = s.source();
+    }
+    false
+}

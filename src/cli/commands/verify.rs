@@ -1,0 +1,72 @@
+//! `curate verify`: a worker's touched files stay inside its owned globs.
+
+use crate::cli::args::{Format, GlobalArgs, VerifyArgs};
+use crate::cli::exit::ExitCode;
+use crate::cli::printer::{stderr, stdout};
+use crate::cli::resolve;
+use crate::error::{Error, Result};
+use crate::settings::check_name;
+use crate::util::read::{INPUT_CAP, read_capped, read_stdin};
+use crate::verify::{self, Scope};
+
+/// Runs `curate verify`.
+pub fn run(g: &GlobalArgs, a: &VerifyArgs) -> Result<ExitCode> {
+    check_name("change id", &a.change)?;
+    let ws = resolve::workspace(g)?;
+    let (owned, readonly) = match &a.task_file {
+        Some(p) => {
+            let bytes = read_capped(&ws.arg_path(p), INPUT_CAP)?;
+            let task = crate::task::parse(&bytes, p)?;
+            (task.files_owned, task.files_readonly)
+        }
+        None => (a.owns.clone(), a.reads.clone()),
+    };
+    let scope = Scope::new(&a.change, &owned, &readonly).map_err(failed)?;
+    let touched = if let Some(rev) = &a.git_diff {
+        verify::git_touched(&ws.root, rev).map_err(failed)?
+    } else if let Some(p) = &a.touched_from {
+        verify::parse_touched_list(&if p.as_os_str() == "-" {
+            read_stdin(INPUT_CAP)?
+        } else {
+            read_capped(&ws.arg_path(p), INPUT_CAP)?
+        })
+    } else {
+        a.touched.clone()
+    };
+    let verdict = verify::verify(&scope, &touched).map_err(failed)?;
+    if g.format == Format::Json {
+        stdout(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&verdict).unwrap_or_default()
+        ))?;
+    } else {
+        let mut text = String::new();
+        for v in &verdict.violations {
+            text.push_str(&format!("violation: {v}\n"));
+        }
+        if !g.quiet || !verdict.valid {
+            text.push_str(&format!(
+                "{} touched file{} checked: {}\n",
+                touched.len(),
+                if touched.len() == 1 { "" } else { "s" },
+                if verdict.valid {
+                    "all inside the write scope".to_owned()
+                } else {
+                    let n = verdict.violations.len();
+                    format!("{n} violation{}", if n == 1 { "" } else { "s" })
+                }
+            ));
+        }
+        stderr(&text);
+    }
+    Ok(if verdict.valid {
+        ExitCode::Ready
+    } else {
+        ExitCode::Error
+    })
+}
+
+#[allow(clippy::needless_pass_by_value)] // used as `map_err(failed)`
+fn failed(e: verify::VerifyError) -> Error {
+    Error::Failed(e.to_string())
+}

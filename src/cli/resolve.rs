@@ -1,0 +1,74 @@
+//! Flags and environment → the library's options: a [`Workspace`] and [`CompileSettings`].
+//!
+//! This is the only place that knows both the clap structs and the library's settings;
+//! nothing here reads a file itself.
+
+use crate::cli::args::{CompileArgs, GlobalArgs};
+use crate::cli::printer::Printer;
+use crate::compile::budget::Caps;
+use crate::error::{Error, Result};
+use crate::settings::{
+    CompileOptions, CompileSettings, ListSource, Workspace, WorkspaceOptions, check_name,
+};
+
+/// The workspace the global options name.
+pub fn workspace(g: &GlobalArgs) -> Result<Workspace> {
+    Workspace::resolve(&WorkspaceOptions {
+        dir: g.dir.clone(),
+        contracts: g.contracts.clone(),
+        changes_dir: g.changes_dir.clone(),
+        encoding: g.encoding,
+        no_cache: g.no_cache,
+        progress: Printer::new(g).progress,
+    })
+}
+
+/// The role and change id, present and checked (before anything else is looked at).
+pub fn names(a: &CompileArgs) -> Result<(String, String)> {
+    let role = a
+        .role
+        .clone()
+        .ok_or_else(|| Error::Usage("--role is required".to_owned()))?;
+    let change = a
+        .change
+        .clone()
+        .ok_or_else(|| Error::Usage("--change is required".to_owned()))?;
+    check_name("role", &role)?;
+    check_name("change id", &change)?;
+    Ok((role, change))
+}
+
+/// The compile options of the command line.
+pub fn compile_options(a: &CompileArgs) -> Result<CompileOptions> {
+    let (role, change) = names(a)?;
+    Ok(CompileOptions {
+        role,
+        change,
+        owns: a.owns.clone(),
+        reads: a.reads.clone(),
+        files_from: a.files_from.as_ref().map(|p| {
+            if p.as_os_str() == "-" {
+                ListSource::Stdin
+            } else {
+                ListSource::File(p.clone())
+            }
+        }),
+        task_file: a.task_file.clone(),
+        overrides: a.overrides.clone(),
+        add: a.add.clone(),
+        drop: a.drop.clone(),
+        caps: Caps {
+            max_files: a.max_files,
+            max_lines: a.max_lines,
+            max_tokens: a.max_tokens.unwrap_or(0),
+        },
+        max_file_size: a.max_file_size,
+        no_ignore: a.no_ignore,
+        explain: a.explain,
+    })
+}
+
+/// The validated settings of a compile named on the command line.
+pub fn compile_settings(ws: &Workspace, a: &CompileArgs) -> Result<CompileSettings> {
+    CompileSettings::resolve(ws, &compile_options(a)?)
+}

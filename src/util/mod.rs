@@ -1,0 +1,7 @@
+//! Leaves: small helpers that know nothing of contracts, manifests or commands.
+
+pub mod atomic;
+pub mod digest;
+pub mod jsonpos;
+pub mod paths;
+pub mod read;

@@ -1,0 +1,194 @@
+//! Bounded reads of regular files: the one way curate opens a file.
+//!
+//! A FIFO, socket or device is refused before a byte is read (it is opened non-blocking and
+//! checked on the open handle, so nothing waits on a writer that never comes), and no read
+//! takes more than its cap: `/dev/zero` named as any input is an error, never an
+//! out-of-memory. Nothing here knows about repositories or secrets; `compile::admit` does.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// The size cap of a small input: contracts, config, overrides, task file, a list of paths,
+/// a manifest read by `check` or `render --manifest`, a template.
+pub const INPUT_CAP: u64 = 16 * 1024 * 1024;
+
+/// Why a file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("cannot read {}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{} is not a regular file ({kind}); only regular files are read", path.display())]
+    NotRegular { path: PathBuf, kind: &'static str },
+    #[error("{} is larger than {cap} bytes", path.display())]
+    TooLarge { path: PathBuf, cap: u64 },
+}
+
+impl ReadError {
+    /// True when the file does not exist.
+    #[must_use]
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, ReadError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
+    }
+}
+
+/// What kind of file a file type is, in words.
+#[must_use]
+pub fn kind_of(ft: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if ft.is_fifo() {
+            return "a FIFO";
+        }
+        if ft.is_socket() {
+            return "a socket";
+        }
+        if ft.is_char_device() {
+            return "a character device";
+        }
+        if ft.is_block_device() {
+            return "a block device";
+        }
+    }
+    if ft.is_dir() {
+        "a folder"
+    } else if ft.is_symlink() {
+        "a link"
+    } else if ft.is_file() {
+        "a regular file"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Opens a regular file for reading without ever blocking on a FIFO or a device.
+pub fn open_regular(path: &Path) -> Result<(File, u64), ReadError> {
+    let io = |source| ReadError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    // A cheap first look: a FIFO is refused before `open`, which would wait for a writer.
+    let meta = std::fs::metadata(path).map_err(io)?;
+    if !meta.is_file() {
+        return Err(ReadError::NotRegular {
+            path: path.to_owned(),
+            kind: kind_of(meta.file_type()),
+        });
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Swapped for a FIFO between the look and the open: still never blocks.
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if !meta.is_file() {
+        return Err(ReadError::NotRegular {
+            path: path.to_owned(),
+            kind: kind_of(meta.file_type()),
+        });
+    }
+    Ok((file, meta.len()))
+}
+
+/// Reads a whole regular file of at most `cap` bytes (0 = no cap).
+pub fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
+    let (file, len) = open_regular(path)?;
+    if cap > 0 && len > cap {
+        return Err(ReadError::TooLarge {
+            path: path.to_owned(),
+            cap,
+        });
+    }
+    read_limited(file, path, cap, len)
+}
+
+/// Reads at most `cap` bytes from `reader` (0 = no cap); more is [`ReadError::TooLarge`].
+pub fn read_limited(
+    reader: impl Read,
+    path: &Path,
+    cap: u64,
+    hint: u64,
+) -> Result<Vec<u8>, ReadError> {
+    let limit = if cap == 0 { u64::MAX } else { cap + 1 };
+    let mut buf = Vec::with_capacity(usize::try_from(hint.min(INPUT_CAP)).unwrap_or(0));
+    reader
+        .take(limit)
+        .read_to_end(&mut buf)
+        .map_err(|source| ReadError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+    if cap > 0 && buf.len() as u64 > cap {
+        return Err(ReadError::TooLarge {
+            path: path.to_owned(),
+            cap,
+        });
+    }
+    Ok(buf)
+}
+
+/// Reads standard input, up to `cap` bytes.
+pub fn read_stdin(cap: u64) -> Result<Vec<u8>, ReadError> {
+    read_limited(std::io::stdin().lock(), Path::new("<stdin>"), cap, 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cap_is_a_clear_error_not_a_truncation() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, b"12345").unwrap();
+        assert_eq!(read_capped(&p, 5).unwrap(), b"12345");
+        assert!(matches!(
+            read_capped(&p, 4),
+            Err(ReadError::TooLarge { cap: 4, .. })
+        ));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn devices_and_folders_are_refused_unread() {
+        let err = read_capped(Path::new("/dev/zero"), 0).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ReadError::NotRegular {
+                    kind: "a character device",
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        let err = read_capped(Path::new("/"), 0).unwrap_err();
+        assert!(matches!(
+            err,
+            ReadError::NotRegular {
+                kind: "a folder",
+                ..
+            }
+        ));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_refused_without_waiting_for_a_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&p).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo failed");
+        let err = read_capped(&p, 0).unwrap_err();
+        assert!(matches!(err, ReadError::NotRegular { kind: "a FIFO", .. }));
+    }
+}
