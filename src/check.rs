@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::compile::budget::{Caps, Item};
+use crate::compile::admit::{Refusal, admit};
+use crate::compile::budget::{self, Caps, Item, Rule};
 use crate::compile::manifest;
 use crate::compile::measure;
 use crate::error::Result;
@@ -138,10 +139,25 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
             message,
         });
     };
-    let text = match std::fs::read(path) {
+    // A manifest in the repository is read only from inside it; one named elsewhere is
+    // read where it was named. Either way bounded, and a regular file only.
+    let read = if path.starts_with(&ws.root) {
+        crate::compile::admit::read_repo_file(&ws.root, path).and_then(|b| {
+            b.ok_or_else(|| crate::error::Error::Failed("it does not exist".to_owned()))
+        })
+    } else {
+        crate::util::read::read_capped(path, crate::util::read::INPUT_CAP).map_err(Into::into)
+    };
+    let text = match read {
         Ok(b) => String::from_utf8_lossy(&b).into_owned(),
         Err(e) => {
-            add(1, Severity::Error, format!("cannot read: {e}"));
+            let mut message = e.to_string();
+            let mut source = std::error::Error::source(&e);
+            while let Some(s) = source {
+                message.push_str(&format!(": {s}"));
+                source = s.source();
+            }
+            add(1, Severity::Error, format!("cannot read: {message}"));
             return;
         }
     };
@@ -199,7 +215,19 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
             "the lock does not describe this manifest (stale lock)".to_owned(),
         );
     }
-    let rules = crate::compile::secrets::ContentRules::shared().ok();
+    // The rules guard secrets: when they fail to build, nothing is read (fail closed).
+    let rules = match crate::compile::secrets::ContentRules::shared() {
+        Ok(rules) => rules,
+        Err(e) => {
+            add(1, Severity::Error, format!("cannot check entries: {e}"));
+            return;
+        }
+    };
+    let max_file_size = lock
+        .as_ref()
+        .map_or(crate::compile::measure::DEFAULT_MAX_FILE_SIZE, |l| {
+            l.inputs.max_file_size
+        });
     let mut items = Vec::new();
     let mut stale_files = Vec::new();
     let mut seen: Vec<(usize, String)> = Vec::new();
@@ -306,66 +334,13 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
             );
         }
         seen.push((line, normal.clone()));
-        if let Some(rule) = crate::compile::secrets::by_path(&normal) {
-            add(
-                line,
-                Severity::Error,
-                format!("{} is a secret ({rule})", quoted(&normal)),
-            );
-            continue;
-        }
-        let full = ws.root.join(&normal);
-        match full.canonicalize() {
-            Ok(real) if real.starts_with(&ws.root) && real.is_file() => {}
-            Ok(_) => {
-                add(
-                    line,
-                    Severity::Error,
-                    format!(
-                        "{} is outside the repository or not a file",
-                        quoted(&normal)
-                    ),
-                );
+        let bytes = match admit(&ws.root, &normal, max_file_size, rules) {
+            Ok(bytes) => bytes,
+            Err(refusal) => {
+                add(line, Severity::Error, refusal_finding(&normal, &refusal));
                 continue;
             }
-            Err(_) => {
-                add(
-                    line,
-                    Severity::Error,
-                    format!("{} does not exist", quoted(&normal)),
-                );
-                continue;
-            }
-        }
-        let Ok(bytes) = std::fs::read(&full) else {
-            add(
-                line,
-                Severity::Error,
-                format!("{} cannot be read", quoted(&normal)),
-            );
-            continue;
         };
-        if measure::is_binary(&bytes) {
-            add(
-                line,
-                Severity::Error,
-                format!("{} is binary", quoted(&normal)),
-            );
-            continue;
-        }
-        if let Some(hit) = rules.and_then(|r| r.scan(&bytes)) {
-            add(
-                line,
-                Severity::Error,
-                format!(
-                    "{} holds a secret ({} on line {})",
-                    quoted(&normal),
-                    hit.rule,
-                    hit.line
-                ),
-            );
-            continue;
-        }
         let file_lines = measure::count_lines(&bytes);
         let Some(sections) = sections else { continue };
         if let Some(ranges) = sections.as_ranges() {
@@ -447,27 +422,49 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
     }
 }
 
-/// The budget rules a manifest breaks, in words for a reader of a finished manifest.
+/// A refusal of the admission checks, as a finding about an entry.
+fn refusal_finding(file: &str, refusal: &Refusal) -> String {
+    let file = quoted(file);
+    match refusal {
+        Refusal::SecretName(rule) => format!("{file} is a secret ({rule})"),
+        Refusal::SecretContent { rule, line } => {
+            format!("{file} holds a secret ({rule} on line {line})")
+        }
+        Refusal::Missing(_) => format!("{file} does not exist"),
+        Refusal::Outside | Refusal::NotRegular(_) => {
+            format!("{file} is outside the repository or not a file")
+        }
+        Refusal::Binary => format!("{file} is binary"),
+        other => format!("{file} may not enter: {other}"),
+    }
+}
+
+/// The budget rules a manifest breaks, in words for a reader of a finished manifest: the
+/// compile's own rules ([`budget::allocate`]) decide; a manifest breaks a rule when a
+/// compile under the same caps would drop one of its entries or stop OVER_BUDGET.
 fn over_budget(items: &[Item], caps: Caps) -> Vec<String> {
+    let allocation = budget::allocate(items, caps);
+    let by = |rule: Rule| allocation.dropped.contains(&Some(rule));
+    let overrun = |measure: &str| allocation.overrun.is_some_and(|o| o.measure == measure);
     let mut out = Vec::new();
-    let high_medium = items.iter().filter(|i| i.priority != Priority::Low).count() as u64;
-    let lows = items.iter().filter(|i| i.priority == Priority::Low).count();
-    if caps.max_files > 0 && high_medium > caps.max_files && lows > 0 {
+    if by(Rule::SoftCap) {
+        let high_medium = items.iter().filter(|i| i.priority != Priority::Low).count();
+        let lows = items.len() - high_medium;
         out.push(format!(
             "over budget: {high_medium} high+medium entries exceed the file cap of {}, yet {lows} low {} (a compile drops them)",
             caps.max_files,
             if lows == 1 { "entry remains" } else { "entries remain" }
         ));
     }
-    let lines: u64 = items.iter().map(|i| i.lines).sum();
-    if caps.max_lines > 0 && lines > caps.max_lines {
+    if by(Rule::HardCap) || overrun("lines") {
+        let lines: u64 = items.iter().map(|i| i.lines).sum();
         out.push(format!(
             "over budget: {lines} lines exceed the line cap of {}",
             caps.max_lines
         ));
     }
-    let tokens: u64 = items.iter().filter_map(|i| i.tokens).sum();
-    if caps.max_tokens > 0 && tokens > caps.max_tokens {
+    if by(Rule::TokenCap) || overrun("tokens") {
+        let tokens: u64 = items.iter().filter_map(|i| i.tokens).sum();
         out.push(format!(
             "over budget: {tokens} tokens exceed the token cap of {}",
             caps.max_tokens

@@ -149,10 +149,14 @@ impl Error {
     #[must_use]
     pub fn hint(&self) -> Option<String> {
         match self {
-            Error::UnknownRole { known, .. } => Some(if known.is_empty() {
-                "the contracts file defines no role".to_owned()
-            } else {
-                format!("the roles are: {}", known.join(", "))
+            Error::UnknownRole { known, .. } => Some(match known.len() {
+                0 => "the contracts file defines no role".to_owned(),
+                n if n <= MAX_ROLES_SHOWN => format!("the roles are: {}", known.join(", ")),
+                n => format!(
+                    "the roles are: {} and {} more",
+                    known[..MAX_ROLES_SHOWN].join(", "),
+                    n - MAX_ROLES_SHOWN
+                ),
             }),
             Error::HandEdited { .. } => Some(
                 "run again with --adopt to keep the edits (they become overrides-file lines), or --force to overwrite them"
@@ -193,6 +197,9 @@ pub fn render(e: &Error, label: &str) -> String {
     }
     text
 }
+
+/// The most role names a hint lists (a contracts file may define thousands).
+const MAX_ROLES_SHOWN: usize = 20;
 
 /// The crate's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -179,7 +179,7 @@ pub struct Clamped {
     pub cut: Vec<Range>,
 }
 
-/// One line of the manifest, in the key order of SPEC §2.
+/// One line of the manifest, in the key order of the manifest format (docs/manifest.md).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
     pub file: String,
@@ -217,7 +217,21 @@ pub fn generated_reason(kind: &str, sections: &Sections) -> String {
 /// Formats a file name for a note: as a JSON string, so no name can break a line.
 #[must_use]
 pub fn quoted(path: &str) -> String {
-    serde_json::to_string(path).unwrap_or_else(|_| format!("{path:?}"))
+    let json = serde_json::to_string(path).unwrap_or_else(|_| format!("{path:?}"));
+    // JSON leaves DEL and the C1 controls as they are; a terminal or a line reader may not.
+    if json.chars().any(char::is_control) {
+        json.chars()
+            .map(|c| {
+                if c.is_control() {
+                    format!("\\u{:04x}", u32::from(c))
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect()
+    } else {
+        json
+    }
 }
 
 /// The text with control characters escaped (a newline as the two characters `\` `n`).

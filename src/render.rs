@@ -14,8 +14,10 @@ use std::sync::Mutex;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::compile::admit::admit;
 use crate::compile::budget::Status;
 use crate::compile::measure;
+use crate::compile::secrets::ContentRules;
 use crate::compile::{self, Compiled, Kept};
 use crate::error::{Error, Result};
 use crate::model::{Entry, Sections, quoted};
@@ -52,10 +54,12 @@ fn lookup(root: &Path, name: &str, lang: Lang) -> Result<Option<(String, String)
     ];
     for file in &candidates {
         let path = root.join(".curate/templates").join(file);
-        if path.is_file() {
-            let text = std::fs::read_to_string(&path).map_err(|source| Error::Read {
+        // A repository template is an input like any other: never through a link out of
+        // the repository, never a FIFO or a device, never past the input cap.
+        if let Some(bytes) = crate::compile::admit::read_repo_file(root, &path)? {
+            let text = String::from_utf8(bytes).map_err(|_| Error::Invalid {
                 path: path.clone(),
-                source,
+                message: "the template is not UTF-8".to_owned(),
             })?;
             return Ok(Some((format!(".curate/templates/{file}"), text)));
         }
@@ -209,6 +213,8 @@ pub struct Job<'a> {
     pub readonly: Vec<String>,
     pub lang: Lang,
     pub caps: ByteCaps,
+    /// The size cap of a file read for an excerpt (`--max-file-size`).
+    pub max_file_size: u64,
 }
 
 /// Renders template `name` (a name or a path) into `out`.
@@ -222,9 +228,10 @@ pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
     let main_text: String;
     let main_name = if is_path {
         let path = job.ws.arg_path(Path::new(name));
-        let text = std::fs::read_to_string(&path).map_err(|source| Error::Read {
+        let bytes = crate::util::read::read_capped(&path, crate::util::read::INPUT_CAP)?;
+        let text = String::from_utf8(bytes).map_err(|_| Error::Invalid {
             path: path.clone(),
-            source,
+            message: "the template is not UTF-8".to_owned(),
         })?;
         add(&mut tera, name, &text)?;
         main_text = text;
@@ -287,7 +294,8 @@ pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
         }),
     );
     ctx.insert("status", job.status.name());
-    tera.register_function("excerpt", Excerpt::new(job));
+    let rules = ContentRules::shared().map_err(|e| Error::SecretRules(Box::new(e.clone())))?;
+    tera.register_function("excerpt", Excerpt::new(job, rules));
     tera.render_to(&main_name, &ctx, out)
         .map_err(|source| Error::Template {
             line: undefined_variable_line(&source, &main_text),
@@ -364,15 +372,19 @@ pub fn envelope(task: &Task) -> Value {
 /// The `excerpt(file=…)` template function: reads one entry's file when called.
 struct Excerpt {
     root: std::path::PathBuf,
+    rules: &'static ContentRules,
+    max_file_size: u64,
     entries: HashMap<String, (Sections, String)>,
     caps: ByteCaps,
     used: Mutex<u64>,
 }
 
 impl Excerpt {
-    fn new(job: &Job<'_>) -> Excerpt {
+    fn new(job: &Job<'_>, rules: &'static ContentRules) -> Excerpt {
         Excerpt {
             root: job.ws.root.clone(),
+            rules,
+            max_file_size: job.max_file_size,
             entries: job
                 .kept
                 .iter()
@@ -401,8 +413,8 @@ impl tera::Function for Excerpt {
                 quoted(file)
             ))
         })?;
-        let bytes = std::fs::read(self.root.join(file))
-            .map_err(|e| tera::Error::msg(format!("cannot read {}: {e}", quoted(file))))?;
+        let bytes = admit(&self.root, file, self.max_file_size, self.rules)
+            .map_err(|r| tera::Error::msg(format!("{} may not be read: {r}", quoted(file))))?;
         if !sha.is_empty() && &crate::util::digest::hex(&bytes) != sha {
             return Err(tera::Error::msg(format!(
                 "{} changed while curate was rendering it",
@@ -489,24 +501,6 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
             path: entry.file.clone(),
             problem: e.problem(),
         })?;
-        if let Some(rule) = crate::compile::secrets::by_path(&file) {
-            excluded.push(crate::model::Exclusion::new(
-                &file,
-                &format!("secret: {rule}"),
-            ));
-            continue;
-        }
-        let real = ws.root.join(&file).canonicalize().ok();
-        if !real
-            .as_ref()
-            .is_some_and(|r| r.starts_with(&ws.root) && r.is_file())
-        {
-            excluded.push(crate::model::Exclusion::new(
-                &file,
-                "missing, or a link out of the repository",
-            ));
-            continue;
-        }
         let fates = measure::read_all(
             &ws.root,
             &[(file.clone(), entry.sections.clone())],

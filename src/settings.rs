@@ -13,6 +13,7 @@ use crate::compile::budget::Caps;
 use crate::compile::contract;
 use crate::compile::manifest::{FileRef, Lock};
 use crate::compile::overrides::{self, Upsert};
+use crate::compile::secrets::ContentRules;
 use crate::compile::tokens::Encoding;
 use crate::error::{Error, Result};
 use crate::task::{self, Task};
@@ -236,6 +237,17 @@ impl CompileSettings {
         check_name("role", &o.role)?;
         check_name("change id", &o.change)?;
         let (role, change) = (o.role.clone(), o.change.clone());
+        let rules = ContentRules::shared().map_err(|e| Error::SecretRules(Box::new(e.clone())))?;
+        // Text curate copies into a manifest and a prompt holds no secret.
+        for (i, add) in o.add.iter().enumerate() {
+            if let Some(hit) = rules.scan(add.as_bytes()) {
+                return Err(Error::Failed(format!(
+                    "--add #{}: holds a secret ({}); curate would copy it into the manifest and the prompt",
+                    i + 1,
+                    hit.rule
+                )));
+            }
+        }
         let add = o
             .add
             .iter()
@@ -246,6 +258,16 @@ impl CompileSettings {
                 let path = ws.arg_path(p);
                 let bytes = read_capped(&path, INPUT_CAP)?;
                 let task = task::parse(&bytes, p)?;
+                // Its texts go into the handoff envelope, and so into a prompt.
+                if let Some(hit) = rules.scan(&bytes) {
+                    return Err(Error::Invalid {
+                        path: path.clone(),
+                        message: format!(
+                            "holds a secret ({} on line {}); its text would go into the handoff envelope",
+                            hit.rule, hit.line
+                        ),
+                    });
+                }
                 Some((
                     FileRef {
                         path: ws.shown(&path),

@@ -1,4 +1,4 @@
-//! The task file (SPEC §1.4): what a worker is asked to do, whose owned and read-only globs
+//! The task file (`--task-file`): what a worker is asked to do, whose owned and read-only globs
 //! also feed the assigned entries of a compile, and from which the handoff envelope is made.
 //!
 //! Unknown fields are errors; lists default to `[]`, strings to `""`, the two escalation

@@ -1,6 +1,6 @@
 //! `curate::compile::contract::parse` on arbitrary bytes: never panics; an accepted file obeys the
 //! schema's promises (sections `1 <= start <= end`, non-empty glob and kind); a refused one
-//! gives an error of the shape SPEC §6 promises.
+//! gives an error of the documented shape (docs/exit-codes.md).
 #![no_main]
 
 mod common;

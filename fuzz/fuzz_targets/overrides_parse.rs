@@ -1,5 +1,5 @@
 //! `curate::compile::overrides::parse` on arbitrary text: never panics; what it accepts is
-//! well-formed; what it refuses gives an error of the shape SPEC §6 promises.
+//! well-formed; what it refuses gives an error of the documented shape (docs/exit-codes.md).
 #![no_main]
 
 mod common;

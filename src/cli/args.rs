@@ -170,7 +170,7 @@ pub struct CompileArgs {
     pub max_tokens: Option<u64>,
 
     /// Files larger than this many bytes are excluded.
-    #[arg(long, value_name = "BYTES", default_value_t = 10 * 1024 * 1024, help_heading = "Budgets")]
+    #[arg(long, value_name = "BYTES", default_value_t = crate::compile::measure::DEFAULT_MAX_FILE_SIZE, help_heading = "Budgets")]
     pub max_file_size: u64,
 
     /// List every candidate with its source and fate.

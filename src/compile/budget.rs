@@ -1,4 +1,4 @@
-//! The budget rules of SPEC §3, in order: the 5-file soft cap, the 4000-line hard cap, the
+//! The budget rules, in order (docs/budgets.md): the 5-file soft cap, the 4000-line hard cap, the
 //! optional token cap, then BLOCKED / OVER_BUDGET.
 //!
 //! Pure: receives each surviving entry's priority, lines and tokens; returns which entries a
@@ -97,7 +97,7 @@ pub struct Allocation {
     pub overrun: Option<Overrun>,
 }
 
-/// Applies the caps in the order of SPEC §3.
+/// Applies the caps in order: soft cap, hard cap, token cap.
 #[must_use]
 pub fn allocate(items: &[Item], caps: Caps) -> Allocation {
     let mut dropped: Vec<Option<Rule>> = vec![None; items.len()];

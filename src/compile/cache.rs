@@ -10,7 +10,8 @@
 //!
 //! Lookups are `&self` and thread-safe (rayon workers share one cache). The file is read
 //! lazily, on the first lookup, so a run that counts nothing never reads it. [`save`]
-//! writes only when this run added counts: under a short-lived lock file it re-reads the
+//! writes only when this run added counts: under an exclusive advisory lock
+//! (`File::lock` on `<file>.lock`, released by the system whatever happens) it re-reads the
 //! file, merges it with this run's entries (those used or added now become the newest),
 //! keeps the newest [`MAX_ENTRIES`], and replaces the file atomically through
 //! [`crate::util::atomic::write`] (a temporary file in the same folder, renamed over it), so a
@@ -39,10 +40,8 @@ pub const MAX_ENTRIES: usize = 65_536;
 
 /// The longest record line, without its newline: 64 hex digits, a space, a `u64`.
 const MAX_RECORD: usize = 64 + 1 + 20;
-/// How long a save waits for another process's lock before writing without it.
-const LOCK_WAIT: Duration = Duration::from_secs(2);
-/// A lock file older than this is stale (its writer died).
-const LOCK_STALE: Duration = Duration::from_secs(10);
+/// How long a save waits for another run's lock before giving up (it never writes unlocked).
+const LOCK_WAIT: Duration = Duration::from_secs(5);
 
 /// A sha256 digest, the key of a record.
 pub type Key = [u8; 32];
@@ -227,7 +226,11 @@ impl TokenCache {
         }
         let dir = file.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir)?;
-        let _lock = FileLock::acquire(&lock_path(file));
+        let Some(_lock) = FileLock::acquire(&lock_path(file))? else {
+            return Err(std::io::Error::other(
+                "the token cache is locked by another run: not saved",
+            ));
+        };
         let on_disk = read_file(file, self.encoding, self.capacity).unwrap_or_default();
         let mut ours: Vec<(Key, Slot)> = state
             .slots
@@ -412,11 +415,8 @@ fn format_file(encoding: Encoding, records: &[(Key, u64)]) -> Vec<u8> {
 /// any record is invalid or repeated.
 fn read_file(file: &Path, encoding: Encoding, capacity: usize) -> Option<KeyMap<Slot>> {
     let max_bytes = 64 + capacity.saturating_mul(MAX_RECORD + 1);
-    let len = std::fs::metadata(file).ok()?.len();
-    if len > max_bytes as u64 {
-        return None;
-    }
-    let bytes = std::fs::read(file).ok()?;
+    // Bounded, and never a FIFO or device planted as the cache file.
+    let bytes = crate::util::read::read_capped(file, max_bytes as u64).ok()?;
     parse_file(&bytes, encoding)
 }
 
@@ -499,71 +499,43 @@ impl std::hash::Hasher for KeyHasher {
 type KeyBuild = std::hash::BuildHasherDefault<KeyHasher>;
 type KeyMap<V> = HashMap<Key, V, KeyBuild>;
 
-/// A lock file held while a save merges and writes, removed on drop. Waits a little for
-/// another holder; a stale lock (its writer gone) is taken over; when the wait runs out
-/// the save goes on unlocked (still atomic, at worst one run's new entries are lost).
+/// An exclusive advisory lock ([`std::fs::File::lock`]) on the lock file beside the cache,
+/// held while a save merges and writes. The operating system releases it when its holder
+/// exits, however it exits, so no lock is ever stale; the lock file itself stays.
 struct FileLock {
-    path: Option<PathBuf>,
+    _file: std::fs::File,
 }
 
 impl FileLock {
-    fn acquire(path: &Path) -> FileLock {
+    /// Waits up to [`LOCK_WAIT`] for the lock; `None` when another run holds it that long
+    /// (the save is then skipped: never written unlocked).
+    fn acquire(path: &Path) -> std::io::Result<Option<FileLock>> {
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(false);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            // A FIFO planted as the lock file must not block the open.
+            options.custom_flags(libc::O_NONBLOCK);
+        }
+        let file = options.open(path)?;
+        if !file.metadata()?.is_file() {
+            return Err(std::io::Error::other(
+                "the cache lock is not a regular file",
+            ));
+        }
         let start = Instant::now();
         loop {
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(path)
-            {
-                Ok(mut f) => {
-                    use std::io::Write as _;
-                    let _ = writeln!(f, "{}", std::process::id());
-                    return FileLock {
-                        path: Some(path.to_owned()),
-                    };
+            match file.try_lock() {
+                Ok(()) => return Ok(Some(FileLock { _file: file })),
+                Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < LOCK_WAIT => {
+                    std::thread::sleep(Duration::from_millis(5));
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    if lock_is_stale(path) {
-                        let _ = std::fs::remove_file(path);
-                        continue;
-                    }
-                    if start.elapsed() > LOCK_WAIT {
-                        return FileLock { path: None };
-                    }
-                    std::thread::sleep(Duration::from_millis(2));
-                }
-                Err(_) => return FileLock { path: None },
+                Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
+                Err(std::fs::TryLockError::Error(e)) => return Err(e),
             }
         }
     }
-}
-
-impl Drop for FileLock {
-    fn drop(&mut self) {
-        if let Some(p) = &self.path {
-            let _ = std::fs::remove_file(p);
-        }
-    }
-}
-
-fn lock_is_stale(path: &Path) -> bool {
-    let old = std::fs::metadata(path)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.elapsed().ok())
-        .is_some_and(|age| age > LOCK_STALE);
-    if old {
-        return true;
-    }
-    if cfg!(target_os = "linux") {
-        let pid = std::fs::read_to_string(path)
-            .ok()
-            .and_then(|s| s.trim().parse::<u32>().ok());
-        return pid.is_some_and(|pid| {
-            pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists()
-        });
-    }
-    false
 }
 
 #[cfg(test)]
@@ -806,23 +778,47 @@ mod tests {
                 assert_eq!(c.get(&key(n)), Some(n));
             }
         }
-        assert_eq!(names(dir.path()), vec!["tokens-o200k_base.txt".to_owned()]);
+        assert_eq!(
+            names(dir.path()),
+            vec![
+                "tokens-o200k_base.txt".to_owned(),
+                "tokens-o200k_base.txt.lock".to_owned()
+            ]
+        );
     }
 
     #[test]
-    fn a_stale_lock_is_taken_over() {
+    fn a_lock_file_left_behind_does_not_block_and_a_held_lock_is_never_bypassed() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join(file_name(O200K));
-        // A lock left by a process that no longer exists.
+        // A lock file left by a process that died: the system holds no lock on it.
         std::fs::write(lock_path(&file), "999999999\n").unwrap();
         let c = TokenCache::open(Some(dir.path().to_owned()), O200K);
         c.put(&key(1), 1);
-        let started = Instant::now();
         c.save().unwrap();
-        if cfg!(target_os = "linux") {
-            assert!(started.elapsed() < LOCK_WAIT);
-        }
-        assert_eq!(names(dir.path()), vec!["tokens-o200k_base.txt".to_owned()]);
+        assert_eq!(
+            TokenCache::open(Some(dir.path().to_owned()), O200K).get(&key(1)),
+            Some(1)
+        );
+        // Another run holds the lock for longer than a save waits: the save gives up and
+        // leaves the file as it was, rather than writing unlocked.
+        let holder = std::fs::OpenOptions::new()
+            .write(true)
+            .open(lock_path(&file))
+            .unwrap();
+        holder.lock().unwrap();
+        let c = TokenCache::open(Some(dir.path().to_owned()), O200K);
+        c.put(&key(2), 2);
+        assert!(c.save().is_err());
+        let on_disk = TokenCache::open(Some(dir.path().to_owned()), O200K);
+        assert_eq!(on_disk.get(&key(2)), None);
+        assert_eq!(on_disk.get(&key(1)), Some(1));
+        holder.unlock().unwrap();
+        c.save().unwrap();
+        assert_eq!(
+            TokenCache::open(Some(dir.path().to_owned()), O200K).get(&key(2)),
+            Some(2)
+        );
     }
 
     #[test]

@@ -171,9 +171,9 @@ pub fn load(source: Source, root: &Path) -> Result<Contracts> {
         Source::Flag(p) | Source::Env(p) => {
             crate::util::read::read_capped(p, crate::util::read::INPUT_CAP)?
         }
-        Source::Repo(rel) => {
-            crate::util::read::read_capped(&root.join(rel), crate::util::read::INPUT_CAP)?
-        }
+        // The repository's own file: never through a link that leaves the repository.
+        Source::Repo(rel) => crate::compile::admit::read_repo_file(root, &root.join(rel))?
+            .ok_or_else(|| Error::Failed(format!("{rel} does not exist")))?,
     };
     let roles = parse(&bytes, &source.file_name())?;
     Ok(Contracts {

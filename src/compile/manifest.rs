@@ -226,7 +226,8 @@ pub fn lock_path(manifest_path: &str) -> String {
 /// Reads a lock, when there is a readable one.
 #[must_use]
 pub fn read_lock(root: &std::path::Path, manifest_path: &str) -> Option<Lock> {
-    let text = std::fs::read(root.join(lock_path(manifest_path))).ok()?;
+    let text = crate::compile::admit::read_repo_file(root, &root.join(lock_path(manifest_path)))
+        .ok()??;
     serde_json::from_slice(&text).ok()
 }
 

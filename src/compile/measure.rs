@@ -10,10 +10,14 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
+use crate::compile::admit::admit;
 use crate::compile::secrets::ContentRules;
 use crate::compile::tokens::TokenCounter;
 use crate::model::Note;
 use crate::model::{Range, Sections, quoted};
+
+/// The default size cap of a file (`--max-file-size`): 10 MiB.
+pub const DEFAULT_MAX_FILE_SIZE: u64 = 10 * 1024 * 1024;
 
 /// Limits of the reading stage.
 #[derive(Debug, Clone, Copy)]
@@ -58,12 +62,6 @@ pub fn count_lines(bytes: &[u8]) -> u64 {
         None | Some(b'\n') => newlines,
         Some(_) => newlines + 1,
     }
-}
-
-/// True when the first 8 KiB hold a NUL byte.
-#[must_use]
-pub fn is_binary(bytes: &[u8]) -> bool {
-    memchr::memchr(0, &bytes[..bytes.len().min(8192)]).is_some()
 }
 
 /// Byte offsets where each line starts (line `n` starts at `starts[n - 1]`), plus the end.
@@ -182,37 +180,10 @@ fn read_one(
     counter: &dyn TokenCounter,
     count_all: bool,
 ) -> Fate {
-    let full = root.join(path);
-    // Whoever named the file (a contract, an override, `--add`), a link that leads out of
-    // the repository is never read.
-    match full.canonicalize() {
-        Ok(real) if real.starts_with(root) => {}
-        Ok(_) => return Fate::Excluded("a link out of the repository, never read".to_owned()),
-        Err(e) => return Fate::Excluded(format!("cannot be read: {e}")),
-    }
-    let size = match full.metadata() {
-        Ok(m) => m.len(),
-        Err(e) => return Fate::Excluded(format!("cannot be read: {e}")),
+    let bytes = match admit(root, path, limits.max_file_size, rules) {
+        Ok(bytes) => bytes,
+        Err(refusal) => return Fate::Excluded(refusal.to_string()),
     };
-    if limits.max_file_size > 0 && size > limits.max_file_size {
-        return Fate::Excluded(format!(
-            "{size} bytes, over --max-file-size {}",
-            limits.max_file_size
-        ));
-    }
-    let bytes = match std::fs::read(&full) {
-        Ok(b) => b,
-        Err(e) => return Fate::Excluded(format!("cannot be read: {e}")),
-    };
-    if is_binary(&bytes) {
-        return Fate::Excluded("binary (a NUL byte in the first 8 KiB)".to_owned());
-    }
-    if let Some(hit) = rules.scan(&bytes) {
-        return Fate::Excluded(format!(
-            "secret by content: {} on line {}",
-            hit.rule, hit.line
-        ));
-    }
     let file_lines = count_lines(&bytes);
     let clamped = sections.clamp(file_lines);
     let mut notes = Vec::new();
@@ -265,13 +236,16 @@ fn read_one(
 pub fn count_tokens(
     root: &Path,
     items: &[(String, Sections, String)],
+    limits: Limits,
+    rules: &ContentRules,
     counter: &dyn TokenCounter,
 ) -> Vec<Result<u64, String>> {
     items
         .par_iter()
         .map(|(path, sections, sha)| {
-            let bytes = std::fs::read(root.join(path))
-                .map_err(|e| format!("{}: cannot be read: {e}", quoted(path)))?;
+            // Read again through admission: the file may have been swapped since.
+            let bytes = admit(root, path, limits.max_file_size, rules)
+                .map_err(|r| format!("{}: {r}", quoted(path)))?;
             if &crate::util::digest::hex(&bytes) != sha {
                 return Err(format!(
                     "{} changed while curate was reading it",
@@ -319,13 +293,5 @@ mod tests {
             selected(text, &Sections::ranges(vec![[7, 9]])).as_ref(),
             b""
         );
-    }
-
-    #[test]
-    fn binary_means_a_nul_early_on() {
-        assert!(is_binary(b"PNG\0"));
-        let mut late = vec![b'a'; 9000];
-        late.push(0);
-        assert!(!is_binary(&late));
     }
 }

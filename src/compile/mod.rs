@@ -9,6 +9,7 @@
 //! the admission checks, with [`tokens`] and the on-disk [`cache`]) → [`budget`] (caps) →
 //! [`manifest`] (text and lock). [`adopt`] turns a hand-edited manifest back into overrides.
 
+pub mod admit;
 pub mod adopt;
 pub mod budget;
 pub mod cache;
@@ -155,7 +156,7 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
     let counter = Cached::new(&cache, &fast);
     let measured = measure_candidates(ws, s, &counter, candidates, &mut ledger)?;
     let allocation = allocate(&measured, s.caps, &mut ledger);
-    let kept = keep(ws, &counter, &measured, &allocation, &mut ledger);
+    let kept = keep(ws, s, &counter, &measured, &allocation, &mut ledger);
     // The cache is an optimisation: a failed save changes nothing else.
     let _ = cache.save();
     Ok(finish(
@@ -200,7 +201,7 @@ fn apply_overrides(
     mut candidates: Vec<Candidate>,
     ledger: &mut Ledger,
 ) -> Result<(Vec<Candidate>, OverridesRead)> {
-    let (parsed, overrides_file) = read_overrides(s)?;
+    let (parsed, overrides_file) = read_overrides(ws, s)?;
     let mut directives = parsed.directives;
     directives.extend(s.add.iter().cloned().map(Directive::Upsert));
     directives.extend(s.drop.iter().map(|g| Directive::Drop {
@@ -327,6 +328,7 @@ fn allocate(measured: &[(Candidate, Measured)], caps: Caps, ledger: &mut Ledger)
 /// low, then position); the dropped ones go to the ledger.
 fn keep(
     ws: &Workspace,
+    s: &CompileSettings,
     counter: &dyn TokenCounter,
     measured: &[(Candidate, Measured)],
     allocation: &Allocation,
@@ -338,7 +340,12 @@ fn keep(
         .filter(|((_, m), d)| d.is_none() && m.tokens.is_none())
         .map(|((c, m), _)| (c.path.clone(), m.sections.clone(), m.sha256.clone()))
         .collect();
-    let mut counted = measure::count_tokens(&ws.root, &to_count, counter).into_iter();
+    let rules = ContentRules::shared().map_err(|e| Error::SecretRules(Box::new(e.clone())))?;
+    let limits = Limits {
+        max_file_size: s.max_file_size,
+    };
+    let mut counted =
+        measure::count_tokens(&ws.root, &to_count, limits, rules, counter).into_iter();
     let mut kept: Vec<(usize, Kept)> = Vec::new();
     for (position, ((c, m), rule)) in measured.iter().zip(&allocation.dropped).enumerate() {
         if let Some(rule) = rule {
@@ -416,8 +423,10 @@ fn finish(
         mut curation,
         file: overrides_file,
     } = overrides;
+    // Once each, in order; a set keeps this linear for a hundred thousand notes.
+    let mut seen: std::collections::HashSet<String> = curation.iter().cloned().collect();
     for n in &ledger.notes {
-        if !curation.contains(&n.text) {
+        if seen.insert(n.text.clone()) {
             curation.push(n.text.clone());
         }
     }
@@ -558,24 +567,49 @@ fn requests(role: &Role, s: &CompileSettings) -> Vec<Request> {
     out
 }
 
-fn read_overrides(s: &CompileSettings) -> Result<(overrides::Overrides, Option<FileRef>)> {
-    let path = &s.overrides.path;
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !s.overrides.explicit => {
-            return Ok((overrides::Overrides::default(), None));
+/// The text of an overrides file that curate copies into a manifest and a prompt (entries'
+/// fields, `why`, `// curation:` lines; not plain comments) holds no secret: such a line is
+/// an error naming the file and line, never the value.
+fn refuse_copied_secrets(text: &str, path: &Path) -> Result<()> {
+    let rules = ContentRules::shared().map_err(|e| Error::SecretRules(Box::new(e.clone())))?;
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if t.starts_with("//") && !t.starts_with(overrides::CURATION) {
+            continue;
         }
-        Err(source) => {
-            return Err(Error::Read {
-                path: path.clone(),
-                source,
+        if let Some(hit) = rules.scan(line.as_bytes()) {
+            return Err(Error::Overrides {
+                path: path.to_owned(),
+                line: i + 1,
+                message: format!(
+                    "holds a secret ({}): curate copies this line into the manifest and the prompt; remove the value",
+                    hit.rule
+                ),
             });
+        }
+    }
+    Ok(())
+}
+
+fn read_overrides(
+    ws: &Workspace,
+    s: &CompileSettings,
+) -> Result<(overrides::Overrides, Option<FileRef>)> {
+    let path = &s.overrides.path;
+    let bytes = if s.overrides.explicit {
+        // Named by a person: read where they said, bounded, a regular file only.
+        crate::util::read::read_capped(path, crate::util::read::INPUT_CAP)?
+    } else {
+        match admit::read_repo_file(&ws.root, path)? {
+            Some(b) => b,
+            None => return Ok((overrides::Overrides::default(), None)),
         }
     };
     let text = String::from_utf8(bytes.clone()).map_err(|_| Error::Invalid {
         path: Path::new(&s.overrides.shown).to_owned(),
         message: "the overrides file is not UTF-8".to_owned(),
     })?;
+    refuse_copied_secrets(&text, Path::new(&s.overrides.shown))?;
     let parsed = overrides::parse(&text, Path::new(&s.overrides.shown))?;
     Ok((
         parsed,

@@ -82,6 +82,7 @@ pub const CURATION: &str = "// curation:";
 pub fn parse(text: &str, path: &Path) -> Result<Overrides> {
     let shown = path.display().to_string();
     let mut out = Overrides::default();
+    let mut seen = std::collections::HashSet::new();
     for (i, raw) in text.lines().enumerate() {
         let line_no = i + 1;
         let line = raw.trim();
@@ -90,7 +91,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Overrides> {
         }
         if let Some(rest) = line.strip_prefix(CURATION) {
             let text = rest.trim().to_owned();
-            if !out.curation.contains(&text) {
+            if seen.insert(text.clone()) {
                 out.curation.push(text);
             }
             continue;
@@ -281,10 +282,18 @@ pub fn apply(
             }
             Directive::Drop { glob, why, origin } => {
                 let pattern = pattern(glob, origin)?;
-                let matcher = expand::compile_glob(&pattern, origin)?.compile_matcher();
+                // A literal path needs no glob machinery (a drop list can be long).
+                let matcher = if crate::util::paths::has_glob_chars(&pattern) {
+                    Some(expand::compile_glob(&pattern, origin)?.compile_matcher())
+                } else {
+                    None
+                };
                 let (removed, kept): (Vec<Candidate>, Vec<Candidate>) = std::mem::take(candidates)
                     .into_iter()
-                    .partition(|c| matcher.is_match(&c.path));
+                    .partition(|c| match &matcher {
+                        Some(m) => m.is_match(&c.path),
+                        None => c.path == pattern,
+                    });
                 *candidates = kept;
                 let why = why.as_ref().map_or(String::new(), |w| format!(": {w}"));
                 let text = if removed.is_empty() {

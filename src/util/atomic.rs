@@ -68,6 +68,89 @@ pub fn is_temp_name(file_name: &str) -> bool {
     file_name.starts_with('.') && file_name.contains(".tmp-")
 }
 
+/// Where a write may land.
+#[derive(Debug, Clone, Copy)]
+pub enum Bound<'a> {
+    /// Inside this repository root (canonical), through no link that leaves it.
+    Inside(&'a Path),
+    /// A path a person named (`-o`): anywhere, but never through a link that leads out of
+    /// this repository root unless the path named is already the link's target.
+    Named(&'a Path),
+}
+
+/// The folder `dir` as the system resolves it: its longest existing ancestor made
+/// canonical, with the rest appended.
+fn resolved(dir: &Path) -> std::io::Result<PathBuf> {
+    let mut existing = dir.to_owned();
+    let mut rest = Vec::new();
+    // `symlink_metadata`: a dangling link is an existing component, and fails below.
+    while std::fs::symlink_metadata(&existing).is_err() {
+        match (existing.file_name(), existing.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name.to_owned());
+                existing = parent.to_owned();
+            }
+            _ => break,
+        }
+    }
+    let mut real = existing.canonicalize()?;
+    for name in rest.iter().rev() {
+        real.push(name);
+    }
+    Ok(real)
+}
+
+/// Refuses a folder that `bound` does not allow (see [`Bound`]).
+pub fn check_folder(dir: &Path, bound: Bound<'_>) -> Result<()> {
+    let real = resolved(dir).map_err(|source| Error::Write {
+        path: dir.to_owned(),
+        source,
+    })?;
+    let refuse = |root: &Path| Error::Escape {
+        origin: "write".to_owned(),
+        path: dir.display().to_string(),
+        problem: if real.starts_with(root) {
+            "is not a folder curate may write to"
+        } else {
+            "leads out of the repository through a link: curate never writes through it"
+        },
+    };
+    match bound {
+        Bound::Inside(root) => {
+            if !real.starts_with(root) {
+                return Err(refuse(root));
+            }
+        }
+        Bound::Named(root) => {
+            let lexical = crate::util::paths::lexical(dir);
+            let through_link = real != lexical;
+            if through_link && !real.starts_with(root) && lexical.starts_with(root) {
+                return Err(refuse(root));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to `path` atomically, creating its folder when needed, only where
+/// `bound` allows.
+pub fn write_bounded(path: &Path, bound: Bound<'_>, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    check_folder(dir, bound)?;
+    write(path, bytes)
+}
+
+/// [`write_with`], only where `bound` allows.
+pub fn write_with_bounded(
+    path: &Path,
+    bound: Bound<'_>,
+    fill: impl FnOnce(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    check_folder(dir, bound)?;
+    write_with(path, fill)
+}
+
 /// Writes `bytes` to `path` atomically, creating its folder when needed.
 pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
     write_with(path, |w| {

@@ -3,5 +3,6 @@
 pub mod atomic;
 pub mod digest;
 pub mod jsonpos;
+pub mod lock;
 pub mod paths;
 pub mod read;

@@ -24,8 +24,8 @@ fn a_warm_run_gives_the_same_bytes_and_a_damaged_cache_is_ignored() {
     let warm = repo.curate().args(args).run();
     assert_eq!(cold.json()["totals"], warm.json()["totals"]);
     assert_eq!(manifest, repo.read(WORKER_MANIFEST));
-    // A record with a wrong count would lie; a damaged file is not trusted at all.
-    let lying: String = cache
+    // A damaged record: the whole file is not trusted, and the next save rebuilds it.
+    let damaged: String = cache
         .lines()
         .enumerate()
         .map(|(i, l)| {
@@ -36,14 +36,19 @@ fn a_warm_run_gives_the_same_bytes_and_a_damaged_cache_is_ignored() {
             }
         })
         .collect();
-    std::fs::write(cache_file(&repo), lying).unwrap();
+    std::fs::write(cache_file(&repo), damaged).unwrap();
     let again = repo.curate().args(args).run();
     assert_eq!(cold.json()["totals"], again.json()["totals"]);
+    let rebuilt = std::fs::read_to_string(cache_file(&repo)).unwrap();
     assert!(
-        std::fs::read_to_string(cache_file(&repo))
-            .unwrap()
-            .starts_with("curate-token-cache 1 o200k_base\n")
+        rebuilt.starts_with("curate-token-cache 1 o200k_base\n"),
+        "{rebuilt}"
     );
+    assert!(
+        !rebuilt.contains("oops"),
+        "the damaged record survived:\n{rebuilt}"
+    );
+    assert_eq!(rebuilt.lines().count(), 1 + 8, "{rebuilt}");
 }
 
 #[test]

@@ -417,7 +417,25 @@ fn the_token_cap_is_checked_with_the_recorded_encoding() {
             "--dry-run",
         ])
         .run();
-    let tokens = out.json()["totals"]["tokens"].as_u64().unwrap().to_string();
+    let tokens = out.json()["totals"]["tokens"].as_u64().unwrap();
+    let o200k = repo
+        .curate()
+        .args([
+            "--role",
+            "worker",
+            "--change",
+            "add-auth",
+            "--format",
+            "json",
+            "--dry-run",
+        ])
+        .run()
+        .json()["totals"]["tokens"]
+        .as_u64()
+        .unwrap();
+    // The test needs the two encodings to disagree, or checking with the wrong one would pass.
+    assert!(o200k > tokens, "o200k_base {o200k} vs cl100k_base {tokens}");
+    let tokens = tokens.to_string();
     // A cap the cl100k_base count meets exactly: READY, written.
     compile(
         &repo,

@@ -181,6 +181,8 @@ fn no_progress_bar_off_a_terminal_or_in_json() {
 fn a_closed_pipe_is_not_an_error() {
     let repo = Repo::fixture("aiws-basic");
     let mut child = Command::new(env!("CARGO_BIN_EXE_curate"))
+        // Never the user's real cache.
+        .env("CURATE_CACHE_DIR", repo.cache_dir())
         .args([
             "-C",
             repo.root.to_str().unwrap(),

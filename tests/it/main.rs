@@ -8,6 +8,7 @@
     clippy::print_stderr
 )]
 mod adopt;
+mod architecture;
 mod cache;
 mod check;
 mod cli;
@@ -23,6 +24,14 @@ mod verify;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+
+/// `text` with curate's version replaced by `[VERSION]`, so a snapshot survives a release.
+pub fn versionless(text: &str) -> String {
+    text.replace(
+        &format!("// curate: {} ", env!("CARGO_PKG_VERSION")),
+        "// curate: [VERSION] ",
+    )
+}
 
 /// A temporary repository.
 pub struct Repo {

@@ -5,7 +5,7 @@ pub fn report(e: &curate::error::Error) -> String {
     curate::error::render(e, "error:")
 }
 
-/// SPEC §6: one first line `error: …`, then only `caused by: …` and `hint: …` lines,
+/// The error shape (docs/exit-codes.md): one first line `error: …`, then only `caused by: …` and `hint: …` lines,
 /// whatever the input held (a raw newline in a key or a glob must not break the shape).
 pub fn assert_error_shape(e: &curate::error::Error) {
     let text = report(e);

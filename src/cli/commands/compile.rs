@@ -7,13 +7,14 @@ use crate::cli::args::{CompileArgs, Format, GlobalArgs};
 use crate::cli::exit::ExitCode;
 use crate::cli::printer::{Printer, stderr, stdout};
 use crate::cli::resolve;
+use crate::compile::admit::read_repo_file;
 use crate::compile::budget::Status;
 use crate::compile::manifest;
 use crate::compile::{self, Compiled};
 use crate::error::{Error, Result};
 use crate::report;
 use crate::settings::{self, Workspace};
-use crate::util::atomic;
+use crate::util::atomic::{self, Bound};
 
 /// Runs `curate` / `curate compile`.
 pub fn run(g: &GlobalArgs, a: &CompileArgs) -> Result<ExitCode> {
@@ -30,6 +31,18 @@ pub fn run(g: &GlobalArgs, a: &CompileArgs) -> Result<ExitCode> {
     }
     let ws = resolve::workspace(g)?;
     let mut s = resolve::compile_settings(&ws, a)?;
+    // One compile at a time per manifest folder, from reading its inputs to writing.
+    let _lock = if a.dry_run || a.stdout {
+        None
+    } else {
+        let manifest = ws.root.join(ws.manifest_path(&s.change, &s.role));
+        let folder = manifest.parent().unwrap_or(&ws.root);
+        Some(crate::util::lock::lock_folder(
+            &ws.root,
+            folder,
+            crate::util::lock::WAIT,
+        )?)
+    };
     let mut compiled = compile::compile(&ws, &s)?;
     let writes = compiled.status == Status::Ready && !a.dry_run && !a.stdout;
     let mut outcome = String::new();
@@ -50,7 +63,7 @@ pub fn run(g: &GlobalArgs, a: &CompileArgs) -> Result<ExitCode> {
     }
     if writes {
         let path = ws.root.join(&compiled.manifest_path);
-        if let Some(existing) = read_existing(&path)?
+        if let Some(existing) = read_existing(&ws, &path)?
             && !manifest::is_intact(&existing)
         {
             if a.adopt {
@@ -99,15 +112,8 @@ fn emit_report(
     Ok(())
 }
 
-fn read_existing(path: &Path) -> Result<Option<String>> {
-    match std::fs::read(path) {
-        Ok(b) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(Error::Read {
-            path: path.to_owned(),
-            source,
-        }),
-    }
+fn read_existing(ws: &Workspace, path: &Path) -> Result<Option<String>> {
+    Ok(read_repo_file(&ws.root, path)?.map(|b| String::from_utf8_lossy(&b).into_owned()))
 }
 
 fn write_outputs(ws: &Workspace, c: &Compiled) -> Result<()> {
@@ -115,11 +121,13 @@ fn write_outputs(ws: &Workspace, c: &Compiled) -> Result<()> {
         return Ok(());
     };
     // The lock first, the manifest last: the manifest is the commit point.
-    atomic::write(
+    let inside = Bound::Inside(&ws.root);
+    atomic::write_bounded(
         &ws.root.join(manifest::lock_path(&c.manifest_path)),
+        inside,
         lock.to_text().as_bytes(),
     )?;
-    atomic::write(&ws.root.join(&c.manifest_path), text.as_bytes())
+    atomic::write_bounded(&ws.root.join(&c.manifest_path), inside, text.as_bytes())
 }
 
 fn adopt(
@@ -138,7 +146,7 @@ fn adopt(
         return Ok(String::new());
     }
     let path = &s.overrides.path;
-    let mut text = read_existing(path)?.unwrap_or_default();
+    let mut text = read_existing(ws, path)?.unwrap_or_default();
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
     }
@@ -146,7 +154,12 @@ fn adopt(
         text.push_str(l);
         text.push('\n');
     }
-    atomic::write(path, text.as_bytes())?;
+    let bound = if s.overrides.explicit {
+        Bound::Named(&ws.root)
+    } else {
+        Bound::Inside(&ws.root)
+    };
+    atomic::write_bounded(path, bound, text.as_bytes())?;
     Ok(format!(
         "adopted {} hand edit{} into {}\n",
         lines.len(),

@@ -35,7 +35,11 @@ pub fn run(g: &GlobalArgs, a: &InitArgs) -> Result<ExitCode> {
         )));
     }
     for (path, text) in &files {
-        crate::util::atomic::write(&ws.root.join(path), text.as_bytes())?;
+        crate::util::atomic::write_bounded(
+            &ws.root.join(path),
+            crate::util::atomic::Bound::Inside(&ws.root),
+            text.as_bytes(),
+        )?;
         if !g.quiet {
             stderr(&format!("wrote {path}\n"));
         }

@@ -9,9 +9,17 @@ pub mod receipt;
 pub mod render;
 pub mod verify;
 
-/// Sets the worker threads of the parallel stages (`-j`), once per process.
+/// Sets the worker threads of the parallel stages (`-j`), once per process, clamped to
+/// four per CPU (more only costs: each thread has a stack and a tokenizer memo).
 pub fn threads(n: Option<usize>) {
-    if let Some(n) = n {
+    if let Some(asked) = n {
+        let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        let n = asked.min(cpus * 4);
+        if n < asked {
+            crate::cli::printer::stderr(&format!(
+                "warning: -j {asked} clamped to {n} (four threads per CPU)\n"
+            ));
+        }
         // A second initialisation (in tests) is harmless: the first one stands.
         let _ = rayon::ThreadPoolBuilder::new()
             .num_threads(n)

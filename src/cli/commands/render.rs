@@ -79,6 +79,7 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
             per_file: a.max_file_bytes,
             total: a.max_total_bytes,
         },
+        max_file_size: s.max_file_size,
     };
     let mut report_text = report::human(&compiled, Printer::new(g).style, g.verbose, false, "");
     for w in &warnings {
@@ -111,7 +112,9 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
         ))?;
     } else if let Some(path) = &a.output {
         // Streamed into the temporary file: memory stays near the largest entry.
-        atomic::write_with(&ws.arg_path(path), |w| render::render_to(&job, template, w))?;
+        atomic::write_with_bounded(&ws.arg_path(path), atomic::Bound::Named(&ws.root), |w| {
+            render::render_to(&job, template, w)
+        })?;
         if !g.quiet {
             report_text.push_str(&format!("wrote {}\n", path.display()));
             stderr(&report_text);

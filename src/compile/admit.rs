@@ -1,0 +1,287 @@
+//! Admission: the one answer to "may this file's text enter a manifest or a prompt?".
+//!
+//! Every read of a repository file that may reach a prompt goes through [`admit`]: the
+//! compile's measurement, `render --manifest`, the template's `excerpt()`, and `check`.
+//! It receives a repository-relative path and returns the file's bytes, or a [`Refusal`]
+//! that says why in words (never a secret's value). In order:
+//! 1. the name: no control character, no `.git/` folder, no secret by name;
+//! 2. the link: the path is resolved first, and a target outside the repository is never
+//!    read; the target's own repository path is judged by the same name rules (a link
+//!    `docs/settings.md -> ../.env` is a secret);
+//! 3. the file: a regular file only (never a FIFO, socket or device), at most the size
+//!    cap, read without blocking and never past the cap;
+//! 4. the text: not binary, no secret by content.
+
+use std::fmt;
+use std::path::Path;
+
+use crate::compile::secrets::{self, ContentRules};
+use crate::util::paths::has_control_char;
+use crate::util::read::{ReadError, open_regular, read_limited};
+
+/// Why a file may not enter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// The name holds a control character (a newline, DEL, …).
+    ControlChar,
+    /// The file lies inside `.git/` (it holds credentials: `http.extraheader`).
+    GitFolder,
+    /// A secret by its name (as named, or the name of the file a link leads to).
+    SecretName(&'static str),
+    /// A secret by its content: the rule and the line, never the value.
+    SecretContent { rule: &'static str, line: usize },
+    /// A link that leads out of the repository.
+    Outside,
+    /// The file does not exist (the system's words).
+    Missing(String),
+    /// The file cannot be read (the system refused).
+    Unreadable(String),
+    /// Not a regular file: a folder, FIFO, socket or device.
+    NotRegular(&'static str),
+    /// Larger than the size cap.
+    TooLarge { size: u64, cap: u64 },
+    /// A NUL byte in the first 8 KiB.
+    Binary,
+}
+
+impl Refusal {
+    /// True for the refusals that keep a secret out (by name or by content).
+    #[must_use]
+    pub fn is_secret(&self) -> bool {
+        matches!(
+            self,
+            Refusal::SecretName(_) | Refusal::SecretContent { .. } | Refusal::GitFolder
+        )
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::ControlChar => f.write_str("its name holds a control character"),
+            Refusal::GitFolder => f.write_str("inside `.git/`, never read"),
+            Refusal::SecretName(rule) => write!(f, "secret: {rule}"),
+            Refusal::SecretContent { rule, line } => {
+                write!(f, "secret by content: {rule} on line {line}")
+            }
+            Refusal::Outside => f.write_str("a link out of the repository, never read"),
+            Refusal::Missing(e) | Refusal::Unreadable(e) => write!(f, "cannot be read: {e}"),
+            Refusal::NotRegular(kind) => write!(f, "not a regular file ({kind}), never read"),
+            Refusal::TooLarge { size, cap } => {
+                write!(f, "{size} bytes, over --max-file-size {cap}")
+            }
+            Refusal::Binary => f.write_str("binary (a NUL byte in the first 8 KiB)"),
+        }
+    }
+}
+
+/// True when the first 8 KiB hold a NUL byte.
+#[must_use]
+pub fn is_binary(bytes: &[u8]) -> bool {
+    memchr::memchr(0, &bytes[..bytes.len().min(8192)]).is_some()
+}
+
+/// The judgement of a path by its name alone (no disk access): control characters, `.git/`
+/// and the secret name rules.
+pub fn judge_name(path: &str) -> Result<(), Refusal> {
+    if has_control_char(path) {
+        return Err(Refusal::ControlChar);
+    }
+    if path.split('/').any(|s| s.eq_ignore_ascii_case(".git")) {
+        return Err(Refusal::GitFolder);
+    }
+    match secrets::by_path(path) {
+        Some(rule) => Err(Refusal::SecretName(rule)),
+        None => Ok(()),
+    }
+}
+
+/// Resolves `path` (repository-relative) inside `root` (canonical): the target's
+/// repository-relative path, judged by name when it differs from `path`.
+pub fn resolve(root: &Path, path: &str) -> Result<String, Refusal> {
+    let full = root.join(path);
+    let real = match full.canonicalize() {
+        Ok(real) => real,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Refusal::Missing(e.to_string()));
+        }
+        Err(e) => return Err(Refusal::Unreadable(e.to_string())),
+    };
+    let Ok(inside) = real.strip_prefix(root) else {
+        return Err(Refusal::Outside);
+    };
+    let target: Vec<&str> = inside
+        .components()
+        .map(|c| c.as_os_str().to_str().unwrap_or("\u{7f}"))
+        .collect();
+    let target = target.join("/");
+    if target != path {
+        judge_name(&target)?;
+    }
+    Ok(target)
+}
+
+/// Reads `path` (repository-relative, under the canonical `root`) if it may enter: its
+/// bytes, at most `max_file_size` of them (0 = no cap). See the module docs for the order.
+pub fn admit(
+    root: &Path,
+    path: &str,
+    max_file_size: u64,
+    rules: &ContentRules,
+) -> Result<Vec<u8>, Refusal> {
+    judge_name(path)?;
+    let target = resolve(root, path)?;
+    let full = root.join(&target);
+    let (file, size) = open_regular(&full).map_err(|e| match e {
+        ReadError::NotRegular { kind, .. } => Refusal::NotRegular(kind),
+        ReadError::Io { source, .. } => Refusal::Unreadable(source.to_string()),
+        ReadError::TooLarge { .. } => Refusal::TooLarge {
+            size: 0,
+            cap: max_file_size,
+        },
+    })?;
+    if max_file_size > 0 && size > max_file_size {
+        return Err(Refusal::TooLarge {
+            size,
+            cap: max_file_size,
+        });
+    }
+    let bytes = read_limited(file, &full, max_file_size, size).map_err(|e| match e {
+        // It grew past the cap while being read.
+        ReadError::TooLarge { .. } => Refusal::TooLarge {
+            size: max_file_size + 1,
+            cap: max_file_size,
+        },
+        other => Refusal::Unreadable(
+            std::error::Error::source(&other)
+                .map_or_else(|| other.to_string(), ToString::to_string),
+        ),
+    })?;
+    if is_binary(&bytes) {
+        return Err(Refusal::Binary);
+    }
+    if let Some(hit) = rules.scan(&bytes) {
+        return Err(Refusal::SecretContent {
+            rule: hit.rule,
+            line: hit.line,
+        });
+    }
+    Ok(bytes)
+}
+
+/// Reads one of the small files curate keeps in a repository (an overrides file, an
+/// existing manifest or lock, a repository contracts file or template) at `path`
+/// (absolute, under the canonical `root`): `Ok(None)` when nothing is there; an error when
+/// it is a link out of the repository, a secret by name, not a regular file, or over the
+/// input cap. Never reads through a link that leaves the repository.
+pub fn read_repo_file(root: &Path, path: &Path) -> crate::error::Result<Option<Vec<u8>>> {
+    use crate::error::Error;
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(Error::Read {
+                path: path.to_owned(),
+                source,
+            });
+        }
+        Ok(_) => {}
+    }
+    let real = path.canonicalize().map_err(|source| Error::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    let Ok(inside) = real.strip_prefix(root) else {
+        return Err(Error::Escape {
+            origin: "read".to_owned(),
+            path: path.display().to_string(),
+            problem: "leads out of the repository through a link: never read",
+        });
+    };
+    let rel: Vec<&str> = inside
+        .components()
+        .map(|c| c.as_os_str().to_str().unwrap_or("\u{7f}"))
+        .collect();
+    if let Err(refusal) = judge_name(&rel.join("/")) {
+        return Err(Error::Invalid {
+            path: path.to_owned(),
+            message: format!("never read: {refusal}"),
+        });
+    }
+    Ok(Some(crate::util::read::read_capped(
+        &real,
+        crate::util::read::INPUT_CAP,
+    )?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binary_means_a_nul_early_on() {
+        assert!(is_binary(b"PNG\0"));
+        let mut late = vec![b'a'; 9000];
+        late.push(0);
+        assert!(!is_binary(&late));
+    }
+
+    #[test]
+    fn names_are_judged_before_the_disk() {
+        assert_eq!(judge_name("docs/a.md"), Ok(()));
+        assert_eq!(judge_name("docs/a\nb.md"), Err(Refusal::ControlChar));
+        assert_eq!(judge_name("x\u{7f}.md"), Err(Refusal::ControlChar));
+        assert_eq!(judge_name(".git/config"), Err(Refusal::GitFolder));
+        assert_eq!(judge_name("sub/.GIT/HEAD"), Err(Refusal::GitFolder));
+        assert!(matches!(
+            judge_name("config/.env"),
+            Err(Refusal::SecretName(_))
+        ));
+        assert_eq!(judge_name(".github/workflows/ci.yml"), Ok(()));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_is_judged_by_its_target_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("docs")).unwrap();
+        std::fs::write(root.join(".env"), "A=b\n").unwrap();
+        std::os::unix::fs::symlink("../.env", root.join("docs/settings.md")).unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", root.join("docs/out.md")).unwrap();
+        std::fs::write(root.join("docs/ok.md"), "fine\n").unwrap();
+        std::os::unix::fs::symlink("ok.md", root.join("docs/alias.md")).unwrap();
+        let rules = ContentRules::shared().unwrap();
+        assert!(matches!(
+            admit(&root, "docs/settings.md", 0, rules),
+            Err(Refusal::SecretName(_))
+        ));
+        assert_eq!(admit(&root, "docs/out.md", 0, rules), Err(Refusal::Outside));
+        assert_eq!(admit(&root, "docs/alias.md", 0, rules).unwrap(), b"fine\n");
+        assert_eq!(
+            admit(&root, "docs/ok.md", 3, rules),
+            Err(Refusal::TooLarge { size: 5, cap: 3 })
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn devices_and_fifos_are_refused_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(root.join("pipe"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let rules = ContentRules::shared().unwrap();
+        assert_eq!(
+            admit(&root, "pipe", 0, rules),
+            Err(Refusal::NotRegular("a FIFO"))
+        );
+        std::fs::create_dir(root.join("dir")).unwrap();
+        assert_eq!(
+            admit(&root, "dir", 0, rules),
+            Err(Refusal::NotRegular("a folder"))
+        );
+    }
+}
