@@ -111,9 +111,15 @@ fn contract_findings(file: &str, e: &crate::error::Error) -> Vec<Finding> {
 /// Every `*-context.jsonl` under `<changes root>/*/analysis/`, sorted.
 fn discover(ws: &Workspace) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    let Ok(changes) = std::fs::read_dir(ws.root.join(&ws.changes_root)) else {
-        return out;
+    let roots: Vec<&str> = if ws.changes_root_given {
+        vec![ws.changes_root.as_str()]
+    } else {
+        crate::settings::CHANGES_ROOTS.to_vec()
     };
+    let changes = roots
+        .iter()
+        .filter_map(|r| std::fs::read_dir(ws.root.join(r)).ok())
+        .flatten();
     for change in changes.flatten() {
         let Ok(files) = std::fs::read_dir(change.path().join("analysis")) else {
             continue;

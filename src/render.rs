@@ -213,6 +213,8 @@ pub struct Job<'a> {
     pub readonly: Vec<String>,
     pub lang: Lang,
     pub caps: ByteCaps,
+    /// Truth files that changed since the change began: the sub-agent reads them whole.
+    pub changed_truth: &'a [String],
     /// The size cap of a file read for an excerpt (`--max-file-size`).
     pub max_file_size: u64,
 }
@@ -294,6 +296,7 @@ pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
         }),
     );
     ctx.insert("status", job.status.name());
+    ctx.insert("changed_truth", job.changed_truth);
     let rules = ContentRules::shared().map_err(|e| Error::SecretRules(Box::new(e.clone())))?;
     tera.register_function("excerpt", Excerpt::new(job, rules));
     tera.render_to(&main_name, &ctx, out)
@@ -558,6 +561,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
         manifest: None,
         lock: None,
         overrides_file: None,
+        changed_truth: Vec::new(),
     })
 }
 

@@ -28,6 +28,11 @@ pub struct Workspace {
     pub root: PathBuf,
     /// The changes root, repository-relative, `/`-separated.
     pub changes_root: String,
+    /// True when `--changes-dir` named it; else it is chosen per change
+    /// ([`Workspace::for_change`]).
+    pub changes_root_given: bool,
+    /// A warning about the choice of the changes root, for the report.
+    pub changes_warning: Option<String>,
     /// Where the contracts come from.
     pub contracts: contract::Source,
     pub encoding: Encoding,
@@ -87,7 +92,47 @@ pub struct WorkspaceOptions {
     pub progress: bool,
 }
 
+/// The changes roots a workspace may use when none is given, in order of preference.
+pub const CHANGES_ROOTS: [&str; 2] = ["changes", ".aiws/changes"];
+
 impl Workspace {
+    /// The workspace with the changes root chosen for `change` (when `--changes-dir` did not
+    /// name one): the one of `changes` and `.aiws/changes` that holds the folder `<change>`;
+    /// both holding it (and not the same folder) is an error naming both; neither keeps the
+    /// default and warns that the change folder does not exist.
+    pub fn for_change(&self, change: &str) -> Result<Workspace> {
+        let mut ws = self.clone();
+        if self.changes_root_given {
+            return Ok(ws);
+        }
+        let holding: Vec<&str> = CHANGES_ROOTS
+            .iter()
+            .copied()
+            .filter(|r| self.root.join(r).join(change).is_dir())
+            .collect();
+        match holding.as_slice() {
+            [one] => (*one).clone_into(&mut ws.changes_root),
+            [a, b] => {
+                let same = self.root.join(a).join(change).canonicalize().ok()
+                    == self.root.join(b).join(change).canonicalize().ok();
+                if same {
+                    (*a).clone_into(&mut ws.changes_root);
+                } else {
+                    return Err(Error::Failed(format!(
+                        "the change {change:?} exists under both {a}/ and {b}/: name the one to use with --changes-dir"
+                    )));
+                }
+            }
+            _ => {
+                ws.changes_warning = Some(format!(
+                    "the change folder {}/{change} does not exist",
+                    ws.changes_root
+                ));
+            }
+        }
+        Ok(ws)
+    }
+
     /// Resolves the working folder, repository root, changes root and contracts source.
     pub fn resolve(o: &WorkspaceOptions) -> Result<Workspace> {
         let start = match &o.dir {
@@ -116,6 +161,8 @@ impl Workspace {
             cwd,
             root,
             changes_root: String::new(),
+            changes_root_given: o.changes_dir.is_some(),
+            changes_warning: None,
             contracts: contract::Source::Embedded,
             encoding: o.encoding,
             no_cache: o.no_cache,
@@ -331,6 +378,7 @@ impl CompileSettings {
         let i = &lock.inputs;
         let mut ws = ws.clone();
         ws.changes_root.clone_from(&i.changes_root);
+        ws.changes_root_given = true;
         ws.encoding = i.encoding;
         let default_overrides = format!(
             "{}/{}/analysis/{}-context.overrides.jsonl",

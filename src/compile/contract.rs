@@ -283,8 +283,30 @@ mod tests {
             ["planner", "explorer", "worker", "reviewer", "integrator"]
         );
         let worker = roles.iter().find(|r| r.id == "worker").unwrap();
-        assert_eq!(worker.context_files.len(), 8);
-        assert_eq!(worker.context_files[0].glob, "AI_PROJECT.md");
+        let globs: Vec<&str> = worker
+            .context_files
+            .iter()
+            .map(|c| c.glob.as_str())
+            .collect();
+        // The seed's baseline and aiws' real change template, in one list.
+        assert_eq!(
+            globs,
+            [
+                "AI_PROJECT.md",
+                "REQUIREMENTS.md",
+                "AI_WORKSPACE.md",
+                "packages/spec/docs/workflow-delegation-contracts.md",
+                "packages/spec/docs/workflow-delegation-context-injection.md",
+                "changes/<id>/proposal.md",
+                "changes/<id>/design.md",
+                "changes/<id>/tasks.md",
+                "<plan-file>",
+                "changes/<id>/plan/*.md",
+                "changes/<id>/STATE.md",
+                "changes/<id>/analysis/*.md",
+                "changes/<id>/evidence/*.md",
+            ]
+        );
         assert_eq!(
             worker.context_files[0].sections,
             Some(vec![[25, 50], [95, 106]])

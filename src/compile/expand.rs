@@ -68,7 +68,13 @@ pub struct Request {
     pub kind: String,
     pub sections: Sections,
     pub reason: Option<String>,
+    /// Silent when it finds nothing (a document only some repositories have: the embedded
+    /// default contracts name many): no "matched nothing" note, no "missing file" warning.
+    pub optional: bool,
 }
+
+/// The contract placeholder for a change's plan file (see [`plan_file`]).
+pub const PLAN_FILE: &str = "<plan-file>";
 
 impl Request {
     /// The request of a role's `contextFiles[index]`.
@@ -84,8 +90,80 @@ impl Request {
             kind: cf.kind.clone(),
             sections: cf.sections(),
             reason: None,
+            optional: false,
         }
     }
+}
+
+/// The requests with the placeholder `<plan-file>` replaced by the change's plan file
+/// ([`plan_file`]); a request without it is returned as it is.
+#[must_use]
+pub fn with_plan_file(scope: &Scope<'_>, requests: &[Request]) -> Vec<Request> {
+    if !requests.iter().any(|r| r.pattern == PLAN_FILE) {
+        return requests.to_vec();
+    }
+    let (pattern, reason) = plan_file(scope);
+    requests
+        .iter()
+        .map(|r| {
+            if r.pattern == PLAN_FILE {
+                Request {
+                    pattern: pattern.clone(),
+                    reason: r.reason.clone().or_else(|| reason.clone()),
+                    optional: true,
+                    ..r.clone()
+                }
+            } else {
+                r.clone()
+            }
+        })
+        .collect()
+}
+
+/// The plan file of a change, for the contract placeholder `<plan-file>`: the file that the
+/// change's `proposal.md` names on its `Plan_File:` line (relative to the folder above the
+/// changes root: `.aiws/` for `.aiws/changes`), when it exists inside the repository; else
+/// the glob `<that folder>/plan/*<id>*.md`. Returns the pattern and, for a named file, the
+/// reason that says where it came from.
+#[must_use]
+pub fn plan_file(scope: &Scope<'_>) -> (String, Option<String>) {
+    let base = scope
+        .changes_root
+        .rsplit_once('/')
+        .map_or("", |(parent, _)| parent);
+    let join = |rel: &str| {
+        if base.is_empty() {
+            rel.to_owned()
+        } else {
+            format!("{base}/{rel}")
+        }
+    };
+    let proposal = format!("{}/{}/proposal.md", scope.changes_root, scope.change);
+    let named = crate::compile::admit::read_repo_file(scope.root, &scope.root.join(&proposal))
+        .ok()
+        .flatten()
+        .and_then(|bytes| {
+            String::from_utf8_lossy(&bytes).lines().find_map(|line| {
+                let rest = line.trim().trim_start_matches(['>', '-', '*', ' ']);
+                let value = rest.strip_prefix("Plan_File:")?.trim().trim_matches('`');
+                (!value.is_empty()).then(|| value.to_owned())
+            })
+        });
+    if let Some(value) = named
+        && let Ok(rel) = paths::normalize(&join(&value))
+        && !paths::has_glob_chars(&rel)
+        && matches!(
+            resolve(scope.root, &rel),
+            Resolved::Inside { is_dir: false }
+        )
+    {
+        let reason = format!(
+            "the change's plan, named by {} (Plan_File: {value})",
+            quoted(&proposal)
+        );
+        return (rel, Some(reason));
+    }
+    (join(&format!("plan/*{}*.md", scope.change)), None)
 }
 
 /// A file one request reached.
@@ -189,11 +267,12 @@ pub fn expand(scope: &Scope<'_>, requests: &[Request]) -> Result<Expanded> {
     // prefix -> patterns sharing it (one walk each)
     let mut walks: BTreeMap<String, Vec<Pattern>> = BTreeMap::new();
 
+    let requests = &with_plan_file(scope, requests);
     for (index, request) in requests.iter().enumerate() {
         let path = scope.resolve(&request.pattern, &request.origin)?;
         let literal = !paths::has_glob_chars(&path) || scope.root.join(&path).is_file();
         if literal {
-            match literal_file(scope, &mut rules, &path, &request.origin, &mut out) {
+            match literal_file(scope, &mut rules, &path, request, &mut out) {
                 Literal::File(p) => per_request[index].push(p),
                 Literal::Folder => add_walk(&mut walks, index, &format!("{path}/**"), request)?,
                 Literal::None => {}
@@ -218,7 +297,7 @@ pub fn expand(scope: &Scope<'_>, requests: &[Request]) -> Result<Expanded> {
         paths.sort_unstable();
         paths.dedup();
         let request = &requests[index];
-        if paths.is_empty() && paths::has_glob_chars(&request.pattern) {
+        if paths.is_empty() && paths::has_glob_chars(&request.pattern) && !request.optional {
             out.notes.push(Note::info(format!(
                 "glob {} matched nothing ({})",
                 quoted(&scope.resolve(&request.pattern, &request.origin)?),
@@ -309,9 +388,10 @@ fn literal_file(
     scope: &Scope<'_>,
     rules: &mut IgnoreRules,
     path: &str,
-    origin: &Origin,
+    request: &Request,
     out: &mut Expanded,
 ) -> Literal {
+    let origin = &request.origin;
     if paths::has_control_char(path) {
         out.excluded
             .push(Exclusion::new(path, "the path holds a control character"));
@@ -320,6 +400,7 @@ fn literal_file(
     match resolve(scope.root, path) {
         // Overrides and `--add` never come here: layer 2 checks its own files (a missing
         // one is an error there); a missing baseline or assigned file is a warning.
+        Resolved::Missing if request.optional => Literal::None,
         Resolved::Missing => {
             out.notes.push(Note::warning(format!(
                 "missing file {} ({})",
@@ -555,6 +636,7 @@ mod tests {
             kind: "k".to_owned(),
             sections,
             reason: None,
+            optional: false,
         }
     }
 

@@ -21,6 +21,7 @@ pub mod measure;
 pub mod overrides;
 pub mod secrets;
 pub mod tokens;
+pub mod truth;
 
 use std::path::Path;
 
@@ -99,9 +100,16 @@ pub struct Compiled {
     pub lock: Option<Lock>,
     /// The overrides file, when it existed.
     pub overrides_file: Option<FileRef>,
+    /// Truth files that changed since the change began (see [`truth`]).
+    pub changed_truth: Vec<String>,
 }
 
 impl Compiled {
+    fn with_changed_truth(mut self, changed: Vec<String>) -> Compiled {
+        self.changed_truth = changed;
+        self
+    }
+
     /// Totals of the kept entries: files, lines, tokens.
     #[must_use]
     pub fn totals(&self) -> (usize, u64, u64) {
@@ -148,9 +156,15 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
     };
     check_contract_globs(&contracts, &role, &scope)?;
     let mut ledger = Ledger::default();
-    let candidates = expand_layers(&scope, &role, s, &mut ledger)?;
+    if let Some(w) = &ws.changes_warning {
+        ledger.notes.push(Note::warning(w.clone()));
+    }
+    let candidates = expand_layers(&scope, &contracts, &role, s, &mut ledger)?;
     let (candidates, overrides) = apply_overrides(ws, &scope, s, candidates, &mut ledger)?;
     let candidates = exclude_secrets(candidates, &mut ledger);
+    let rules = ContentRules::shared().map_err(|e| Error::SecretRules(Box::new(e.clone())))?;
+    let drift = truth::drift(&ws.root, &ws.changes_root, &s.change, rules);
+    ledger.notes.extend(drift.notes);
     let cache = token_cache(ws);
     let fast = Fast(ws.encoding);
     let counter = Cached::new(&cache, &fast);
@@ -168,17 +182,20 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
         &allocation,
         overrides,
         ledger,
-    ))
+    )
+    .with_changed_truth(drift.changed))
 }
 
 /// Layers 0 and 1: the role's baseline and the assigned module, expanded and merged.
 fn expand_layers(
     scope: &Scope<'_>,
+    contracts: &Contracts,
     role: &Role,
     s: &CompileSettings,
     ledger: &mut Ledger,
 ) -> Result<Vec<Candidate>> {
-    let requests = requests(role, s);
+    let embedded = matches!(contracts.source, contract::Source::Embedded);
+    let requests = expand::with_plan_file(scope, &requests(role, s, embedded));
     let expanded = expand::expand(scope, &requests)?;
     ledger.notes.extend(expanded.notes);
     ledger.excluded.extend(expanded.excluded);
@@ -466,6 +483,7 @@ fn finish(
         manifest,
         lock,
         overrides_file,
+        changed_truth: Vec::new(),
     }
 }
 
@@ -528,12 +546,17 @@ fn trace(c: &Candidate, m: Option<&Measured>, fate: &str) -> Trace {
 }
 
 /// Layer 0 and 1 requests, in position order: contract, assigned, task.
-fn requests(role: &Role, s: &CompileSettings) -> Vec<Request> {
+fn requests(role: &Role, s: &CompileSettings, embedded: bool) -> Vec<Request> {
+    // The embedded default names documents that only some repositories have: they stay
+    // silent when absent. A repository's own contracts are taken at their word.
     let mut out: Vec<Request> = role
         .context_files
         .iter()
         .enumerate()
-        .map(|(index, cf)| Request::from_contract(index, cf))
+        .map(|(index, cf)| Request {
+            optional: embedded,
+            ..Request::from_contract(index, cf)
+        })
         .collect();
     let assigned = |pattern: &str, origin: Origin, priority: Priority| Request {
         pattern: pattern.to_owned(),
@@ -542,6 +565,7 @@ fn requests(role: &Role, s: &CompileSettings) -> Vec<Request> {
         kind: "assigned".to_owned(),
         sections: Sections::Whole,
         reason: None,
+        optional: false,
     };
     for g in &s.owns {
         out.push(assigned(g, Origin::Owns(g.clone()), Priority::High));

@@ -8,6 +8,7 @@
     clippy::print_stderr
 )]
 mod adopt;
+mod aiws_real;
 mod architecture;
 mod cache;
 mod check;

@@ -213,7 +213,7 @@ fn explain_lists_every_candidate_with_source_and_fate() {
             .iter()
             .any(|c| c["fate"].as_str().unwrap().starts_with("dropped by ")
                 && c["fate"].as_str().unwrap().ends_with("overrides.jsonl:1")
-                && c["source"] == "contextFiles[6] \"changes/<id>/analysis/*.md\"")
+                && c["source"] == "contextFiles[11] \"changes/<id>/analysis/*.md\"")
     );
     assert!(
         candidates

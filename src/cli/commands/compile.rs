@@ -18,7 +18,7 @@ use crate::util::atomic::{self, Bound};
 
 /// Runs `curate` / `curate compile`.
 pub fn run(g: &GlobalArgs, a: &CompileArgs) -> Result<ExitCode> {
-    resolve::names(a)?;
+    let (_, change) = resolve::names(a)?;
     if a.stdout && g.format == Format::Json {
         return Err(Error::Usage(
             "--stdout prints the manifest and cannot be combined with --format json".to_owned(),
@@ -29,7 +29,7 @@ pub fn run(g: &GlobalArgs, a: &CompileArgs) -> Result<ExitCode> {
             "--format github is for `curate check`".to_owned(),
         ));
     }
-    let ws = resolve::workspace(g)?;
+    let ws = resolve::workspace(g)?.for_change(&change)?;
     let mut s = resolve::compile_settings(&ws, a)?;
     // One compile at a time per manifest folder, from reading its inputs to writing.
     let _lock = if a.dry_run || a.stdout {

@@ -32,8 +32,8 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
             "preview never writes: use render -o".to_owned(),
         ));
     }
-    let _ = (role, change);
-    let ws = resolve::workspace(g)?;
+    let _ = role;
+    let ws = resolve::workspace(g)?.for_change(&change)?;
     let s = resolve::compile_settings(&ws, &a.compile)?;
     let compiled = match &a.manifest {
         Some(m) => render::from_manifest(&ws, &s, &ws.arg_path(m))?,
@@ -80,6 +80,7 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
             total: a.max_total_bytes,
         },
         max_file_size: s.max_file_size,
+        changed_truth: &compiled.changed_truth,
     };
     let mut report_text = report::human(&compiled, Printer::new(g).style, g.verbose, false, "");
     for w in &warnings {
