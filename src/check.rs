@@ -108,30 +108,65 @@ fn contract_findings(file: &str, e: &crate::error::Error) -> Vec<Finding> {
     }
 }
 
-/// Every `*-context.jsonl` under `<changes root>/*/analysis/`, sorted.
+/// Every manifest the config's template names (`{change}` and `{role}` as wildcards) under
+/// the changes root (both `changes` and `.aiws/changes` when it is chosen per change),
+/// sorted; an overrides file beside one is not a manifest.
 fn discover(ws: &Workspace) -> Vec<PathBuf> {
-    let mut out = Vec::new();
     let roots: Vec<&str> = if ws.changes_root_given {
         vec![ws.changes_root.as_str()]
     } else {
         crate::settings::CHANGES_ROOTS.to_vec()
     };
-    let changes = roots
-        .iter()
-        .filter_map(|r| std::fs::read_dir(ws.root.join(r)).ok())
-        .flatten();
-    for change in changes.flatten() {
-        let Ok(files) = std::fs::read_dir(change.path().join("analysis")) else {
+    let mut out = Vec::new();
+    for root in roots {
+        let pattern = crate::config::fill(&ws.config.manifest, root, "*", "*");
+        let Ok(pattern) = crate::util::paths::normalize(&pattern) else {
             continue;
         };
-        for f in files.flatten() {
-            let name = f.file_name();
-            if name.to_string_lossy().ends_with("-context.jsonl") {
-                out.push(f.path());
+        let Ok(glob) = globset::GlobBuilder::new(&pattern)
+            .literal_separator(true)
+            .build()
+        else {
+            continue;
+        };
+        let matcher = glob.compile_matcher();
+        // A lock whose manifest is gone names a manifest that should be there.
+        let lock_pattern = format!(
+            "{}.lock.json",
+            pattern.strip_suffix(".jsonl").unwrap_or(&pattern)
+        );
+        let lock_matcher = globset::GlobBuilder::new(&lock_pattern)
+            .literal_separator(true)
+            .build()
+            .ok()
+            .map(|g| g.compile_matcher());
+        let prefix = crate::util::paths::literal_prefix(&pattern);
+        let depth =
+            pattern.split('/').count() - prefix.split('/').filter(|s| !s.is_empty()).count();
+        for e in walkdir::WalkDir::new(ws.root.join(prefix))
+            .max_depth(depth)
+            .into_iter()
+            .flatten()
+        {
+            let Ok(rel) = e.path().strip_prefix(&ws.root) else {
+                continue;
+            };
+            let rel = rel.to_string_lossy().replace('\\', "/");
+            if e.file_type().is_file()
+                && matcher.is_match(&rel)
+                && !rel.ends_with(".overrides.jsonl")
+            {
+                out.push(e.path().to_owned());
+            } else if e.file_type().is_file()
+                && lock_matcher.as_ref().is_some_and(|m| m.is_match(&rel))
+                && let Some(stem) = rel.strip_suffix(".lock.json")
+            {
+                out.push(ws.root.join(format!("{stem}.jsonl")));
             }
         }
     }
     out.sort();
+    out.dedup();
     out
 }
 
@@ -149,7 +184,11 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
     // read where it was named. Either way bounded, and a regular file only.
     let read = if path.starts_with(&ws.root) {
         crate::compile::admit::read_repo_file(&ws.root, path).and_then(|b| {
-            b.ok_or_else(|| crate::error::Error::Failed("it does not exist".to_owned()))
+            b.ok_or_else(|| {
+                crate::error::Error::Failed(
+                    "the manifest does not exist where the manifest template puts it (a lock for it does, or it was named): compile it again".to_owned(),
+                )
+            })
         })
     } else {
         crate::util::read::read_capped(path, crate::util::read::INPUT_CAP).map_err(Into::into)

@@ -14,6 +14,7 @@
 pub mod check;
 pub mod cli;
 pub mod compile;
+pub mod config;
 pub mod error;
 pub mod model;
 pub mod receipt;

@@ -307,6 +307,26 @@ impl Exclusion {
     }
 }
 
+/// Languages of the built-in templates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Lang {
+    #[default]
+    En,
+    Zh,
+}
+
+impl Lang {
+    /// The code used in template file names.
+    #[must_use]
+    pub fn code(self) -> &'static str {
+        match self {
+            Lang::En => "en",
+            Lang::Zh => "zh",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,6 +14,8 @@ use std::sync::Mutex;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+pub use crate::model::Lang;
+
 use crate::compile::admit::admit;
 use crate::compile::budget::Status;
 use crate::compile::measure;
@@ -204,6 +206,8 @@ struct EntryView {
 pub struct Job<'a> {
     pub ws: &'a Workspace,
     pub role: &'a crate::compile::contract::Role,
+    /// The role's name as the caller gave it.
+    pub role_name: &'a str,
     pub change: &'a str,
     pub manifest_path: &'a str,
     pub kept: &'a [Kept],
@@ -266,7 +270,9 @@ pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
         })
         .collect();
     let mut ctx = tera::Context::new();
-    ctx.insert("role", &job.role.id);
+    // The role's name as the caller gave it (a `[roles]` alias stays an alias): the name
+    // the manifest was written under, and the one a plugin reading the prompt looks for.
+    ctx.insert("role", job.role_name);
     ctx.insert("change", job.change);
     ctx.insert("manifest_path", job.manifest_path);
     ctx.insert("lang", job.lang.code());
@@ -482,7 +488,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
         });
     }
     let contracts = crate::compile::contract::load(ws.contracts.clone(), &ws.root)?;
-    let role = contracts.role(&s.role)?.clone();
+    let role = contracts.role(&s.contract_role)?.clone();
     let rules = crate::compile::secrets::ContentRules::shared()
         .map_err(|e| Error::SecretRules(Box::new(e.clone())))?;
     let cache = compile::token_cache(ws);
@@ -632,23 +638,5 @@ mod tests {
             out.starts_with("```text\n1 | aaaa\n2 | bbbb\n```\n[curate: cut before line 3"),
             "{out}"
         );
-    }
-}
-
-/// Languages of the built-in templates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Lang {
-    En,
-    Zh,
-}
-
-impl Lang {
-    /// The code used in template file names.
-    #[must_use]
-    pub fn code(self) -> &'static str {
-        match self {
-            Lang::En => "en",
-            Lang::Zh => "zh",
-        }
     }
 }

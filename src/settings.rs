@@ -15,6 +15,7 @@ use crate::compile::manifest::{FileRef, Lock};
 use crate::compile::overrides::{self, Upsert};
 use crate::compile::secrets::ContentRules;
 use crate::compile::tokens::Encoding;
+use crate::config::{self, Config, Given};
 use crate::error::{Error, Result};
 use crate::task::{self, Task};
 use crate::util::read::{INPUT_CAP, read_capped, read_stdin};
@@ -39,6 +40,8 @@ pub struct Workspace {
     pub no_cache: bool,
     /// A progress bar may be shown: stderr is a terminal, the report is human, not `-q`.
     pub progress: bool,
+    /// The resolved settings (`.curate/config.toml`, its profile, `CURATE_*`, flags).
+    pub config: Config,
 }
 
 impl Workspace {
@@ -68,13 +71,20 @@ impl Workspace {
             .unwrap_or_else(|| path.display().to_string())
     }
 
-    /// The manifest's repository-relative path for a change and role.
+    /// The manifest's repository-relative path for a change and role (the config's
+    /// template, `{changes}/{change}/analysis/{role}-context.jsonl` by default).
     #[must_use]
     pub fn manifest_path(&self, change: &str, role: &str) -> String {
-        format!(
-            "{}/{change}/analysis/{role}-context.jsonl",
-            self.changes_root
-        )
+        let path = config::fill(&self.config.manifest, &self.changes_root, change, role);
+        crate::util::paths::normalize(&path).unwrap_or(path)
+    }
+
+    /// The overrides file beside a manifest: the same stem, `.overrides.jsonl`.
+    #[must_use]
+    pub fn overrides_path(&self, change: &str, role: &str) -> String {
+        let manifest = self.manifest_path(change, role);
+        let stem = manifest.strip_suffix(".jsonl").unwrap_or(&manifest);
+        format!("{stem}.overrides.jsonl")
     }
 }
 
@@ -87,9 +97,12 @@ pub struct WorkspaceOptions {
     pub contracts: Option<PathBuf>,
     /// `--changes-dir DIR`.
     pub changes_dir: Option<PathBuf>,
-    pub encoding: Encoding,
+    /// `--encoding` (default: the config's).
+    pub encoding: Option<Encoding>,
     pub no_cache: bool,
     pub progress: bool,
+    /// Do not read `.curate/config.toml` (`init`, which may replace a broken one).
+    pub ignore_config: bool,
 }
 
 /// The changes roots a workspace may use when none is given, in order of preference.
@@ -161,18 +174,19 @@ impl Workspace {
             cwd,
             root,
             changes_root: String::new(),
-            changes_root_given: o.changes_dir.is_some(),
+            changes_root_given: false,
             changes_warning: None,
             contracts: contract::Source::Embedded,
-            encoding: o.encoding,
+            encoding: Encoding::default(),
             no_cache: o.no_cache,
             progress: o.progress,
+            config: Config::resolve(None, &Given::default(), &|_| None)?,
         };
-        ws.changes_root = match &o.changes_dir {
+        let flag_changes = match &o.changes_dir {
             Some(dir) => {
                 let abs = ws.arg_path(dir);
                 match ws.relative(&abs) {
-                    Some(rel) if !rel.is_empty() => rel,
+                    Some(rel) if !rel.is_empty() => Some(rel),
                     _ => {
                         return Err(Error::Escape {
                             origin: "--changes-dir".to_owned(),
@@ -181,6 +195,31 @@ impl Workspace {
                         });
                     }
                 }
+            }
+            None => None,
+        };
+        let file = if o.ignore_config {
+            None
+        } else {
+            config::load(&ws.root)?
+        };
+        ws.config = Config::resolve(
+            file.as_ref(),
+            &Given {
+                changes: flag_changes,
+                encoding: o.encoding,
+            },
+            &|name| std::env::var(name).ok(),
+        )?;
+        ws.encoding = ws.config.encoding;
+        ws.changes_root = match &ws.config.changes {
+            Some(changes) => {
+                ws.changes_root_given = true;
+                crate::util::paths::normalize(changes).map_err(|e| Error::Escape {
+                    origin: "changes".to_owned(),
+                    path: changes.clone(),
+                    problem: e.problem(),
+                })?
             }
             None => {
                 if !ws.root.join("changes").exists() && ws.root.join(".aiws/changes").is_dir() {
@@ -194,7 +233,17 @@ impl Workspace {
         let env = std::env::var_os("CURATE_CONTRACTS")
             .filter(|v| !v.is_empty())
             .map(|v| ws.arg_path(Path::new(&v)));
-        ws.contracts = contract::discover(flag, env, &ws.root);
+        ws.contracts = match (&flag, &env, &ws.config.contracts) {
+            (None, None, Some(rel)) => {
+                let rel = crate::util::paths::normalize(rel).map_err(|e| Error::Escape {
+                    origin: format!("contracts in {}", config::PATH),
+                    path: rel.clone(),
+                    problem: e.problem(),
+                })?;
+                contract::Source::Repo(rel)
+            }
+            _ => contract::discover(flag, env, &ws.root),
+        };
         Ok(ws)
     }
 }
@@ -232,7 +281,10 @@ pub struct OverridesFile {
 /// The validated inputs of one compile.
 #[derive(Debug, Clone)]
 pub struct CompileSettings {
+    /// The role's name as the caller gave it (`{role}` in the manifest path).
     pub role: String,
+    /// The contract role it stands for (through `[roles]` aliases; else the same).
+    pub contract_role: String,
     pub change: String,
     pub owns: Vec<String>,
     pub reads: Vec<String>,
@@ -337,16 +389,20 @@ impl CompileSettings {
             Some(p) => {
                 let path = ws.arg_path(p);
                 OverridesFile {
-                    shown: ws.shown(&path),
+                    // Repository-relative; outside the repository by its name alone, so a
+                    // committed manifest never holds a machine's absolute path.
+                    shown: ws.relative(&path).unwrap_or_else(|| {
+                        path.file_name().map_or_else(
+                            || path.display().to_string(),
+                            |n| n.to_string_lossy().into_owned(),
+                        )
+                    }),
                     path,
                     explicit: true,
                 }
             }
             None => {
-                let rel = format!(
-                    "{}/{change}/analysis/{role}-context.overrides.jsonl",
-                    ws.changes_root
-                );
+                let rel = ws.overrides_path(&change, &role);
                 OverridesFile {
                     path: ws.root.join(&rel),
                     shown: rel,
@@ -354,8 +410,10 @@ impl CompileSettings {
                 }
             }
         };
+        let contract_role = ws.config.contract_role(&role).to_owned();
         Ok(CompileSettings {
             role,
+            contract_role,
             change,
             owns: o.owns.clone(),
             reads: o.reads.clone(),
@@ -380,10 +438,7 @@ impl CompileSettings {
         ws.changes_root.clone_from(&i.changes_root);
         ws.changes_root_given = true;
         ws.encoding = i.encoding;
-        let default_overrides = format!(
-            "{}/{}/analysis/{}-context.overrides.jsonl",
-            i.changes_root, i.change, i.role
-        );
+        let default_overrides = ws.overrides_path(&i.change, &i.role);
         let options = CompileOptions {
             role: i.role.clone(),
             change: i.change.clone(),

@@ -76,9 +76,9 @@ pub struct GlobalArgs {
     #[arg(long, value_name = "DIR", global = true)]
     pub changes_dir: Option<PathBuf>,
 
-    /// The BPE encoding tokens are counted with.
-    #[arg(long, value_enum, default_value_t = Encoding::O200kBase, global = true)]
-    pub encoding: Encoding,
+    /// The BPE encoding tokens are counted with [default: the config's, else o200k_base].
+    #[arg(long, value_enum, global = true)]
+    pub encoding: Option<Encoding>,
 
     /// Worker threads for reading and counting (default: one per core).
     #[arg(short = 'j', long = "threads", value_name = "N", global = true)]
@@ -153,17 +153,14 @@ pub struct CompileArgs {
     pub drop: Vec<String>,
 
     /// Soft cap on high+medium files; over it every low entry is dropped (0 = no cap).
-    #[arg(long, value_name = "N", default_value_t = 5, help_heading = "Budgets")]
-    pub max_files: u64,
+    /// [default: the config's, else 5]
+    #[arg(long, value_name = "N", help_heading = "Budgets")]
+    pub max_files: Option<u64>,
 
     /// Hard cap on lines; over it medium and low entries are dropped (0 = no cap).
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 4000,
-        help_heading = "Budgets"
-    )]
-    pub max_lines: u64,
+    /// [default: the config's, else 4000]
+    #[arg(long, value_name = "N", help_heading = "Budgets")]
+    pub max_lines: Option<u64>,
 
     /// Optional cap on tokens, applied like the line cap (0 = no cap).
     #[arg(long, value_name = "N", help_heading = "Budgets")]
@@ -230,8 +227,16 @@ pub enum Command {
         #[command(subcommand)]
         action: Option<ContractsCommand>,
     },
-    /// Write the embedded default contracts (and templates) into the repository.
+    /// Write the embedded default contracts (and templates), or with --profile the config.
+    #[command(
+        after_help = "Examples:\n  curate init\n  curate init --profile aiws\n  curate init --profile trellis --force"
+    )]
     Init(InitArgs),
+    /// Show the resolved settings and where each came from (flag, env, file, profile, default).
+    Config {
+        #[command(subcommand)]
+        action: Option<ConfigCommand>,
+    },
     /// Print shell completions.
     Completions {
         /// The shell.
@@ -257,8 +262,9 @@ pub struct RenderArgs {
     pub template: String,
 
     /// Language of the built-in texts.
-    #[arg(long, value_enum, default_value_t = Lang::En, help_heading = "Rendering")]
-    pub lang: Lang,
+    /// [default: the config's, else en]
+    #[arg(long, value_enum, help_heading = "Rendering")]
+    pub lang: Option<Lang>,
 
     /// Render an existing manifest instead of compiling.
     #[arg(long, value_name = "FILE", help_heading = "Rendering")]
@@ -274,22 +280,12 @@ pub struct RenderArgs {
     pub output: Option<PathBuf>,
 
     /// Cut a file's selected text past this many bytes (0 = off).
-    #[arg(
-        long,
-        value_name = "BYTES",
-        default_value_t = 0,
-        help_heading = "Rendering"
-    )]
-    pub max_file_bytes: u64,
+    #[arg(long, value_name = "BYTES", help_heading = "Rendering")]
+    pub max_file_bytes: Option<u64>,
 
     /// Past this many bytes in all, entries become one-line index entries (0 = off).
-    #[arg(
-        long,
-        value_name = "BYTES",
-        default_value_t = 0,
-        help_heading = "Rendering"
-    )]
-    pub max_total_bytes: u64,
+    #[arg(long, value_name = "BYTES", help_heading = "Rendering")]
+    pub max_total_bytes: Option<u64>,
 }
 
 /// `check`.
@@ -357,9 +353,20 @@ pub enum ContractsCommand {
     },
 }
 
+/// `config …`.
+#[derive(Debug, Clone, Copy, Subcommand)]
+pub enum ConfigCommand {
+    /// Print every setting, its value and its source.
+    Show,
+}
+
 /// `init`.
 #[derive(Debug, Clone, Args)]
 pub struct InitArgs {
+    /// Write `.curate/config.toml` for this profile (aiws, aiws-legacy, trellis, curate)
+    /// instead of the contracts.
+    #[arg(long, value_enum, value_name = "PROFILE")]
+    pub profile: Option<crate::config::Profile>,
     /// Also write the default templates into .curate/templates/.
     #[arg(long)]
     pub templates: bool,

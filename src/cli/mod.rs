@@ -35,6 +35,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Some(Command::Contracts { action }) => commands::contracts::run(&g, action),
         Some(Command::Init(a)) => commands::init::run(&g, &a),
+        Some(Command::Config { .. }) => commands::config::show(&g),
         Some(Command::Completions { shell }) => commands::completions::completions(shell),
         Some(Command::Man) => commands::completions::man(),
     }

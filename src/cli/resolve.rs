@@ -20,6 +20,20 @@ pub fn workspace(g: &GlobalArgs) -> Result<Workspace> {
         encoding: g.encoding,
         no_cache: g.no_cache,
         progress: Printer::new(g).progress,
+        ignore_config: false,
+    })
+}
+
+/// The workspace without reading `.curate/config.toml` (for `init`, which writes it).
+pub fn workspace_without_config(g: &GlobalArgs) -> Result<Workspace> {
+    Workspace::resolve(&WorkspaceOptions {
+        dir: g.dir.clone(),
+        contracts: g.contracts.clone(),
+        changes_dir: g.changes_dir.clone(),
+        encoding: g.encoding,
+        no_cache: g.no_cache,
+        progress: Printer::new(g).progress,
+        ignore_config: true,
     })
 }
 
@@ -39,7 +53,7 @@ pub fn names(a: &CompileArgs) -> Result<(String, String)> {
 }
 
 /// The compile options of the command line.
-pub fn compile_options(a: &CompileArgs) -> Result<CompileOptions> {
+pub fn compile_options(ws: &Workspace, a: &CompileArgs) -> Result<CompileOptions> {
     let (role, change) = names(a)?;
     Ok(CompileOptions {
         role,
@@ -58,9 +72,9 @@ pub fn compile_options(a: &CompileArgs) -> Result<CompileOptions> {
         add: a.add.clone(),
         drop: a.drop.clone(),
         caps: Caps {
-            max_files: a.max_files,
-            max_lines: a.max_lines,
-            max_tokens: a.max_tokens.unwrap_or(0),
+            max_files: a.max_files.unwrap_or(ws.config.max_files),
+            max_lines: a.max_lines.unwrap_or(ws.config.max_lines),
+            max_tokens: a.max_tokens.unwrap_or(ws.config.max_tokens),
         },
         max_file_size: a.max_file_size,
         no_ignore: a.no_ignore,
@@ -70,5 +84,5 @@ pub fn compile_options(a: &CompileArgs) -> Result<CompileOptions> {
 
 /// The validated settings of a compile named on the command line.
 pub fn compile_settings(ws: &Workspace, a: &CompileArgs) -> Result<CompileSettings> {
-    CompileSettings::resolve(ws, &compile_options(a)?)
+    CompileSettings::resolve(ws, &compile_options(ws, a)?)
 }

@@ -147,7 +147,7 @@ impl Ledger {
 /// Runs layers 0–2, secrets, measurement and budgets in memory, one stage a line.
 pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
     let contracts = contract::load(ws.contracts.clone(), &ws.root)?;
-    let role = contracts.role(&s.role)?.clone();
+    let role = contracts.role(&s.contract_role)?.clone();
     let scope = Scope {
         root: &ws.root,
         changes_root: &ws.changes_root,
@@ -160,7 +160,13 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
         ledger.notes.push(Note::warning(w.clone()));
     }
     let candidates = expand_layers(&scope, &contracts, &role, s, &mut ledger)?;
-    let (candidates, overrides) = apply_overrides(ws, &scope, s, candidates, &mut ledger)?;
+    let (mut candidates, overrides) = apply_overrides(ws, &scope, s, candidates, &mut ledger)?;
+    if !ws.config.sections {
+        // The consumer inlines whole files (Trellis): the budget must count what it reads.
+        for c in &mut candidates {
+            c.sections = Sections::Whole;
+        }
+    }
     let candidates = exclude_secrets(candidates, &mut ledger);
     let rules = ContentRules::shared().map_err(|e| Error::SecretRules(Box::new(e.clone())))?;
     let drift = truth::drift(&ws.root, &ws.changes_root, &s.change, rules);
@@ -226,6 +232,7 @@ fn apply_overrides(
         why: None,
         origin: Origin::Drop(g.clone()),
     }));
+    let mut named: Vec<(String, Origin)> = Vec::new();
     let mut resolve_file = |file: &str, origin: &Origin| -> Result<String> {
         let path = scope.resolve(file, origin)?;
         if !ws.root.join(&path).exists() {
@@ -235,11 +242,24 @@ fn apply_overrides(
                 quoted(&path)
             )));
         }
+        named.push((path.clone(), origin.clone()));
         Ok(path)
     };
     let pattern = |glob: &str, origin: &Origin| scope.resolve(glob, origin);
     let applied = overrides::apply(&mut candidates, &directives, &mut resolve_file, &pattern)?;
     ledger.notes.extend(applied.notes);
+    // A file named literally is taken even when the ignore rules would hide it, with a note
+    // (as for contract and assigned literals).
+    let mut rules = crate::compile::ignore::IgnoreRules::new(&ws.root, !s.no_ignore);
+    for (path, origin) in &named {
+        if rules.is_ignored(path, false) {
+            ledger.notes.push(Note::info(format!(
+                "{} is ignored by the ignore rules but named literally ({}), so it is taken",
+                quoted(path),
+                origin.describe()
+            )));
+        }
+    }
     for (c, origin) in applied.dropped {
         ledger.traces.push(trace(
             &c,

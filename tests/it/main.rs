@@ -14,12 +14,14 @@ mod cache;
 mod check;
 mod cli;
 mod compile;
+mod consumers;
 mod errors;
 mod overrides;
 mod props;
 mod receipt;
 mod render;
 mod robust;
+mod trust;
 mod verify;
 
 use std::io::Write;

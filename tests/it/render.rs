@@ -171,7 +171,9 @@ fn render_writes_only_the_output_file_and_refuses_on_blocked() {
     let out = render(&repo, &["-o", ".guild/context/run1/worker-add-auth-1.md"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let bundle = repo.read(".guild/context/run1/worker-add-auth-1.md");
-    assert!(bundle.starts_with("<aiws-context-injection role=\"worker\""));
+    assert!(bundle.starts_with(
+        "role: worker\n<!-- curate:begin role=\"worker\" change=\"add-auth\" -->\n<aiws-context-injection role=\"worker\""
+    ));
     let mut after = repo.snapshot_tree();
     after.retain(|(p, _)| !p.starts_with(".guild"));
     assert_eq!(before, after, "render writes nothing but -o");

@@ -10,7 +10,10 @@ use crate::error::{Error, Result};
 
 /// Runs `curate init`.
 pub fn run(g: &GlobalArgs, a: &InitArgs) -> Result<ExitCode> {
-    let ws = resolve::workspace(g)?;
+    let ws = resolve::workspace_without_config(g)?;
+    if let Some(profile) = a.profile {
+        return write_config(&ws, g, a, profile);
+    }
     let mut files: Vec<(String, &str)> = vec![
         (contract::REPO_PATHS[0].to_owned(), contract::EMBEDDED),
         (
@@ -43,6 +46,36 @@ pub fn run(g: &GlobalArgs, a: &InitArgs) -> Result<ExitCode> {
         if !g.quiet {
             stderr(&format!("wrote {path}\n"));
         }
+    }
+    Ok(ExitCode::Ready)
+}
+
+/// `init --profile`: writes `.curate/config.toml` (never over one that exists without
+/// `--force`).
+fn write_config(
+    ws: &crate::settings::Workspace,
+    g: &GlobalArgs,
+    a: &InitArgs,
+    profile: crate::config::Profile,
+) -> Result<ExitCode> {
+    let path = ws.root.join(crate::config::PATH);
+    if std::fs::symlink_metadata(&path).is_ok() && !a.force {
+        return Err(Error::Failed(format!(
+            "not overwriting {} (use --force to overwrite)",
+            crate::config::PATH
+        )));
+    }
+    crate::util::atomic::write_bounded(
+        &path,
+        crate::util::atomic::Bound::Inside(&ws.root),
+        crate::config::template(profile).as_bytes(),
+    )?;
+    if !g.quiet {
+        stderr(&format!(
+            "wrote {} (profile {})\n",
+            crate::config::PATH,
+            profile.name()
+        ));
     }
     Ok(ExitCode::Ready)
 }

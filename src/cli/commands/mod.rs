@@ -3,6 +3,7 @@
 pub mod check;
 pub mod compile;
 pub mod completions;
+pub mod config;
 pub mod contracts;
 pub mod init;
 pub mod receipt;

@@ -67,6 +67,7 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
     let job = Job {
         ws: &ws,
         role: &compiled.role,
+        role_name: &s.role,
         change: &compiled.change,
         manifest_path: &compiled.manifest_path,
         kept: &compiled.kept,
@@ -74,10 +75,10 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
         task,
         owned,
         readonly,
-        lang: a.lang,
+        lang: a.lang.unwrap_or(ws.config.lang),
         caps: ByteCaps {
-            per_file: a.max_file_bytes,
-            total: a.max_total_bytes,
+            per_file: a.max_file_bytes.unwrap_or(ws.config.max_file_bytes),
+            total: a.max_total_bytes.unwrap_or(ws.config.max_total_bytes),
         },
         max_file_size: s.max_file_size,
         changed_truth: &compiled.changed_truth,

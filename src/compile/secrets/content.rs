@@ -1,0 +1,507 @@
+//! The content engine: rules loaded from `rules.toml`, one Aho-Corasick pass
+//! over the bytes to find which rule keywords occur, then only those rules'
+//! regexes, each candidate checked by the rule's validator.
+//!
+//! Every pattern is compiled as a byte regex with Unicode off (`(?-u)`), so it
+//! runs on invalid UTF-8 and `\w`, `\s`, `\b` and `(?i)` are ASCII-only.
+
+use std::collections::HashSet;
+use std::sync::{Mutex, OnceLock};
+
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use regex::bytes::{Captures, Regex, RegexBuilder, RegexSet, RegexSetBuilder};
+use serde::Deserialize;
+
+use super::validate::{self, Check};
+
+/// The rules table, embedded at build time.
+pub const RULES_TOML: &str = include_str!("rules.toml");
+
+/// Gap between a secret-like name and its value: the rest of the identifier,
+/// closing quotes, an assignment operator (or `(`, `,`, `|`, `>` for calls,
+/// CSV and XML; a type annotation may precede `=`: `apiKey: string =`) and opening quotes or a YAML block marker.
+const ASSIGN_HEAD: &str = r#"[\w \t.-]{0,20}?(?:\\*['"]{0,3})?\]?[ \t]{0,5}(?P<op>:[ \t]*[A-Za-z_][\w.<>\[\]?]{0,40}[ \t]*:?=|[<>?+.!=]?=|:{1,3}=|=>|>|:|\(|,|\|\|?)(?:[bBrRuU]?\\*['"]|[`\s=|>(]){0,5}"#;
+/// What may follow an assigned value.
+const ASSIGN_TAIL: &str = r#"(?:['"`\s;\\<,)&}\]]|$)"#;
+/// What may precede a stand-alone token.
+const TOKEN_HEAD: &str = r"\b";
+/// What may follow a stand-alone token: anything that cannot continue it.
+const TOKEN_TAIL: &str = r"(?:[^0-9A-Za-z_+/=-]|$)";
+
+/// A content match: which rule fired and where. Never carries the value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContentHit {
+    /// Short stable rule id, one of [`ContentRules::rule_names`].
+    pub rule: &'static str,
+    /// 1-based line of the start of the match.
+    pub line: usize,
+}
+
+impl std::fmt::Display for ContentHit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} on line {}", self.rule, self.line)
+    }
+}
+
+/// Failure to build the content rules. `Clone` so the error behind
+/// [`ContentRules::shared`] can be handed on by value. Errors name the rule,
+/// never any scanned text.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SecretsError {
+    /// A rule's pattern (or one of its allowlist patterns) does not compile.
+    #[error("secret rule {rule:?} does not compile")]
+    Rule {
+        /// The rule id.
+        rule: &'static str,
+        /// The compile error.
+        #[source]
+        source: regex::Error,
+    },
+    /// The rules table is not valid TOML or does not fit the rule schema.
+    #[error("secret rules table does not parse: {message}")]
+    Table {
+        /// The parser's message (about the table, which holds no secrets).
+        message: String,
+    },
+    /// A rule is malformed (no keywords, no pattern, two patterns, ...).
+    #[error("secret rule {rule:?} is invalid: {reason}")]
+    Invalid {
+        /// The rule id.
+        rule: &'static str,
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// The keyword automaton does not build.
+    #[error("secret rule keywords do not build: {message}")]
+    Keywords {
+        /// The builder's message.
+        message: String,
+    },
+}
+
+/// The TOML schema of the rules table.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Table {
+    rule: Vec<RuleSpec>,
+}
+
+/// One rule as written in `rules.toml`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleSpec {
+    id: String,
+    description: String,
+    keywords: Vec<String>,
+    /// A complete pattern.
+    regex: Option<String>,
+    /// A stand-alone token pattern (wrapped in word-boundary guards).
+    token: Option<String>,
+    /// Secret-like names (case-insensitive alternation) for an assignment
+    /// pattern; `secret` is then the value pattern.
+    names: Option<String>,
+    secret: Option<String>,
+    /// Capture group holding the secret (default: the `secret` group, else
+    /// the first group that took part, else the whole match).
+    secret_group: Option<usize>,
+    /// Minimum Shannon entropy (bits per byte) of the secret.
+    entropy: Option<f64>,
+    /// Validator (default `token`).
+    check: Option<String>,
+    #[serde(default)]
+    allowlist: AllowSpec,
+}
+
+/// Values a rule ignores.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AllowSpec {
+    /// Exact secret values (documentation examples).
+    #[serde(default)]
+    values: Vec<String>,
+    /// Lower-case fragments: a secret containing one is not a secret.
+    #[serde(default)]
+    stopwords: Vec<String>,
+    /// Patterns over the secret: a match means not a secret.
+    #[serde(default)]
+    regexes: Vec<String>,
+}
+
+/// A compiled rule.
+#[derive(Debug)]
+struct Rule {
+    id: &'static str,
+    description: &'static str,
+    regex: Regex,
+    secret_group: Option<usize>,
+    named_secret: Option<usize>,
+    entropy: f64,
+    check: Check,
+    values: Vec<Vec<u8>>,
+    stopwords: Vec<Vec<u8>>,
+    allow: Option<RegexSet>,
+}
+
+/// The compiled content rules: the keyword automaton and the rules.
+#[derive(Debug)]
+pub struct ContentRules {
+    keywords: AhoCorasick,
+    /// Keyword pattern index to the rules it enables.
+    keyword_rules: Vec<Vec<usize>>,
+    rules: Vec<Rule>,
+    names: Vec<&'static str>,
+}
+
+/// The lazily compiled shared rules.
+static SHARED: OnceLock<Result<ContentRules, SecretsError>> = OnceLock::new();
+
+/// Interned rule ids and descriptions (rules are built once per process in
+/// practice; interning keeps repeated builds from leaking).
+fn intern(text: String) -> &'static str {
+    static POOL: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    let pool = POOL.get_or_init(|| Mutex::new(HashSet::new()));
+    let mut pool = pool
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(&known) = pool.get(text.as_str()) {
+        return known;
+    }
+    let leaked: &'static str = Box::leak(text.into_boxed_str());
+    pool.insert(leaked);
+    leaked
+}
+
+fn build_regex(pattern: &str) -> Result<Regex, regex::Error> {
+    RegexBuilder::new(pattern)
+        .unicode(false)
+        .size_limit(16 << 20)
+        .dfa_size_limit(8 << 20)
+        .build()
+}
+
+impl Rule {
+    fn compile(spec: RuleSpec) -> Result<Self, SecretsError> {
+        let id = intern(spec.id);
+        let invalid = |reason| SecretsError::Invalid { rule: id, reason };
+        if spec.keywords.is_empty() {
+            return Err(invalid("it has no keywords"));
+        }
+        if spec
+            .keywords
+            .iter()
+            .any(|k| k.len() < 3 || k.bytes().any(|b| b.is_ascii_uppercase()))
+        {
+            return Err(invalid(
+                "keywords must be lower-case and at least three bytes long",
+            ));
+        }
+        let pattern = match (spec.regex, spec.token, spec.names, spec.secret) {
+            (Some(regex), None, None, None) => regex,
+            (None, Some(token), None, None) => {
+                format!("{TOKEN_HEAD}(?P<secret>{token}){TOKEN_TAIL}")
+            }
+            (None, None, Some(names), Some(secret)) => {
+                format!("(?i:{names}){ASSIGN_HEAD}(?P<secret>{secret}){ASSIGN_TAIL}")
+            }
+            _ => {
+                return Err(invalid(
+                    "it needs exactly one of `regex`, `token`, or `names` with `secret`",
+                ));
+            }
+        };
+        let check = match spec.check.as_deref() {
+            None => Check::Token,
+            Some(name) => Check::parse(name).ok_or_else(|| invalid("unknown `check`"))?,
+        };
+        let regex =
+            build_regex(&pattern).map_err(|source| SecretsError::Rule { rule: id, source })?;
+        let named_secret = regex
+            .capture_names()
+            .position(|name| name == Some("secret"));
+        if spec.secret_group.is_some_and(|g| g >= regex.captures_len()) {
+            return Err(invalid("`secret_group` is not a group of the pattern"));
+        }
+        let allow = if spec.allowlist.regexes.is_empty() {
+            None
+        } else {
+            Some(
+                RegexSetBuilder::new(&spec.allowlist.regexes)
+                    .unicode(false)
+                    .build()
+                    .map_err(|source| SecretsError::Rule { rule: id, source })?,
+            )
+        };
+        if spec
+            .allowlist
+            .stopwords
+            .iter()
+            .any(|w| w.bytes().any(|b| b.is_ascii_uppercase()))
+        {
+            return Err(invalid("stopwords must be lower-case"));
+        }
+        Ok(Self {
+            id,
+            description: intern(spec.description),
+            regex,
+            secret_group: spec.secret_group,
+            named_secret,
+            entropy: spec.entropy.unwrap_or_else(|| check.default_entropy()),
+            check,
+            values: spec
+                .allowlist
+                .values
+                .into_iter()
+                .map(String::into_bytes)
+                .collect(),
+            stopwords: spec
+                .allowlist
+                .stopwords
+                .into_iter()
+                .map(String::into_bytes)
+                .collect(),
+            allow,
+        })
+    }
+
+    /// The secret part of a candidate.
+    fn secret<'h>(&self, caps: &Captures<'h>) -> Option<regex::bytes::Match<'h>> {
+        if let Some(group) = self.secret_group {
+            return caps.get(group);
+        }
+        if let Some(group) = self.named_secret
+            && let Some(found) = caps.get(group)
+        {
+            return Some(found);
+        }
+        (1..caps.len())
+            .find_map(|group| caps.get(group))
+            .or_else(|| caps.get(0))
+    }
+
+    /// Whether a candidate passes the rule's allowlist and validator.
+    fn accepts(&self, caps: &Captures<'_>, haystack: &[u8]) -> bool {
+        let Some(secret) = self.secret(caps) else {
+            return false;
+        };
+        let value = secret.as_bytes();
+        if self.values.iter().any(|known| known == value) {
+            return false;
+        }
+        if !self.stopwords.is_empty() {
+            let lower = value.to_ascii_lowercase();
+            if self
+                .stopwords
+                .iter()
+                .any(|word| memchr::memmem::find(&lower, word).is_some())
+            {
+                return false;
+            }
+        }
+        if self.allow.as_ref().is_some_and(|set| set.is_match(value)) {
+            return false;
+        }
+        validate::passes(self.check, self.entropy, caps, value, haystack)
+    }
+
+    /// Offset of the first accepted candidate, if any.
+    fn first_valid(&self, bytes: &[u8]) -> Option<usize> {
+        self.regex.captures_iter(bytes).find_map(|caps| {
+            if !self.accepts(&caps, bytes) {
+                return None;
+            }
+            let whole = caps.get(0)?;
+            // A match that starts with the line break before its line (a
+            // boundary class) reports the line it is really on.
+            let skipped = whole
+                .as_bytes()
+                .iter()
+                .take_while(|b| matches!(b, b'\r' | b'\n'))
+                .count();
+            Some(whole.start() + skipped)
+        })
+    }
+}
+
+impl ContentRules {
+    /// Compile the embedded rules table; a rule that fails to parse or
+    /// compile is an error (fail closed, never an empty matcher).
+    ///
+    /// # Errors
+    /// The first problem found in the table.
+    pub fn new() -> Result<Self, SecretsError> {
+        Self::from_toml(RULES_TOML)
+    }
+
+    /// Compile a rules table in the `rules.toml` format.
+    ///
+    /// # Errors
+    /// [`SecretsError::Table`] when the text does not parse,
+    /// [`SecretsError::Invalid`] or [`SecretsError::Rule`] naming the first
+    /// bad rule, [`SecretsError::Keywords`] if the automaton does not build.
+    pub fn from_toml(text: &str) -> Result<Self, SecretsError> {
+        let table: Table = toml::from_str(text).map_err(|error| SecretsError::Table {
+            message: error.message().to_owned(),
+        })?;
+        let mut rules = Vec::with_capacity(table.rule.len());
+        let mut seen = HashSet::new();
+        let mut keyword_index: Vec<String> = Vec::new();
+        let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
+        for spec in table.rule {
+            let keywords = spec.keywords.clone();
+            let rule = Rule::compile(spec)?;
+            if !seen.insert(rule.id) {
+                return Err(SecretsError::Invalid {
+                    rule: rule.id,
+                    reason: "duplicate rule id",
+                });
+            }
+            let index = rules.len();
+            for keyword in keywords {
+                let slot = match keyword_index.iter().position(|k| *k == keyword) {
+                    Some(slot) => slot,
+                    None => {
+                        keyword_index.push(keyword);
+                        keyword_rules.push(Vec::new());
+                        keyword_rules.len() - 1
+                    }
+                };
+                if let Some(list) = keyword_rules.get_mut(slot)
+                    && !list.contains(&index)
+                {
+                    list.push(index);
+                }
+            }
+            rules.push(rule);
+        }
+        if rules.is_empty() {
+            return Err(SecretsError::Table {
+                message: "no rules".to_owned(),
+            });
+        }
+        let keywords = AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::Standard)
+            .kind(Some(AhoCorasickKind::DFA))
+            .build(&keyword_index)
+            .map_err(|error| SecretsError::Keywords {
+                message: error.to_string(),
+            })?;
+        let names = rules.iter().map(|rule| rule.id).collect();
+        Ok(Self {
+            keywords,
+            keyword_rules,
+            rules,
+            names,
+        })
+    }
+
+    /// The shared, lazily compiled rules (compiled once per process through
+    /// [`OnceLock`]).
+    ///
+    /// # Errors
+    /// The compile error, if any rule does not compile.
+    pub fn shared() -> Result<&'static ContentRules, &'static SecretsError> {
+        SHARED.get_or_init(Self::new).as_ref()
+    }
+
+    /// First hit in the bytes (the one on the earliest line), with its 1-based
+    /// line number; `None` when clean. Invalid UTF-8 is fine, and UTF-16 text
+    /// inside the bytes is scanned too. The hit names the rule only, never the
+    /// matched value.
+    #[must_use]
+    pub fn scan(&self, bytes: &[u8]) -> Option<ContentHit> {
+        let mut best = self
+            .first_hit(bytes)
+            .map(|(offset, rule)| (line_of(bytes, offset), rule));
+        if memchr::memchr(0, bytes).is_some() {
+            for view in super::utf16::views(bytes) {
+                if let Some((offset, rule)) = self.first_hit(&view.text) {
+                    let line = line_of(bytes, view.original_offset(offset));
+                    if best.is_none_or(|(best_line, _)| line < best_line) {
+                        best = Some((line, rule));
+                    }
+                }
+            }
+        }
+        best.map(|(line, rule)| ContentHit { rule, line })
+    }
+
+    /// Offset of the earliest hit's match and its rule: one keyword pass,
+    /// then the enabled rules in table order (on the same line the earlier
+    /// rule names the hit).
+    fn first_hit(&self, bytes: &[u8]) -> Option<(usize, &'static str)> {
+        let mut enabled = vec![false; self.rules.len()];
+        let mut any = false;
+        for found in self.keywords.find_overlapping_iter(bytes) {
+            if let Some(list) = self.keyword_rules.get(found.pattern().as_usize()) {
+                for &index in list {
+                    if let Some(flag) = enabled.get_mut(index) {
+                        *flag = true;
+                        any = true;
+                    }
+                }
+            }
+        }
+        if !any {
+            return None;
+        }
+        let mut best: Option<(usize, usize, &'static str)> = None;
+        for (rule, _) in self.rules.iter().zip(&enabled).filter(|(_, on)| **on) {
+            if let Some(start) = rule.first_valid(bytes) {
+                let line_start = line_start_of(bytes, start);
+                if best.is_none_or(|(best_line_start, _, _)| line_start < best_line_start) {
+                    best = Some((line_start, start, rule.id));
+                }
+            }
+        }
+        best.map(|(_, start, rule)| (start, rule))
+    }
+
+    /// The ids of all content rules, in table order.
+    #[must_use]
+    pub fn rule_names() -> &'static [&'static str] {
+        match Self::shared() {
+            Ok(rules) => &rules.names,
+            Err(_) => &[],
+        }
+    }
+
+    /// The ids of this rule set, in table order.
+    #[must_use]
+    pub fn ids(&self) -> &[&'static str] {
+        &self.names
+    }
+
+    /// A rule's description (provider and kind), by id.
+    #[must_use]
+    pub fn description(&self, id: &str) -> Option<&'static str> {
+        self.rules
+            .iter()
+            .find(|rule| rule.id == id)
+            .map(|rule| rule.description)
+    }
+
+    /// Number of rules.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.rules.len()
+    }
+
+    /// Whether the set is empty (never, once built).
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+}
+
+/// Offset of the start of the line holding `offset`.
+fn line_start_of(bytes: &[u8], offset: usize) -> usize {
+    let before = bytes.get(..offset).unwrap_or(bytes);
+    memchr::memrchr(b'\n', before).map_or(0, |newline| newline + 1)
+}
+
+/// 1-based line number of a byte offset.
+fn line_of(bytes: &[u8], offset: usize) -> usize {
+    let before = bytes.get(..offset).unwrap_or(bytes);
+    memchr::memchr_iter(b'\n', before).count() + 1
+}

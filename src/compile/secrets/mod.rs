@@ -1,0 +1,40 @@
+//! Secret detection: decides whether a candidate file is a secret and must be
+//! kept out of the output.
+//!
+//! What the stage does: every candidate file is checked twice. First by its
+//! repository-relative path ([`by_path`], in `names.rs`): well-known secret
+//! file names (`.env`, `*.pem`, `id_rsa*`, `credentials.json`,
+//! `.docker/config.json`, `*.tfstate`, ...) and any file under a `secret/`,
+//! `secrets/` or `.git/` folder. Then by its content
+//! ([`ContentRules::scan`], in `content.rs`): the rules of `rules.toml`, a
+//! data table covering the provider families of gitleaks' default rule set
+//! (cloud, CI, registries, payment, chat, AI providers, private keys, JWTs,
+//! URLs with passwords, `curl` credentials and generic high-entropy
+//! assignments). One ASCII case-insensitive Aho-Corasick pass finds which
+//! rule keywords occur; only those rules run their byte regexes, and every
+//! candidate passes the rule's validator (placeholder and example filtering,
+//! entropy, URL-password and assignment checks, in `validate.rs`). UTF-16
+//! text inside a file is scanned through a de-interleaved view
+//! (`utf16.rs`). A file that matches either check is excluded, and the caller
+//! notes only the *name* of the rule that fired (plus, for content, the line
+//! number).
+//!
+//! What it gets: a path string, or the raw bytes of a file (which need not be
+//! valid UTF-8). It is pure: it never touches the disk, the network or the
+//! environment, and it depends on no other curate module.
+//!
+//! What it must never do: return, log, print or otherwise carry the matched
+//! secret value. [`ContentHit`] holds a rule id and a line number, nothing
+//! more; errors name the rule, never a haystack. The rules fail closed: a rule
+//! that does not parse or compile is an error, never a silently skipped rule.
+
+mod content;
+mod names;
+mod utf16;
+mod validate;
+
+#[cfg(test)]
+mod tests;
+
+pub use content::{ContentHit, ContentRules, RULES_TOML, SecretsError};
+pub use names::by_path;

@@ -1,0 +1,693 @@
+//! `.curate/config.toml`: a repository's settings, and the profiles that preset them for the
+//! tools that read what curate writes (aiws, Trellis).
+//!
+//! Each setting is resolved from, in order: a command-line flag, a `CURATE_*` environment
+//! variable, the config file, the profile, the default; [`Config`] keeps where each value
+//! came from, for `curate config show`. Unknown keys and bad values are errors naming the
+//! key and the line. Pure but for reading the one file (bounded, inside the repository).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::compile::tokens::Encoding;
+use crate::error::{Error, Pos, Result};
+use crate::model::Lang;
+
+/// Where the config file lives, relative to the repository root.
+pub const PATH: &str = ".curate/config.toml";
+
+/// The default manifest path template.
+pub const DEFAULT_MANIFEST: &str = "{changes}/{change}/analysis/{role}-context.jsonl";
+
+/// The file as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct File {
+    pub profile: Option<Profile>,
+    pub contracts: Option<String>,
+    pub changes: Option<String>,
+    pub manifest: Option<String>,
+    pub sections: Option<bool>,
+    pub budget: Option<Budget>,
+    pub render: Option<Render>,
+    pub roles: Option<BTreeMap<String, String>>,
+    pub hook: Option<Hook>,
+}
+
+/// `[budget]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Budget {
+    pub max_files: Option<u64>,
+    pub max_lines: Option<u64>,
+    pub max_tokens: Option<u64>,
+    pub encoding: Option<Encoding>,
+}
+
+/// `[render]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Render {
+    pub lang: Option<Lang>,
+    pub max_file_bytes: Option<u64>,
+    pub max_total_bytes: Option<u64>,
+}
+
+/// `[hook]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Hook {
+    pub on_not_ready: Option<OnNotReady>,
+}
+
+/// What a hook does when the compile is not READY.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnNotReady {
+    #[default]
+    Warn,
+    Deny,
+}
+
+/// A preset of the changes root, the manifest path, sections and role names, measured
+/// against the tool that reads the manifest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Profile {
+    /// curate's own layout: the changes root chosen per change.
+    #[default]
+    Curate,
+    /// aiws ≥ 0.0.96: changes under `.aiws/changes`, the manifest where its plugin reads it.
+    Aiws,
+    /// aiws 0.0.39: everything under `changes/`.
+    AiwsLegacy,
+    /// Trellis: `.trellis/tasks/<task>/<role>.jsonl`, whole files.
+    Trellis,
+}
+
+impl Profile {
+    /// The profile's name in the config file.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Curate => "curate",
+            Profile::Aiws => "aiws",
+            Profile::AiwsLegacy => "aiws-legacy",
+            Profile::Trellis => "trellis",
+        }
+    }
+
+    /// The changes root the profile sets (`None`: chosen per change).
+    #[must_use]
+    pub fn changes(self) -> Option<&'static str> {
+        match self {
+            Profile::Curate => None,
+            Profile::Aiws => Some(".aiws/changes"),
+            Profile::AiwsLegacy => Some("changes"),
+            Profile::Trellis => Some(".trellis/tasks"),
+        }
+    }
+
+    /// The manifest path template.
+    #[must_use]
+    pub fn manifest(self) -> &'static str {
+        match self {
+            Profile::Curate | Profile::AiwsLegacy => DEFAULT_MANIFEST,
+            Profile::Aiws => "changes/{change}/analysis/{role}-context.jsonl",
+            Profile::Trellis => ".trellis/tasks/{change}/{role}.jsonl",
+        }
+    }
+
+    /// Whether the consumer honours `sections` (Trellis inlines whole files).
+    #[must_use]
+    pub fn sections(self) -> bool {
+        self != Profile::Trellis
+    }
+
+    /// Role names the consumer uses, mapped to contract roles.
+    #[must_use]
+    pub fn roles(self) -> BTreeMap<String, String> {
+        let pairs: &[(&str, &str)] = match self {
+            Profile::Trellis => &[
+                ("implement", "worker"),
+                ("check", "reviewer"),
+                ("research", "explorer"),
+                ("trellis-implement", "worker"),
+                ("trellis-check", "reviewer"),
+                ("trellis-research", "explorer"),
+            ],
+            _ => &[],
+        };
+        pairs
+            .iter()
+            .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+            .collect()
+    }
+}
+
+/// Where a resolved value came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    Flag,
+    Env,
+    File,
+    Profile,
+    Default,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Origin::Flag => "flag",
+            Origin::Env => "env",
+            Origin::File => "file",
+            Origin::Profile => "profile",
+            Origin::Default => "default",
+        })
+    }
+}
+
+/// Reads `.curate/config.toml` under `root`, when there is one.
+pub fn load(root: &Path) -> Result<Option<File>> {
+    let path = root.join(PATH);
+    let Some(bytes) = crate::compile::admit::read_repo_file(root, &path)? else {
+        return Ok(None);
+    };
+    let text = String::from_utf8(bytes).map_err(|_| Error::Invalid {
+        path: PATH.into(),
+        message: "the config file is not UTF-8".to_owned(),
+    })?;
+    parse(&text).map(Some)
+}
+
+/// Parses config text; errors name the key and the line:column in [`PATH`].
+pub fn parse(text: &str) -> Result<File> {
+    let file: File = toml::from_str(text).map_err(|e| {
+        let offset = e.span().map_or(0, |s| s.start);
+        let at = crate::util::jsonpos::position_of(text, offset);
+        Error::Syntax {
+            path: PATH.into(),
+            pos: Pos {
+                line: at.line,
+                column: at.column,
+            },
+            message: e.message().trim().to_owned(),
+        }
+    })?;
+    if let Some(m) = &file.manifest {
+        check_template(m).map_err(|message| Error::Invalid {
+            path: PATH.into(),
+            message: format!("manifest = {m:?}: {message}"),
+        })?;
+    }
+    Ok(file)
+}
+
+/// A manifest path template: only `{changes}`, `{change}` and `{role}`, a `.jsonl` name,
+/// and a path that stays inside the repository whatever the values.
+pub fn check_template(template: &str) -> std::result::Result<(), String> {
+    let mut rest = template;
+    while let Some(i) = rest.find('{') {
+        let Some(j) = rest[i..].find('}') else {
+            return Err("a `{` without its `}`".to_owned());
+        };
+        let name = &rest[i + 1..i + j];
+        if !matches!(name, "changes" | "change" | "role") {
+            return Err(format!(
+                "unknown placeholder {{{name}}}: use {{changes}}, {{change}} and {{role}}"
+            ));
+        }
+        rest = &rest[i + j + 1..];
+    }
+    if !template.contains("{change}") || !template.contains("{role}") {
+        return Err(
+            "it must hold {change} and {role}, so each manifest has its own path".to_owned(),
+        );
+    }
+    // Exactly `.jsonl`: the lock and overrides paths are built by replacing it.
+    #[allow(clippy::case_sensitive_file_extension_comparisons)]
+    if !template.ends_with(".jsonl") {
+        return Err("it must end in .jsonl".to_owned());
+    }
+    let sample = fill(template, "changes", "c", "r");
+    crate::util::paths::normalize(&sample)
+        .map(|_| ())
+        .map_err(|e| format!("the path {}", e.problem()))
+}
+
+/// A template with its placeholders filled in.
+#[must_use]
+pub fn fill(template: &str, changes: &str, change: &str, role: &str) -> String {
+    template
+        .replace("{changes}", changes)
+        .replace("{change}", change)
+        .replace("{role}", role)
+}
+
+/// The text `curate init --profile` writes: the profile, and what it sets, as comments.
+#[must_use]
+pub fn template(profile: Profile) -> String {
+    let mut text = format!(
+        "# curate settings. Flags and CURATE_* environment variables override them;\n\
+         # `curate config show` prints the result and where each value came from.\n\
+         profile = \"{}\"\n\n\
+         # What the profile sets (uncomment a line to change it):\n",
+        profile.name()
+    );
+    match profile.changes() {
+        Some(c) => text.push_str(&format!("# changes = \"{c}\"\n")),
+        None => text.push_str(
+            "# changes = \"changes\"   # default: chosen per change (changes or .aiws/changes)\n",
+        ),
+    }
+    text.push_str(&format!(
+        "# manifest = \"{}\"   # the lock and overrides sit beside it\n# sections = {}\n",
+        profile.manifest(),
+        profile.sections()
+    ));
+    text.push_str(
+        "\n[budget]\n# max_files = 5\n# max_lines = 4000\n# max_tokens = 0\n# encoding = \"o200k_base\"\n\n\
+         [render]\n# lang = \"en\"\n# max_file_bytes = 0\n# max_total_bytes = 0\n\n\
+         [roles]\n",
+    );
+    for (k, v) in profile.roles() {
+        text.push_str(&format!("# \"{k}\" = \"{v}\"   (set by the profile)\n"));
+    }
+    text.push_str("# \"general-purpose\" = \"worker\"\n\n[hook]\n# on_not_ready = \"warn\"\n");
+    text
+}
+
+/// Values given on the command line, which win over everything else.
+#[derive(Debug, Clone, Default)]
+pub struct Given {
+    pub changes: Option<String>,
+    pub encoding: Option<Encoding>,
+}
+
+/// The resolved settings of a repository, with where each came from.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub profile: Profile,
+    /// A contracts file named by the config file (repository-relative).
+    pub contracts: Option<String>,
+    /// The changes root, when set (else chosen per change).
+    pub changes: Option<String>,
+    pub manifest: String,
+    pub sections: bool,
+    pub max_files: u64,
+    pub max_lines: u64,
+    pub max_tokens: u64,
+    pub encoding: Encoding,
+    pub lang: Lang,
+    pub max_file_bytes: u64,
+    pub max_total_bytes: u64,
+    pub roles: BTreeMap<String, String>,
+    pub on_not_ready: OnNotReady,
+    /// Setting name → where its value came from.
+    pub origins: BTreeMap<&'static str, Origin>,
+}
+
+impl Config {
+    /// Resolves every setting: `given` (flags), then `env` (`CURATE_*`), then the `file`,
+    /// then its profile, then the defaults. A bad environment value is an error naming it.
+    pub fn resolve(
+        file: Option<&File>,
+        given: &Given,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Config> {
+        let mut origins = BTreeMap::new();
+        let env_value = |name: &str| env(name).filter(|v| !v.is_empty());
+        let bad = |name: &str, value: &str, want: &str| {
+            Error::Usage(format!(
+                "environment variable {name}={value:?} is not {want}"
+            ))
+        };
+        let parse_u64 = |name: &'static str| -> Result<Option<u64>> {
+            env_value(name)
+                .map(|v| {
+                    v.trim()
+                        .parse::<u64>()
+                        .map_err(|_| bad(name, &v, "a number"))
+                })
+                .transpose()
+        };
+        let profile_env = env_value("CURATE_PROFILE")
+            .map(|v| {
+                <Profile as clap::ValueEnum>::from_str(v.trim(), false)
+                    .map_err(|_| bad("CURATE_PROFILE", &v, "curate, aiws, aiws-legacy or trellis"))
+            })
+            .transpose()?;
+        let (profile, o) = pick(
+            None,
+            profile_env,
+            file.and_then(|f| f.profile),
+            None,
+            Profile::Curate,
+        );
+        origins.insert("profile", o);
+
+        let (contracts, o) = pick_opt(None, None, file.and_then(|f| f.contracts.clone()), None);
+        origins.insert("contracts", o);
+
+        let (changes, o) = pick_opt(
+            given.changes.clone(),
+            env_value("CURATE_CHANGES"),
+            file.and_then(|f| f.changes.clone()),
+            profile.changes().map(str::to_owned),
+        );
+        origins.insert("changes", o);
+
+        let manifest_env = env_value("CURATE_MANIFEST");
+        if let Some(m) = &manifest_env {
+            check_template(m)
+                .map_err(|e| bad("CURATE_MANIFEST", m, &format!("a manifest template ({e})")))?;
+        }
+        let (manifest, o) = pick(
+            None,
+            manifest_env,
+            file.and_then(|f| f.manifest.clone()),
+            Some(profile.manifest().to_owned()),
+            DEFAULT_MANIFEST.to_owned(),
+        );
+        origins.insert("manifest", o);
+
+        let sections_env = env_value("CURATE_SECTIONS")
+            .map(|v| match v.trim() {
+                "true" | "1" => Ok(true),
+                "false" | "0" => Ok(false),
+                _ => Err(bad("CURATE_SECTIONS", &v, "true or false")),
+            })
+            .transpose()?;
+        let (sections, o) = pick(
+            None,
+            sections_env,
+            file.and_then(|f| f.sections),
+            Some(profile.sections()),
+            true,
+        );
+        origins.insert("sections", o);
+
+        let budget = file.and_then(|f| f.budget.as_ref());
+        let defaults = crate::compile::budget::Caps::default();
+        let (max_files, o) = pick(
+            None,
+            parse_u64("CURATE_MAX_FILES")?,
+            budget.and_then(|b| b.max_files),
+            None,
+            defaults.max_files,
+        );
+        origins.insert("budget.max_files", o);
+        let (max_lines, o) = pick(
+            None,
+            parse_u64("CURATE_MAX_LINES")?,
+            budget.and_then(|b| b.max_lines),
+            None,
+            defaults.max_lines,
+        );
+        origins.insert("budget.max_lines", o);
+        let (max_tokens, o) = pick(
+            None,
+            parse_u64("CURATE_MAX_TOKENS")?,
+            budget.and_then(|b| b.max_tokens),
+            None,
+            0,
+        );
+        origins.insert("budget.max_tokens", o);
+        let encoding_env = env_value("CURATE_ENCODING")
+            .map(|v| match v.trim() {
+                "o200k_base" => Ok(Encoding::O200kBase),
+                "cl100k_base" => Ok(Encoding::Cl100kBase),
+                _ => Err(bad("CURATE_ENCODING", &v, "o200k_base or cl100k_base")),
+            })
+            .transpose()?;
+        let (encoding, o) = pick(
+            given.encoding,
+            encoding_env,
+            budget.and_then(|b| b.encoding),
+            None,
+            Encoding::O200kBase,
+        );
+        origins.insert("budget.encoding", o);
+
+        let render = file.and_then(|f| f.render.as_ref());
+        let lang_env = env_value("CURATE_LANG")
+            .map(|v| match v.trim() {
+                "en" => Ok(Lang::En),
+                "zh" => Ok(Lang::Zh),
+                _ => Err(bad("CURATE_LANG", &v, "en or zh")),
+            })
+            .transpose()?;
+        let (lang, o) = pick(None, lang_env, render.and_then(|r| r.lang), None, Lang::En);
+        origins.insert("render.lang", o);
+        let (max_file_bytes, o) = pick(
+            None,
+            parse_u64("CURATE_MAX_FILE_BYTES")?,
+            render.and_then(|r| r.max_file_bytes),
+            None,
+            0,
+        );
+        origins.insert("render.max_file_bytes", o);
+        let (max_total_bytes, o) = pick(
+            None,
+            parse_u64("CURATE_MAX_TOTAL_BYTES")?,
+            render.and_then(|r| r.max_total_bytes),
+            None,
+            0,
+        );
+        origins.insert("render.max_total_bytes", o);
+
+        let mut roles = profile.roles();
+        let mut roles_origin = if roles.is_empty() {
+            Origin::Default
+        } else {
+            Origin::Profile
+        };
+        if let Some(own) = file
+            .and_then(|f| f.roles.as_ref())
+            .filter(|r| !r.is_empty())
+        {
+            roles.extend(own.iter().map(|(k, v)| (k.clone(), v.clone())));
+            roles_origin = Origin::File;
+        }
+        origins.insert("roles", roles_origin);
+
+        let on_not_ready_env = env_value("CURATE_ON_NOT_READY")
+            .map(|v| match v.trim() {
+                "warn" => Ok(OnNotReady::Warn),
+                "deny" => Ok(OnNotReady::Deny),
+                _ => Err(bad("CURATE_ON_NOT_READY", &v, "warn or deny")),
+            })
+            .transpose()?;
+        let (on_not_ready, o) = pick(
+            None,
+            on_not_ready_env,
+            file.and_then(|f| f.hook.as_ref())
+                .and_then(|h| h.on_not_ready),
+            None,
+            OnNotReady::Warn,
+        );
+        origins.insert("hook.on_not_ready", o);
+
+        Ok(Config {
+            profile,
+            contracts,
+            changes,
+            manifest,
+            sections,
+            max_files,
+            max_lines,
+            max_tokens,
+            encoding,
+            lang,
+            max_file_bytes,
+            max_total_bytes,
+            roles,
+            on_not_ready,
+            origins,
+        })
+    }
+
+    /// The contract role a caller's role name stands for (`[roles]` aliases; else itself).
+    #[must_use]
+    pub fn contract_role<'a>(&'a self, name: &'a str) -> &'a str {
+        self.roles.get(name).map_or(name, String::as_str)
+    }
+
+    /// Every setting as `(key, value, origin)`, for `curate config show`.
+    #[must_use]
+    pub fn rows(&self) -> Vec<(String, String, Origin)> {
+        let o = |k: &'static str| self.origins.get(k).copied().unwrap_or(Origin::Default);
+        let mut rows = vec![
+            (
+                "profile".to_owned(),
+                self.profile.name().to_owned(),
+                o("profile"),
+            ),
+            (
+                "contracts".to_owned(),
+                self.contracts
+                    .clone()
+                    .unwrap_or_else(|| "(discovered)".to_owned()),
+                o("contracts"),
+            ),
+            (
+                "changes".to_owned(),
+                self.changes
+                    .clone()
+                    .unwrap_or_else(|| "(chosen per change: changes or .aiws/changes)".to_owned()),
+                o("changes"),
+            ),
+            ("manifest".to_owned(), self.manifest.clone(), o("manifest")),
+            (
+                "sections".to_owned(),
+                self.sections.to_string(),
+                o("sections"),
+            ),
+            (
+                "budget.max_files".to_owned(),
+                self.max_files.to_string(),
+                o("budget.max_files"),
+            ),
+            (
+                "budget.max_lines".to_owned(),
+                self.max_lines.to_string(),
+                o("budget.max_lines"),
+            ),
+            (
+                "budget.max_tokens".to_owned(),
+                self.max_tokens.to_string(),
+                o("budget.max_tokens"),
+            ),
+            (
+                "budget.encoding".to_owned(),
+                self.encoding.name().to_owned(),
+                o("budget.encoding"),
+            ),
+            (
+                "render.lang".to_owned(),
+                self.lang.code().to_owned(),
+                o("render.lang"),
+            ),
+            (
+                "render.max_file_bytes".to_owned(),
+                self.max_file_bytes.to_string(),
+                o("render.max_file_bytes"),
+            ),
+            (
+                "render.max_total_bytes".to_owned(),
+                self.max_total_bytes.to_string(),
+                o("render.max_total_bytes"),
+            ),
+            (
+                "hook.on_not_ready".to_owned(),
+                match self.on_not_ready {
+                    OnNotReady::Warn => "warn",
+                    OnNotReady::Deny => "deny",
+                }
+                .to_owned(),
+                o("hook.on_not_ready"),
+            ),
+        ];
+        for (k, v) in &self.roles {
+            rows.push((format!("roles.{k:?}"), v.clone(), o("roles")));
+        }
+        rows
+    }
+}
+
+/// The first value present, in precedence order, and where it came from.
+fn pick<T>(
+    flag: Option<T>,
+    env: Option<T>,
+    file: Option<T>,
+    profile: Option<T>,
+    default: T,
+) -> (T, Origin) {
+    match pick_opt(flag, env, file, profile) {
+        (Some(v), origin) => (v, origin),
+        (None, _) => (default, Origin::Default),
+    }
+}
+
+/// [`pick`] for a setting that may stay unset.
+fn pick_opt<T>(
+    flag: Option<T>,
+    env: Option<T>,
+    file: Option<T>,
+    profile: Option<T>,
+) -> (Option<T>, Origin) {
+    if flag.is_some() {
+        (flag, Origin::Flag)
+    } else if env.is_some() {
+        (env, Origin::Env)
+    } else if file.is_some() {
+        (file, Origin::File)
+    } else if profile.is_some() {
+        (profile, Origin::Profile)
+    } else {
+        (None, Origin::Default)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_parses() {
+        let f = parse(
+            r#"
+profile = "trellis"
+contracts = "contracts/workflow-delegation-contracts.json"
+changes = "changes"
+manifest = "{changes}/{change}/analysis/{role}-context.jsonl"
+sections = true
+[budget]
+max_files = 5
+max_lines = 4000
+max_tokens = 0
+encoding = "o200k_base"
+[render]
+lang = "zh"
+max_file_bytes = 0
+max_total_bytes = 0
+[roles]
+"general-purpose" = "worker"
+[hook]
+on_not_ready = "deny"
+"#,
+        )
+        .unwrap();
+        assert_eq!(f.profile, Some(Profile::Trellis));
+        assert_eq!(f.render.unwrap().lang, Some(Lang::Zh));
+        assert_eq!(f.hook.unwrap().on_not_ready, Some(OnNotReady::Deny));
+        assert_eq!(f.roles.unwrap()["general-purpose"], "worker");
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_name_the_key_and_line() {
+        let e = parse("profile = \"curate\"\n[budget]\nmax_filez = 3\n").unwrap_err();
+        let text = e.to_string();
+        assert!(text.starts_with(".curate/config.toml:3:1: "), "{text}");
+        assert!(text.contains("max_filez"), "{text}");
+        let e = parse("profile = \"nope\"\n").unwrap_err().to_string();
+        assert!(e.starts_with(".curate/config.toml:1:11: "), "{e}");
+        assert!(e.contains("nope"), "{e}");
+        let e = parse("[budget]\nmax_lines = -1\n").unwrap_err().to_string();
+        assert!(e.starts_with(".curate/config.toml:2:"), "{e}");
+    }
+
+    #[test]
+    fn a_template_stays_inside_and_names_every_manifest() {
+        assert!(check_template(DEFAULT_MANIFEST).is_ok());
+        assert!(check_template(Profile::Trellis.manifest()).is_ok());
+        assert!(check_template("../{change}/{role}.jsonl").is_err());
+        assert!(check_template("/tmp/{change}/{role}.jsonl").is_err());
+        assert!(check_template("{changes}/{role}.jsonl").is_err());
+        assert!(check_template("{changes}/{change}/{role}.txt").is_err());
+        assert!(check_template("{changes}/{chnage}/{role}.jsonl").is_err());
+    }
+}
