@@ -20,7 +20,7 @@ pub const RULES_TOML: &str = include_str!("rules.toml");
 /// Gap between a secret-like name and its value: the rest of the identifier,
 /// closing quotes, an assignment operator (or `(`, `,`, `|`, `>` for calls,
 /// CSV and XML; a type annotation may precede `=`: `apiKey: string =`) and opening quotes or a YAML block marker.
-const ASSIGN_HEAD: &str = r#"[\w \t.-]{0,20}?(?:\\*['"]{0,3})?\]?[ \t]{0,5}(?P<op>:[ \t]*[A-Za-z_][\w.<>\[\]?]{0,40}[ \t]*:?=|[<>?+.!=]?=|:{1,3}=|=>|>|:|\(|,|\|\|?)(?:[bBrRuU]?\\*['"]|[`\s=|>(]){0,5}"#;
+const ASSIGN_HEAD: &str = r#"[\w \t.-]{0,20}?(?:\\*['"]{0,3})?\]?[ \t]{0,5}(?P<op>:[ \t]*[A-Za-z_][\w.<>\[\]?]{0,40}[ \t]*:?=|[<>?+.!=]?=|:{1,3}=|=>|>|:|\(|,|\|\|?)(?:[bBrRuU]?\\*['"]|[`\t =|>(]){0,5}(?:\r?\n[ \t]+)?"#;
 /// What may follow an assigned value.
 const ASSIGN_TAIL: &str = r#"(?:['"`\s;\\<,)&}\]]|$)"#;
 /// What may precede a stand-alone token.

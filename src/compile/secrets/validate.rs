@@ -1006,6 +1006,17 @@ fn assignment_context(caps: &Captures<'_>, haystack: &[u8], password: bool) -> b
     let (Some(whole), Some(op_match)) = (caps.get(0), caps.name("op")) else {
         return false;
     };
+    // After `(` or `,` (an argument list) only a quoted literal is a value: an unquoted
+    // word there is a parameter or a variable (`get_input(console, self.password, …)`).
+    if matches!(op, b"(" | b",")
+        && let Some(secret) = caps.name("secret")
+        && !matches!(
+            haystack.get(secret.start().wrapping_sub(1)),
+            Some(b'"' | b'\'' | b'`')
+        )
+    {
+        return false;
+    }
     let ident = identifier(haystack, whole.start(), op_match.start());
     let lower = ident.to_ascii_lowercase();
     if IDENT_DENY.iter().any(|word| contains(&lower, word)) {
@@ -1265,7 +1276,10 @@ fn is_uuid(value: &[u8]) -> bool {
 /// Version strings and dates: digits and dots with an optional `v`.
 fn is_version_like(value: &[u8]) -> bool {
     let body = value.strip_prefix(b"v").unwrap_or(value);
-    memchr::memchr_iter(b'.', body).count() >= 2
+    let dots = memchr::memchr_iter(b'.', body).count();
+    // `1.2.3`, or a packaging version with a suffix (`4.13+dfsg1-1+deb12u1`).
+    let suffixed = dots >= 1 && body.iter().any(|b| matches!(b, b'+' | b'-' | b'~'));
+    (dots >= 2 || suffixed)
         && body
             .split(|b| *b == b'-' || *b == b'+')
             .next()
