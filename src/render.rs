@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 pub use crate::model::Lang;
 
-use crate::compile::admit::admit;
+use crate::compile::admit::{admit, reread};
 use crate::compile::budget::Status;
 use crate::compile::measure;
 use crate::compile::secrets::ContentRules;
@@ -422,14 +422,13 @@ impl tera::Function for Excerpt {
                 quoted(file)
             ))
         })?;
-        let bytes = admit(&self.root, file, self.max_file_size, self.rules)
-            .map_err(|r| tera::Error::msg(format!("{} may not be read: {r}", quoted(file))))?;
-        if !sha.is_empty() && &crate::util::digest::hex(&bytes) != sha {
-            return Err(tera::Error::msg(format!(
-                "{} changed while curate was rendering it",
-                quoted(file)
-            )));
+        // The bytes admitted when the entry was measured (same hash), or a full admission.
+        let bytes = if sha.is_empty() {
+            admit(&self.root, file, self.max_file_size, self.rules)
+        } else {
+            reread(&self.root, file, self.max_file_size, sha)
         }
+        .map_err(|r| tera::Error::msg(format!("{} may not be read: {r}", quoted(file))))?;
         let size = measure::selected(&bytes, sections).len() as u64;
         // What this entry adds to the total: its selected bytes, or its cut when capped.
         let shown = if self.caps.per_file > 0 {

@@ -42,6 +42,8 @@ pub enum Refusal {
     TooLarge { size: u64, cap: u64 },
     /// A NUL byte in the first 8 KiB.
     Binary,
+    /// Read again, it no longer has the content admitted before.
+    Changed,
 }
 
 impl Refusal {
@@ -71,6 +73,7 @@ impl fmt::Display for Refusal {
                 write!(f, "{size} bytes, over --max-file-size {cap}")
             }
             Refusal::Binary => f.write_str("binary (a NUL byte in the first 8 KiB)"),
+            Refusal::Changed => f.write_str("changed while curate was reading it"),
         }
     }
 }
@@ -129,6 +132,38 @@ pub fn admit(
     max_file_size: u64,
     rules: &ContentRules,
 ) -> Result<Vec<u8>, Refusal> {
+    let bytes = read_inside(root, path, max_file_size)?;
+    if is_binary(&bytes) {
+        return Err(Refusal::Binary);
+    }
+    if let Some(hit) = rules.scan(&bytes) {
+        return Err(Refusal::SecretContent {
+            rule: hit.rule,
+            line: hit.line,
+        });
+    }
+    Ok(bytes)
+}
+
+/// Reads a file [`admit`] let in before, again (to count its tokens, to render it): the
+/// name, link and regular-file checks as before, and bytes whose sha256 must be
+/// `sha256` (hex), the content admitted then; the same bytes need no second scan.
+pub fn reread(
+    root: &Path,
+    path: &str,
+    max_file_size: u64,
+    sha256: &str,
+) -> Result<Vec<u8>, Refusal> {
+    let bytes = read_inside(root, path, max_file_size)?;
+    if crate::util::digest::hex(&bytes) == sha256 {
+        Ok(bytes)
+    } else {
+        Err(Refusal::Changed)
+    }
+}
+
+/// Steps 1–3 of [`admit`]: the name, the link, the regular file and its size.
+fn read_inside(root: &Path, path: &str, max_file_size: u64) -> Result<Vec<u8>, Refusal> {
     judge_name(path)?;
     let target = resolve(root, path)?;
     let full = root.join(&target);
@@ -157,15 +192,6 @@ pub fn admit(
                 .map_or_else(|| other.to_string(), ToString::to_string),
         ),
     })?;
-    if is_binary(&bytes) {
-        return Err(Refusal::Binary);
-    }
-    if let Some(hit) = rules.scan(&bytes) {
-        return Err(Refusal::SecretContent {
-            rule: hit.rule,
-            line: hit.line,
-        });
-    }
     Ok(bytes)
 }
 

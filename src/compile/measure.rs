@@ -10,7 +10,7 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use crate::compile::admit::admit;
+use crate::compile::admit::{admit, reread};
 use crate::compile::secrets::ContentRules;
 use crate::compile::tokens::TokenCounter;
 use crate::model::Note;
@@ -237,21 +237,14 @@ pub fn count_tokens(
     root: &Path,
     items: &[(String, Sections, String)],
     limits: Limits,
-    rules: &ContentRules,
     counter: &dyn TokenCounter,
 ) -> Vec<Result<u64, String>> {
     items
         .par_iter()
         .map(|(path, sections, sha)| {
-            // Read again through admission: the file may have been swapped since.
-            let bytes = admit(root, path, limits.max_file_size, rules)
-                .map_err(|r| format!("{}: {r}", quoted(path)))?;
-            if &crate::util::digest::hex(&bytes) != sha {
-                return Err(format!(
-                    "{} changed while curate was reading it",
-                    quoted(path)
-                ));
-            }
+            // Read again through admission's checks: the same bytes as admitted, or an error.
+            let bytes = reread(root, path, limits.max_file_size, sha)
+                .map_err(|r| format!("{} {r}", quoted(path)))?;
             let key = matches!(sections, Sections::Whole).then_some(sha.as_str());
             Ok(counter.count_hashed(&selected(&bytes, sections), key))
         })

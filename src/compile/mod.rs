@@ -377,12 +377,10 @@ fn keep(
         .filter(|((_, m), d)| d.is_none() && m.tokens.is_none())
         .map(|((c, m), _)| (c.path.clone(), m.sections.clone(), m.sha256.clone()))
         .collect();
-    let rules = ContentRules::shared().map_err(|e| Error::SecretRules(Box::new(e.clone())))?;
     let limits = Limits {
         max_file_size: s.max_file_size,
     };
-    let mut counted =
-        measure::count_tokens(&ws.root, &to_count, limits, rules, counter).into_iter();
+    let mut counted = measure::count_tokens(&ws.root, &to_count, limits, counter).into_iter();
     let mut kept: Vec<(usize, Kept)> = Vec::new();
     for (position, ((c, m), rule)) in measured.iter().zip(&allocation.dropped).enumerate() {
         if let Some(rule) = rule {

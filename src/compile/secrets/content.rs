@@ -132,14 +132,30 @@ struct AllowSpec {
 struct Rule {
     id: &'static str,
     description: &'static str,
-    regex: Regex,
+    /// The full pattern; its syntax is checked when the table is built, and it is compiled
+    /// on first use (a process that meets a rule's keyword only then pays for its regex:
+    /// compiling all of them costs a short command most of its run).
+    pattern: String,
+    compiled: OnceLock<Option<Compiled>>,
     secret_group: Option<usize>,
-    named_secret: Option<usize>,
     entropy: f64,
     check: Check,
     values: Vec<Vec<u8>>,
     stopwords: Vec<Vec<u8>>,
+    /// Allowlist patterns over the secret, compiled with the rule's regex.
+    allow_patterns: Vec<String>,
+}
+
+/// A rule's regex, once compiled.
+#[derive(Debug)]
+struct Compiled {
+    regex: Regex,
+    named_secret: Option<usize>,
     allow: Option<RegexSet>,
+}
+
+fn build_allow(patterns: &[String]) -> Result<RegexSet, regex::Error> {
+    RegexSetBuilder::new(patterns).unicode(false).build()
 }
 
 /// The compiled content rules: the keyword automaton and the rules.
@@ -180,7 +196,7 @@ fn build_regex(pattern: &str) -> Result<Regex, regex::Error> {
 }
 
 impl Rule {
-    fn compile(spec: RuleSpec) -> Result<Self, SecretsError> {
+    fn compile(spec: RuleSpec, check_syntax: bool) -> Result<Self, SecretsError> {
         let id = intern(spec.id);
         let invalid = |reason| SecretsError::Invalid { rule: id, reason };
         if spec.keywords.is_empty() {
@@ -213,24 +229,27 @@ impl Rule {
             None => Check::Token,
             Some(name) => Check::parse(name).ok_or_else(|| invalid("unknown `check`"))?,
         };
-        let regex =
-            build_regex(&pattern).map_err(|source| SecretsError::Rule { rule: id, source })?;
-        let named_secret = regex
-            .capture_names()
-            .position(|name| name == Some("secret"));
-        if spec.secret_group.is_some_and(|g| g >= regex.captures_len()) {
-            return Err(invalid("`secret_group` is not a group of the pattern"));
+        // The syntax now (fail closed at once); the automaton on first use.
+        if check_syntax {
+            let hir = regex_syntax::ParserBuilder::new()
+                .unicode(false)
+                .utf8(false)
+                .build()
+                .parse(&pattern)
+                .map_err(|_| match build_regex(&pattern) {
+                    Err(source) => SecretsError::Rule { rule: id, source },
+                    Ok(_) => invalid("its pattern does not parse"),
+                })?;
+            let groups = hir.properties().explicit_captures_len() + 1;
+            if spec.secret_group.is_some_and(|g| g >= groups) {
+                return Err(invalid("`secret_group` is not a group of the pattern"));
+            }
         }
-        let allow = if spec.allowlist.regexes.is_empty() {
-            None
-        } else {
-            Some(
-                RegexSetBuilder::new(&spec.allowlist.regexes)
-                    .unicode(false)
-                    .build()
-                    .map_err(|source| SecretsError::Rule { rule: id, source })?,
-            )
-        };
+        if check_syntax && !spec.allowlist.regexes.is_empty() {
+            build_allow(&spec.allowlist.regexes)
+                .map_err(|source| SecretsError::Rule { rule: id, source })?;
+        }
+        let allow_patterns = spec.allowlist.regexes;
         if spec
             .allowlist
             .stopwords
@@ -242,9 +261,9 @@ impl Rule {
         Ok(Self {
             id,
             description: intern(spec.description),
-            regex,
+            pattern,
+            compiled: OnceLock::new(),
             secret_group: spec.secret_group,
-            named_secret,
             entropy: spec.entropy.unwrap_or_else(|| check.default_entropy()),
             check,
             values: spec
@@ -259,8 +278,55 @@ impl Rule {
                 .into_iter()
                 .map(String::into_bytes)
                 .collect(),
-            allow,
+            allow_patterns,
         })
+    }
+
+    /// The rule's regex, compiled on first use; `None` when it does not compile (which
+    /// the table's tests rule out; a scan then fails closed).
+    fn compiled(&self) -> Option<&Compiled> {
+        self.compiled
+            .get_or_init(|| {
+                let regex = build_regex(&self.pattern).ok()?;
+                if self.secret_group.is_some_and(|g| g >= regex.captures_len()) {
+                    return None;
+                }
+                let named_secret = regex
+                    .capture_names()
+                    .position(|name| name == Some("secret"));
+                let allow = if self.allow_patterns.is_empty() {
+                    None
+                } else {
+                    Some(build_allow(&self.allow_patterns).ok()?)
+                };
+                Some(Compiled {
+                    regex,
+                    named_secret,
+                    allow,
+                })
+            })
+            .as_ref()
+    }
+
+    /// Compiles the rule now: the error a lazy compile would meet.
+    fn compile_now(&self) -> Result<(), SecretsError> {
+        let regex = build_regex(&self.pattern).map_err(|source| SecretsError::Rule {
+            rule: self.id,
+            source,
+        })?;
+        if self.secret_group.is_some_and(|g| g >= regex.captures_len()) {
+            return Err(SecretsError::Invalid {
+                rule: self.id,
+                reason: "`secret_group` is not a group of the pattern",
+            });
+        }
+        if !self.allow_patterns.is_empty() {
+            build_allow(&self.allow_patterns).map_err(|source| SecretsError::Rule {
+                rule: self.id,
+                source,
+            })?;
+        }
+        Ok(())
     }
 
     /// The secret part of a candidate.
@@ -268,7 +334,7 @@ impl Rule {
         if let Some(group) = self.secret_group {
             return caps.get(group);
         }
-        if let Some(group) = self.named_secret
+        if let Some(group) = self.compiled().and_then(|c| c.named_secret)
             && let Some(found) = caps.get(group)
         {
             return Some(found);
@@ -297,7 +363,11 @@ impl Rule {
                 return false;
             }
         }
-        if self.allow.as_ref().is_some_and(|set| set.is_match(value)) {
+        if self
+            .compiled()
+            .and_then(|c| c.allow.as_ref())
+            .is_some_and(|set| set.is_match(value))
+        {
             return false;
         }
         validate::passes(self.check, self.entropy, caps, value, haystack)
@@ -305,7 +375,11 @@ impl Rule {
 
     /// Offset of the first accepted candidate, if any.
     fn first_valid(&self, bytes: &[u8]) -> Option<usize> {
-        self.regex.captures_iter(bytes).find_map(|caps| {
+        let Some(compiled) = self.compiled() else {
+            // A rule that cannot run must not let a secret through: the file is held back.
+            return Some(0);
+        };
+        compiled.regex.captures_iter(bytes).find_map(|caps| {
             if !self.accepts(&caps, bytes) {
                 return None;
             }
@@ -323,13 +397,27 @@ impl Rule {
 }
 
 impl ContentRules {
+    /// Compiles every rule's regex now (they are otherwise compiled on first use): the
+    /// tests call this, so a table whose pattern parses but does not compile (a size
+    /// limit) cannot ship.
+    ///
+    /// # Errors
+    /// The first rule that does not compile.
+    pub fn compile_all(&self) -> Result<(), SecretsError> {
+        self.rules.iter().try_for_each(Rule::compile_now)
+    }
+
     /// Compile the embedded rules table; a rule that fails to parse or
     /// compile is an error (fail closed, never an empty matcher).
     ///
     /// # Errors
     /// The first problem found in the table.
     pub fn new() -> Result<Self, SecretsError> {
-        Self::from_toml(RULES_TOML)
+        // The embedded table's patterns are parsed and compiled whole by the tests
+        // (`every_embedded_rule_compiles`); at run time each compiles on first use, and one
+        // that failed would hold its files back. Skipping the syntax pass here saves a
+        // short command most of its start-up.
+        Self::build(RULES_TOML, false)
     }
 
     /// Compile a rules table in the `rules.toml` format.
@@ -339,6 +427,10 @@ impl ContentRules {
     /// [`SecretsError::Invalid`] or [`SecretsError::Rule`] naming the first
     /// bad rule, [`SecretsError::Keywords`] if the automaton does not build.
     pub fn from_toml(text: &str) -> Result<Self, SecretsError> {
+        Self::build(text, true)
+    }
+
+    fn build(text: &str, check_syntax: bool) -> Result<Self, SecretsError> {
         let table: Table = toml::from_str(text).map_err(|error| SecretsError::Table {
             message: error.message().to_owned(),
         })?;
@@ -348,7 +440,7 @@ impl ContentRules {
         let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
         for spec in table.rule {
             let keywords = spec.keywords.clone();
-            let rule = Rule::compile(spec)?;
+            let rule = Rule::compile(spec, check_syntax)?;
             if !seen.insert(rule.id) {
                 return Err(SecretsError::Invalid {
                     rule: rule.id,

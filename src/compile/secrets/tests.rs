@@ -442,6 +442,32 @@ fn rule_table_is_well_formed() {
 // ------------------------------------------------------------- fail closed
 
 #[test]
+fn every_embedded_rule_compiles() {
+    // Rules compile on first use; this is where a pattern that parses but does not
+    // compile (over a size limit) is caught before it ships.
+    ContentRules::new().unwrap().compile_all().unwrap();
+}
+
+#[test]
+fn a_rule_that_cannot_compile_holds_the_file_back() {
+    // Parses, but its automaton is far over the size limit: it fails only when compiled.
+    let table = r#"
+[[rule]]
+id = "huge"
+description = "huge"
+keywords = ["zzz"]
+token = '''zzz(?:[a-z0-9]{1000}){1000}'''
+"#;
+    let rules = ContentRules::from_toml(table).unwrap();
+    assert!(rules.compile_all().is_err());
+    let hit = rules
+        .scan(b"line one\nzzz is named here\n")
+        .expect("held back");
+    assert_eq!(hit.rule, "huge");
+    assert!(rules.scan(b"no keyword here\n").is_none());
+}
+
+#[test]
 fn bad_regex_fails_closed() {
     let table = r#"
 [[rule]]
