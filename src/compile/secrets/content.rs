@@ -136,6 +136,9 @@ struct Rule {
     /// on first use (a process that meets a rule's keyword only then pays for its regex:
     /// compiling all of them costs a short command most of its run).
     pattern: String,
+    /// An assignment (`names` + `secret`): its whole match lies on the line of one of its
+    /// keywords and the lines next to it, so it runs only there.
+    local: bool,
     compiled: OnceLock<Option<Compiled>>,
     secret_group: Option<usize>,
     entropy: f64,
@@ -211,6 +214,7 @@ impl Rule {
                 "keywords must be lower-case and at least three bytes long",
             ));
         }
+        let local = spec.names.is_some();
         let pattern = match (spec.regex, spec.token, spec.names, spec.secret) {
             (Some(regex), None, None, None) => regex,
             (None, Some(token), None, None) => {
@@ -262,6 +266,7 @@ impl Rule {
             id,
             description: intern(spec.description),
             pattern,
+            local,
             compiled: OnceLock::new(),
             secret_group: spec.secret_group,
             entropy: spec.entropy.unwrap_or_else(|| check.default_entropy()),
@@ -523,13 +528,28 @@ impl ContentRules {
     /// rule names the hit).
     fn first_hit(&self, bytes: &[u8]) -> Option<(usize, &'static str)> {
         let mut enabled = vec![false; self.rules.len()];
+        // For the local rules, the regions to search: the keyword's line and the lines on
+        // either side, merged (keyword matches come in order).
+        let mut regions: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.rules.len()];
         let mut any = false;
         for found in self.keywords.find_overlapping_iter(bytes) {
-            if let Some(list) = self.keyword_rules.get(found.pattern().as_usize()) {
-                for &index in list {
-                    if let Some(flag) = enabled.get_mut(index) {
-                        *flag = true;
-                        any = true;
+            let Some(list) = self.keyword_rules.get(found.pattern().as_usize()) else {
+                continue;
+            };
+            let mut region = None;
+            for &index in list {
+                let Some(flag) = enabled.get_mut(index) else {
+                    continue;
+                };
+                *flag = true;
+                any = true;
+                if self.rules.get(index).is_some_and(|r| r.local) {
+                    let (from, to) =
+                        *region.get_or_insert_with(|| around(bytes, found.start(), found.end()));
+                    let list = &mut regions[index];
+                    match list.last_mut() {
+                        Some(last) if from <= last.1 => last.1 = last.1.max(to),
+                        _ => list.push((from, to)),
                     }
                 }
             }
@@ -538,8 +558,22 @@ impl ContentRules {
             return None;
         }
         let mut best: Option<(usize, usize, &'static str)> = None;
-        for (rule, _) in self.rules.iter().zip(&enabled).filter(|(_, on)| **on) {
-            if let Some(start) = rule.first_valid(bytes) {
+        for ((rule, _), regions) in self
+            .rules
+            .iter()
+            .zip(&enabled)
+            .zip(&regions)
+            .filter(|((_, on), _)| **on)
+        {
+            let found = if rule.local {
+                regions.iter().find_map(|&(from, to)| {
+                    rule.first_valid(bytes.get(from..to).unwrap_or_default())
+                        .map(|start| from + start)
+                })
+            } else {
+                rule.first_valid(bytes)
+            };
+            if let Some(start) = found {
                 let line_start = line_start_of(bytes, start);
                 if best.is_none_or(|(best_line_start, _, _)| line_start < best_line_start) {
                     best = Some((line_start, start, rule.id));
@@ -590,6 +624,24 @@ impl ContentRules {
 fn line_start_of(bytes: &[u8], offset: usize) -> usize {
     let before = bytes.get(..offset).unwrap_or(bytes);
     memchr::memrchr(b'\n', before).map_or(0, |newline| newline + 1)
+}
+
+/// The region a local rule searches around a keyword at `start..end`: from the start of
+/// the line before to the end of the line after.
+fn around(bytes: &[u8], start: usize, end: usize) -> (usize, usize) {
+    let line = line_start_of(bytes, start);
+    let from = if line == 0 {
+        0
+    } else {
+        line_start_of(bytes, line - 1)
+    };
+    let after = |at: usize| {
+        bytes
+            .get(at..)
+            .and_then(|rest| memchr::memchr(b'\n', rest))
+            .map_or(bytes.len(), |i| at + i + 1)
+    };
+    (from, after(after(end)))
 }
 
 /// 1-based line number of a byte offset.

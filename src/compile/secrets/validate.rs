@@ -1057,6 +1057,9 @@ fn generic_literal(value: &[u8], min_entropy: f64) -> bool {
     if value.len() < 10 || value.len() > 512 || !has_letter_and_digit(value) {
         return false;
     }
+    if is_code_constant(value) {
+        return false;
+    }
     if matches!(
         value.first(),
         Some(b'$' | b'%' | b'/' | b'~' | b'.' | b'<' | b'@' | b'-' | b'=')
@@ -1090,7 +1093,7 @@ fn generic_literal(value: &[u8], min_entropy: f64) -> bool {
 /// password: not a reference, template, placeholder or identifier, with
 /// letters and a digit or symbol.
 fn password_literal(value: &[u8], min_entropy: f64) -> bool {
-    if value.len() < 8 || value.len() > 256 {
+    if value.len() < 8 || value.len() > 256 || is_code_constant(value) {
         return false;
     }
     if matches!(
@@ -1274,6 +1277,65 @@ fn is_uuid(value: &[u8]) -> bool {
 }
 
 /// Version strings and dates: digits and dots with an optional `v`.
+/// A constant of code, not a literal secret: a number with a type suffix (`16384u32`,
+/// `0x8031005Cu32`, `2i32`) or another constant's SCREAMING_SNAKE name
+/// (`FLG_ADDREG_64BITKEY`).
+fn is_code_constant(value: &[u8]) -> bool {
+    let number = {
+        let body = value
+            .strip_prefix(b"0x")
+            .or_else(|| value.strip_prefix(b"0X"))
+            .unwrap_or(value);
+        let hex = body.len() < value.len();
+        // Decimal digits, or hex ones after `0x`: a hex secret without `0x` is no number.
+        let digits = body
+            .iter()
+            .take_while(|b| {
+                **b == b'_'
+                    || if hex {
+                        b.is_ascii_hexdigit()
+                    } else {
+                        b.is_ascii_digit()
+                    }
+            })
+            .count();
+        let suffix = body.get(digits..).unwrap_or_default();
+        digits > 0
+            && matches!(
+                suffix,
+                b"" | b"u8"
+                    | b"u16"
+                    | b"u32"
+                    | b"u64"
+                    | b"u128"
+                    | b"usize"
+                    | b"i8"
+                    | b"i16"
+                    | b"i32"
+                    | b"i64"
+                    | b"i128"
+                    | b"isize"
+                    | b"f32"
+                    | b"f64"
+                    | b"u"
+                    | b"l"
+                    | b"ul"
+                    | b"ull"
+                    | b"ll"
+                    | b"L"
+                    | b"UL"
+                    | b"ULL"
+                    | b"LL"
+            )
+    };
+    let screaming = value.contains(&b'_')
+        && value.first().is_some_and(u8::is_ascii_uppercase)
+        && value
+            .iter()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_');
+    number || screaming
+}
+
 fn is_version_like(value: &[u8]) -> bool {
     let body = value.strip_prefix(b"v").unwrap_or(value);
     let dots = memchr::memchr_iter(b'.', body).count();
