@@ -567,6 +567,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
         lock: None,
         overrides_file: None,
         changed_truth: Vec::new(),
+        role_name: s.role.clone(),
     })
 }
 

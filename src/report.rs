@@ -58,10 +58,16 @@ fn num(n: Option<u64>) -> String {
 #[must_use]
 pub fn human(c: &Compiled, style: Style, verbose: bool, explain: bool, outcome: &str) -> String {
     let mut out = String::new();
+    // A `[roles]` alias is shown with the contract role it stands for.
+    let role = if c.role_name == c.role.id || c.role_name.is_empty() {
+        c.role.id.clone()
+    } else {
+        format!("{} (contract role {})", c.role_name, c.role.id)
+    };
     let _ = writeln!(
         out,
-        "curate: role {} · change {} · contracts: {}",
-        c.role.id, c.change, c.contracts_source
+        "curate: role {role} · change {} · contracts: {}",
+        c.change, c.contracts_source
     );
     let width = c
         .kept

@@ -102,6 +102,8 @@ pub struct Compiled {
     pub overrides_file: Option<FileRef>,
     /// Truth files that changed since the change began (see [`truth`]).
     pub changed_truth: Vec<String>,
+    /// The role's name as the caller gave it (a `[roles]` alias, or the contract role).
+    pub role_name: String,
 }
 
 impl Compiled {
@@ -502,6 +504,7 @@ fn finish(
         lock,
         overrides_file,
         changed_truth: Vec::new(),
+        role_name: s.role.clone(),
     }
 }
 

@@ -193,7 +193,18 @@ fn trellis_inlines_whole_files_and_curate_budgets_whole_files() {
             "role: {role}\n<!-- curate:begin role=\"{role}\" change=\"add-auth\" -->\n"
         )));
         assert!(out.stdout.trim_end().ends_with("-->"));
-        let _ = contract;
+        // The report names the alias and the contract role it stands for.
+        let out = repo
+            .curate()
+            .args(["--role", role, "--change", "add-auth", "--dry-run"])
+            .run();
+        assert!(
+            out.stderr.starts_with(&format!(
+                "curate: role {role} (contract role {contract}) · change add-auth"
+            )),
+            "{}",
+            out.stderr
+        );
     }
     let out = repo.curate().args(["check"]).run();
     assert_eq!(out.code, 0, "{}", out.all());
