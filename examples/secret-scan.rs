@@ -37,15 +37,14 @@ fn main() {
             if !entry.file_type().is_file() {
                 continue;
             }
-            let Ok(meta) = entry.metadata() else { continue };
-            if meta.len() > 10 << 20 {
-                continue;
-            }
-            let Ok(data) = std::fs::read(entry.path()) else {
+            // The compile's own rules: a regular file within the size cap, not binary.
+            let Ok(data) = curate::util::read::read_capped(
+                entry.path(),
+                curate::compile::measure::DEFAULT_MAX_FILE_SIZE,
+            ) else {
                 continue;
             };
-            let head = &data[..data.len().min(8192)];
-            if memchr_zero(head) {
+            if curate::compile::admit::is_binary(&data) {
                 continue;
             }
             files += 1;
@@ -83,8 +82,4 @@ fn main() {
             println!("    {path}");
         }
     }
-}
-
-fn memchr_zero(bytes: &[u8]) -> bool {
-    bytes.contains(&0)
 }

@@ -303,7 +303,7 @@ pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
     );
     ctx.insert("status", job.status.name());
     ctx.insert("changed_truth", job.changed_truth);
-    let rules = ContentRules::shared().map_err(|e| Error::SecretRules(Box::new(e.clone())))?;
+    let rules = crate::compile::admit::rules()?;
     tera.register_function("excerpt", Excerpt::new(job, rules));
     tera.render_to(&main_name, &ctx, out)
         .map_err(|source| Error::Template {
@@ -488,8 +488,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
     }
     let contracts = crate::compile::contract::load(ws.contracts.clone(), &ws.root)?;
     let role = contracts.role(&s.contract_role)?.clone();
-    let rules = crate::compile::secrets::ContentRules::shared()
-        .map_err(|e| Error::SecretRules(Box::new(e.clone())))?;
+    let rules = crate::compile::admit::rules()?;
     let cache = compile::token_cache(ws);
     let fast = crate::compile::tokens::Fast(ws.encoding);
     let counter = crate::compile::cache::Cached::new(&cache, &fast);

@@ -13,7 +13,6 @@ use crate::compile::budget::Caps;
 use crate::compile::contract;
 use crate::compile::manifest::{FileRef, Lock};
 use crate::compile::overrides::{self, Upsert};
-use crate::compile::secrets::ContentRules;
 use crate::compile::tokens::Encoding;
 use crate::config::{self, Config, Given};
 use crate::error::{Error, Result};
@@ -58,10 +57,7 @@ impl Workspace {
     /// `path` (absolute) as a repository-relative `/` path, when it lies inside the root.
     #[must_use]
     pub fn relative(&self, path: &Path) -> Option<String> {
-        let clean = crate::util::paths::lexical(path);
-        let rel = clean.strip_prefix(&self.root).ok()?;
-        let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
-        Some(parts?.join("/"))
+        relative_to(&self.root, path)
     }
 
     /// `path` for messages: repository-relative when inside, else as given.
@@ -103,6 +99,14 @@ pub struct WorkspaceOptions {
     pub progress: bool,
     /// Do not read `.curate/config.toml` (`init`, which may replace a broken one).
     pub ignore_config: bool,
+}
+
+/// `path` (absolute) as a `/` path relative to `root`, when it lies inside it.
+fn relative_to(root: &Path, path: &Path) -> Option<String> {
+    let clean = crate::util::paths::lexical(path);
+    let rel = clean.strip_prefix(root).ok()?;
+    let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
+    Some(parts?.join("/"))
 }
 
 /// The changes roots a workspace may use when none is given, in order of preference.
@@ -170,22 +174,14 @@ impl Workspace {
             .find(|a| a.join(".git").exists())
             .unwrap_or(&cwd)
             .to_owned();
-        let mut ws = Workspace {
-            cwd,
-            root,
-            changes_root: String::new(),
-            changes_root_given: false,
-            changes_warning: None,
-            contracts: contract::Source::Embedded,
-            encoding: Encoding::default(),
-            no_cache: o.no_cache,
-            progress: o.progress,
-            config: Config::resolve(None, &Given::default(), &|_| None)?,
-        };
         let flag_changes = match &o.changes_dir {
             Some(dir) => {
-                let abs = ws.arg_path(dir);
-                match ws.relative(&abs) {
+                let abs = if dir.is_absolute() {
+                    dir.clone()
+                } else {
+                    cwd.join(dir)
+                };
+                match relative_to(&root, &abs) {
                     Some(rel) if !rel.is_empty() => Some(rel),
                     _ => {
                         return Err(Error::Escape {
@@ -201,9 +197,9 @@ impl Workspace {
         let file = if o.ignore_config {
             None
         } else {
-            config::load(&ws.root)?
+            config::load(&root)?
         };
-        ws.config = Config::resolve(
+        let config = Config::resolve(
             file.as_ref(),
             &Given {
                 changes: flag_changes,
@@ -211,7 +207,18 @@ impl Workspace {
             },
             &|name| std::env::var(name).ok(),
         )?;
-        ws.encoding = ws.config.encoding;
+        let mut ws = Workspace {
+            cwd,
+            root,
+            changes_root: String::new(),
+            changes_root_given: false,
+            changes_warning: None,
+            contracts: contract::Source::Embedded,
+            encoding: config.encoding,
+            no_cache: o.no_cache,
+            progress: o.progress,
+            config,
+        };
         ws.changes_root = match &ws.config.changes {
             Some(changes) => {
                 ws.changes_root_given = true;
@@ -336,7 +343,7 @@ impl CompileSettings {
         check_name("role", &o.role)?;
         check_name("change id", &o.change)?;
         let (role, change) = (o.role.clone(), o.change.clone());
-        let rules = ContentRules::shared().map_err(|e| Error::SecretRules(Box::new(e.clone())))?;
+        let rules = crate::compile::admit::rules()?;
         // Text curate copies into a manifest and a prompt holds no secret.
         for (i, add) in o.add.iter().enumerate() {
             if let Some(hit) = rules.scan(add.as_bytes()) {

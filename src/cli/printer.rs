@@ -12,8 +12,6 @@ use crate::report::Style;
 #[derive(Debug, Clone, Copy)]
 pub struct Printer {
     pub format: Format,
-    pub quiet: bool,
-    pub verbose: bool,
     pub style: Style,
     /// A progress bar may be drawn: stderr is a terminal, the report is human, not `-q`.
     pub progress: bool,
@@ -33,8 +31,6 @@ impl Printer {
         };
         Printer {
             format: g.format,
-            quiet: g.quiet,
-            verbose: g.verbose,
             style: Style { color },
             progress: g.format == Format::Human && !g.quiet && std::io::stderr().is_terminal(),
         }
@@ -57,11 +53,6 @@ impl Printer {
             "{}\n",
             serde_json::to_string_pretty(value).unwrap_or_default()
         ))
-    }
-
-    /// Writes report text to stderr.
-    pub fn err(&self, text: &str) {
-        stderr(text);
     }
 }
 

@@ -13,19 +13,15 @@ use crate::settings::{
 
 /// The workspace the global options name.
 pub fn workspace(g: &GlobalArgs) -> Result<Workspace> {
-    Workspace::resolve(&WorkspaceOptions {
-        dir: g.dir.clone(),
-        contracts: g.contracts.clone(),
-        changes_dir: g.changes_dir.clone(),
-        encoding: g.encoding,
-        no_cache: g.no_cache,
-        progress: Printer::new(g).progress,
-        ignore_config: false,
-    })
+    workspace_with(g, false)
 }
 
 /// The workspace without reading `.curate/config.toml` (for `init`, which writes it).
 pub fn workspace_without_config(g: &GlobalArgs) -> Result<Workspace> {
+    workspace_with(g, true)
+}
+
+fn workspace_with(g: &GlobalArgs, ignore_config: bool) -> Result<Workspace> {
     Workspace::resolve(&WorkspaceOptions {
         dir: g.dir.clone(),
         contracts: g.contracts.clone(),
@@ -33,7 +29,7 @@ pub fn workspace_without_config(g: &GlobalArgs) -> Result<Workspace> {
         encoding: g.encoding,
         no_cache: g.no_cache,
         progress: Printer::new(g).progress,
-        ignore_config: true,
+        ignore_config,
     })
 }
 

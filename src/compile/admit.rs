@@ -46,16 +46,7 @@ pub enum Refusal {
     Changed,
 }
 
-impl Refusal {
-    /// True for the refusals that keep a secret out (by name or by content).
-    #[must_use]
-    pub fn is_secret(&self) -> bool {
-        matches!(
-            self,
-            Refusal::SecretName(_) | Refusal::SecretContent { .. } | Refusal::GitFolder
-        )
-    }
-}
+impl Refusal {}
 
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -82,6 +73,12 @@ impl fmt::Display for Refusal {
 #[must_use]
 pub fn is_binary(bytes: &[u8]) -> bool {
     memchr::memchr(0, &bytes[..bytes.len().min(8192)]).is_some()
+}
+
+/// The shared content rules, or the error that they did not build (every reader fails
+/// closed on it: nothing is admitted without them).
+pub fn rules() -> crate::error::Result<&'static ContentRules> {
+    ContentRules::shared().map_err(|e| crate::error::Error::SecretRules(Box::new(e.clone())))
 }
 
 /// The judgement of a path by its name alone (no disk access): control characters, `.git/`
@@ -162,37 +159,36 @@ pub fn reread(
     }
 }
 
+/// The sha256 (hex) of a file read under steps 1–3 of [`admit`] (name, link, regular
+/// file, size), without the content checks: for comparing a file with a recorded hash, when
+/// its text goes nowhere.
+pub fn hash(root: &Path, path: &str, max_file_size: u64) -> Result<String, Refusal> {
+    read_inside(root, path, max_file_size).map(|bytes| crate::util::digest::hex(&bytes))
+}
+
 /// Steps 1–3 of [`admit`]: the name, the link, the regular file and its size.
 fn read_inside(root: &Path, path: &str, max_file_size: u64) -> Result<Vec<u8>, Refusal> {
     judge_name(path)?;
     let target = resolve(root, path)?;
     let full = root.join(&target);
-    let (file, size) = open_regular(&full).map_err(|e| match e {
-        ReadError::NotRegular { kind, .. } => Refusal::NotRegular(kind),
-        ReadError::Io { source, .. } => Refusal::Unreadable(source.to_string()),
-        ReadError::TooLarge { .. } => Refusal::TooLarge {
-            size: 0,
-            cap: max_file_size,
-        },
-    })?;
+    let (file, size) = open_regular(&full).map_err(refusal)?;
     if max_file_size > 0 && size > max_file_size {
         return Err(Refusal::TooLarge {
             size,
             cap: max_file_size,
         });
     }
-    let bytes = read_limited(file, &full, max_file_size, size).map_err(|e| match e {
-        // It grew past the cap while being read.
-        ReadError::TooLarge { .. } => Refusal::TooLarge {
-            size: max_file_size + 1,
-            cap: max_file_size,
-        },
-        other => Refusal::Unreadable(
-            std::error::Error::source(&other)
-                .map_or_else(|| other.to_string(), ToString::to_string),
-        ),
-    })?;
-    Ok(bytes)
+    read_limited(file, &full, max_file_size, size).map_err(refusal)
+}
+
+/// A read's failure as a refusal.
+fn refusal(e: ReadError) -> Refusal {
+    match e {
+        ReadError::NotRegular { kind, .. } => Refusal::NotRegular(kind),
+        ReadError::Io { source, .. } => Refusal::Unreadable(source.to_string()),
+        // It grew past the cap while being read: at least one byte more.
+        ReadError::TooLarge { cap, .. } => Refusal::TooLarge { size: cap + 1, cap },
+    }
 }
 
 /// Reads one of the small files curate keeps in a repository (an overrides file, an

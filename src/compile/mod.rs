@@ -38,7 +38,6 @@ use expand::{Candidate, Origin, Request, Scope};
 use manifest::{FileRef, Inputs, Lock, LockContracts, LockEntry};
 use measure::{Fate, Limits, Measured};
 use overrides::Directive;
-use secrets::ContentRules;
 use tokens::{Fast, TokenCounter};
 
 /// A kept entry with its measurements.
@@ -107,11 +106,6 @@ pub struct Compiled {
 }
 
 impl Compiled {
-    fn with_changed_truth(mut self, changed: Vec<String>) -> Compiled {
-        self.changed_truth = changed;
-        self
-    }
-
     /// Totals of the kept entries: files, lines, tokens.
     #[must_use]
     pub fn totals(&self) -> (usize, u64, u64) {
@@ -136,6 +130,8 @@ struct Ledger {
     excluded: Vec<Exclusion>,
     dropped: Vec<Dropped>,
     traces: Vec<Trace>,
+    /// Truth files changed since the change began.
+    changed_truth: Vec<String>,
 }
 
 impl Ledger {
@@ -170,9 +166,9 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
         }
     }
     let candidates = exclude_secrets(candidates, &mut ledger);
-    let rules = ContentRules::shared().map_err(|e| Error::SecretRules(Box::new(e.clone())))?;
-    let drift = truth::drift(&ws.root, &ws.changes_root, &s.change, rules);
+    let drift = truth::drift(&ws.root, &ws.changes_root, &s.change, s.max_file_size);
     ledger.notes.extend(drift.notes);
+    ledger.changed_truth = drift.changed;
     let cache = token_cache(ws);
     let fast = Fast(ws.encoding);
     let counter = Cached::new(&cache, &fast);
@@ -190,8 +186,7 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
         &allocation,
         overrides,
         ledger,
-    )
-    .with_changed_truth(drift.changed))
+    ))
 }
 
 /// Layers 0 and 1: the role's baseline and the assigned module, expanded and merged.
@@ -310,7 +305,7 @@ fn measure_candidates(
     candidates: Vec<Candidate>,
     ledger: &mut Ledger,
 ) -> Result<Vec<(Candidate, Measured)>> {
-    let rules = ContentRules::shared().map_err(|e| Error::SecretRules(Box::new(e.clone())))?;
+    let rules = crate::compile::admit::rules()?;
     let inputs: Vec<(String, Sections)> = candidates
         .iter()
         .map(|c| (c.path.clone(), c.sections.clone()))
@@ -503,7 +498,7 @@ fn finish(
         manifest,
         lock,
         overrides_file,
-        changed_truth: Vec::new(),
+        changed_truth: ledger.changed_truth,
         role_name: s.role.clone(),
     }
 }
@@ -616,7 +611,7 @@ fn requests(role: &Role, s: &CompileSettings, embedded: bool) -> Vec<Request> {
 /// fields, `why`, `// curation:` lines; not plain comments) holds no secret: such a line is
 /// an error naming the file and line, never the value.
 fn refuse_copied_secrets(text: &str, path: &Path) -> Result<()> {
-    let rules = ContentRules::shared().map_err(|e| Error::SecretRules(Box::new(e.clone())))?;
+    let rules = crate::compile::admit::rules()?;
     for (i, line) in text.lines().enumerate() {
         let t = line.trim();
         if t.starts_with("//") && !t.starts_with(overrides::CURATION) {

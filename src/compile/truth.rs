@@ -13,7 +13,6 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::compile::admit;
-use crate::compile::secrets::ContentRules;
 use crate::model::{Note, quoted};
 
 /// What the record says, and what changed.
@@ -27,7 +26,7 @@ pub struct Drift {
 /// Compares the truth files recorded in `<changes_root>/<change>/.ws-change.json` with the
 /// repository as it is now. No record: nothing to say.
 #[must_use]
-pub fn drift(root: &Path, changes_root: &str, change: &str, rules: &ContentRules) -> Drift {
+pub fn drift(root: &Path, changes_root: &str, change: &str, max_file_size: u64) -> Drift {
     let record = format!("{changes_root}/{change}/.ws-change.json");
     let mut out = Drift::default();
     let bytes = match admit::read_repo_file(root, &root.join(&record)) {
@@ -61,11 +60,11 @@ pub fn drift(root: &Path, changes_root: &str, change: &str, rules: &ContentRules
             )));
             continue;
         };
-        let now = match admit::admit(root, &path, 0, rules) {
-            Ok(bytes) => crate::util::digest::hex(&bytes),
-            // A truth file that is gone, a secret or unreadable is not ours to report here:
-            // the compile's own notes say what happened to it.
-            Err(_) => continue,
+        // Only hashed, never shown: the name, link and file checks, no content scan.
+        // A truth file that is gone, a secret or unreadable is not ours to report here:
+        // the compile's own notes say what happened to it.
+        let Ok(now) = admit::hash(root, &path, max_file_size) else {
+            continue;
         };
         if !now.eq_ignore_ascii_case(&sha) {
             out.notes.push(Note::warning(format!(

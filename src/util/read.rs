@@ -28,14 +28,6 @@ pub enum ReadError {
     TooLarge { path: PathBuf, cap: u64 },
 }
 
-impl ReadError {
-    /// True when the file does not exist.
-    #[must_use]
-    pub fn is_not_found(&self) -> bool {
-        matches!(self, ReadError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
-    }
-}
-
 /// What kind of file a file type is, in words.
 #[must_use]
 pub fn kind_of(ft: std::fs::FileType) -> &'static str {

@@ -18,7 +18,7 @@ use crate::util::atomic;
 
 /// Runs `curate render` (`preview = false`) or `curate preview`.
 pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
-    let (role, change) = resolve::names(&a.compile)?;
+    let (_, change) = resolve::names(&a.compile)?;
     if !preview && g.format != Format::Human {
         return Err(Error::Usage("render takes --format human only".to_owned()));
     }
@@ -32,7 +32,6 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
             "preview never writes: use render -o".to_owned(),
         ));
     }
-    let _ = role;
     let ws = resolve::workspace(g)?.for_change(&change)?;
     let s = resolve::compile_settings(&ws, &a.compile)?;
     let compiled = match &a.manifest {
