@@ -5,10 +5,12 @@
 //! out, and renders its first instruction, context bundle and handoff envelope.
 //!
 //! The layers, top to bottom (nothing imports a layer above it):
-//! - [`cli`]: the command line, a thin front-end over the library;
+//! - front-ends: [`cli`] (the command line) and [`hook`] (Claude Code and OpenCode
+//!   dispatches), thin layers over the library;
 //! - the compile pipeline, [`compile`], one module a stage;
 //! - beside it, on its types: [`render`], [`report`], [`check`], [`verify`], [`receipt`];
-//! - plain data shared by all: [`settings`], [`model`], [`task`], [`error`];
+//! - plain data shared by all: [`settings`], [`model`], [`task`], [`error`], and the
+//!   repository's [`state`] (change bindings, hook breadcrumbs);
 //! - leaves: [`util`] (atomic writes, digests, paths, JSON positions, bounded reads).
 
 pub mod check;
@@ -16,11 +18,14 @@ pub mod cli;
 pub mod compile;
 pub mod config;
 pub mod error;
+pub mod hook;
+pub mod hosts;
 pub mod model;
 pub mod receipt;
 pub mod render;
 pub mod report;
 pub mod settings;
+pub mod state;
 pub mod task;
 pub mod util;
 pub mod verify;

@@ -223,6 +223,80 @@ pub struct Job<'a> {
     pub max_file_size: u64,
 }
 
+impl<'a> Job<'a> {
+    /// The render of `compiled`, compiled with `s` in `ws`.
+    #[must_use]
+    pub fn new(
+        ws: &'a Workspace,
+        s: &'a CompileSettings,
+        compiled: &'a Compiled,
+        lang: Lang,
+        caps: ByteCaps,
+    ) -> Job<'a> {
+        let (owned, readonly) = scopes(s);
+        Job {
+            ws,
+            role: &compiled.role,
+            role_name: &s.role,
+            change: &compiled.change,
+            manifest_path: &compiled.manifest_path,
+            kept: &compiled.kept,
+            status: compiled.status,
+            task: s.task.as_ref().map(|(_, t)| t),
+            owned,
+            readonly,
+            lang,
+            caps,
+            changed_truth: &compiled.changed_truth,
+            max_file_size: s.max_file_size,
+        }
+    }
+}
+
+/// Renders template `name` into a string (for JSON answers and the hooks).
+pub fn render_string(job: &Job<'_>, name: &str) -> Result<String> {
+    let mut buf = Vec::new();
+    render_to(job, name, &mut buf)?;
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// Warnings for a READY compile whose manifest on disk is missing or differs (the prompt
+/// names that file, so the sub-agent would read something else).
+#[must_use]
+pub fn manifest_warnings(ws: &Workspace, s: &CompileSettings, compiled: &Compiled) -> Vec<String> {
+    if compiled.status != Status::Ready {
+        return Vec::new();
+    }
+    let on_disk =
+        crate::compile::admit::read_repo_file(&ws.root, &ws.root.join(&compiled.manifest_path))
+            .ok()
+            .flatten();
+    match on_disk {
+        None => vec![format!(
+            "the instruction names {}, which does not exist: run `curate --role {} --change {}` first",
+            compiled.manifest_path, s.role, s.change
+        )],
+        Some(b) if Some(b.as_slice()) != compiled.manifest.as_deref().map(str::as_bytes) => {
+            vec![format!(
+                "{} differs from this compile: run `curate --role {} --change {}` to update it",
+                compiled.manifest_path, s.role, s.change
+            )]
+        }
+        Some(_) => Vec::new(),
+    }
+}
+
+/// The preview answer `{status, prompt, report, warnings}` (`prompt` null unless READY).
+#[must_use]
+pub fn preview_json(compiled: &Compiled, prompt: Option<&str>, warnings: &[String]) -> Value {
+    json!({
+        "status": compiled.status.name(),
+        "prompt": prompt,
+        "report": crate::report::json(compiled, false, false),
+        "warnings": warnings,
+    })
+}
+
 /// Renders template `name` (a name or a path) into `out`.
 pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
     let mut tera = tera::Tera::default();

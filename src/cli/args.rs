@@ -229,7 +229,7 @@ pub enum Command {
     },
     /// Write the embedded default contracts (and templates), or with --profile the config.
     #[command(
-        after_help = "Examples:\n  curate init\n  curate init --profile aiws\n  curate init --profile trellis --force"
+        after_help = "Examples:\n  curate init\n  curate init --profile aiws\n  curate init --profile trellis --force\n  curate init --host claude-code"
     )]
     Init(InitArgs),
     /// Show the resolved settings and where each came from (flag, env, file, profile, default).
@@ -237,6 +237,22 @@ pub enum Command {
         #[command(subcommand)]
         action: Option<ConfigCommand>,
     },
+    /// Answer a Claude Code or OpenCode hook (JSON on stdin; always exits 0).
+    ///
+    /// Prints one JSON object or nothing; `CURATE_HOOKS=0` turns it off.
+    #[command(
+        after_help = "Registered by `curate init --host claude-code` / `--host opencode`; see docs/hosts.md."
+    )]
+    Hook {
+        /// The host whose protocol to answer.
+        #[arg(value_enum)]
+        host: HookHost,
+    },
+    /// Bind the change the hooks use (for one session, or for the repository).
+    #[command(
+        after_help = "Examples:\n  curate use add-auth\n  curate use add-auth --session \"$CLAUDE_SESSION_ID\"\n  curate use --clear"
+    )]
+    Use(UseArgs),
     /// Print shell completions.
     Completions {
         /// The shell.
@@ -244,6 +260,29 @@ pub enum Command {
     },
     /// Print the man page.
     Man,
+}
+
+/// A host whose hook protocol curate answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HookHost {
+    /// Claude Code: `PreToolUse` (matcher `Agent|Task`) and `SubagentStart`.
+    ClaudeCode,
+    /// OpenCode, through the plugin `curate init --host opencode` writes.
+    Opencode,
+}
+
+/// `curate use`.
+#[derive(Debug, Clone, Args)]
+pub struct UseArgs {
+    /// The change id the hooks compile for.
+    #[arg(required_unless_present = "clear")]
+    pub change: Option<String>,
+    /// Bind it for this host session only (its `session_id`).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Remove the binding instead.
+    #[arg(long, conflicts_with = "change")]
+    pub clear: bool,
 }
 
 /// `render` and `preview`.
@@ -370,6 +409,10 @@ pub struct InitArgs {
     /// Also write the default templates into .curate/templates/.
     #[arg(long)]
     pub templates: bool,
+    /// Write or merge a host's wiring instead: `.claude/settings.json` (claude-code),
+    /// `.opencode/plugins/curate.js` (opencode) or `.mcp.json` (mcp).
+    #[arg(long, value_enum, value_name = "HOST", conflicts_with_all = ["profile", "templates"])]
+    pub host: Option<crate::hosts::HostKind>,
     /// Overwrite existing files.
     #[arg(long)]
     pub force: bool,

@@ -33,6 +33,19 @@ pub fn install_cleanup() {
     });
 }
 
+/// Removes every temporary file still pending and refuses new ones, for a front-end that
+/// gives up on its work (the hook's deadline) and ends the process itself.
+pub fn abandon() {
+    TERMINATING.store(true, std::sync::atomic::Ordering::SeqCst);
+    if let Ok(pending) = PENDING.lock() {
+        for p in pending.iter() {
+            let _ = std::fs::remove_file(p);
+        }
+        // Held until the process ends, so that no file is half-registered after this.
+        std::mem::forget(pending);
+    }
+}
+
 /// Creates the temporary file and registers it for removal on a signal, both under the
 /// registry's lock; refuses once termination started.
 fn create(

@@ -1,5 +1,6 @@
 //! `curate init`: write the embedded contracts (and, with `--templates`, the templates)
-//! into a repository; never over a file that exists unless `--force`.
+//! into a repository, never over a file that exists unless `--force`; with `--profile` the
+//! config; with `--host` a host's wiring (merged, idempotent).
 
 use crate::cli::args::{GlobalArgs, InitArgs};
 use crate::cli::exit::ExitCode;
@@ -11,6 +12,9 @@ use crate::error::{Error, Result};
 /// Runs `curate init`.
 pub fn run(g: &GlobalArgs, a: &InitArgs) -> Result<ExitCode> {
     let ws = resolve::workspace_without_config(g)?;
+    if let Some(host) = a.host {
+        return wire_host(&ws, g, host, a.force);
+    }
     if let Some(profile) = a.profile {
         return write_config(&ws, g, a, profile);
     }
@@ -45,6 +49,29 @@ pub fn run(g: &GlobalArgs, a: &InitArgs) -> Result<ExitCode> {
         )?;
         if !g.quiet {
             stderr(&format!("wrote {path}\n"));
+        }
+    }
+    Ok(ExitCode::Ready)
+}
+
+/// `init --host`: writes or merges the host's wiring; says what changed.
+fn wire_host(
+    ws: &crate::settings::Workspace,
+    g: &GlobalArgs,
+    host: crate::hosts::HostKind,
+    force: bool,
+) -> Result<ExitCode> {
+    let changes = crate::hosts::install(&ws.root, host, force)?;
+    if !g.quiet {
+        let path = host.path();
+        if changes.is_empty() {
+            stderr(&format!("{path} already wired; nothing changed\n"));
+        } else {
+            let mut text = format!("updated {path}:\n");
+            for c in &changes {
+                text.push_str(&format!("  {c}\n"));
+            }
+            stderr(&text);
         }
     }
     Ok(ExitCode::Ready)

@@ -5,9 +5,11 @@ pub mod compile;
 pub mod completions;
 pub mod config;
 pub mod contracts;
+pub mod hook;
 pub mod init;
 pub mod receipt;
 pub mod render;
+pub mod use_change;
 pub mod verify;
 
 /// Sets the worker threads of the parallel stages (`-j`), once per process, clamped to

@@ -3,8 +3,6 @@
 
 use std::io::Write;
 
-use serde_json::json;
-
 use crate::cli::args::{Format, GlobalArgs, RenderArgs};
 use crate::cli::exit::ExitCode;
 use crate::cli::printer::{Printer, stderr, stdout};
@@ -38,57 +36,29 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
         Some(m) => render::from_manifest(&ws, &s, &ws.arg_path(m))?,
         None => compile::compile(&ws, &s)?,
     };
-    let mut warnings: Vec<String> = Vec::new();
-    if a.manifest.is_none() && compiled.status == Status::Ready {
-        let on_disk = std::fs::read(ws.root.join(&compiled.manifest_path)).ok();
-        match on_disk {
-            None => warnings.push(format!(
-                "the instruction names {}, which does not exist: run `curate --role {} --change {}` first",
-                compiled.manifest_path, s.role, s.change
-            )),
-            Some(b) if Some(b.as_slice()) != compiled.manifest.as_deref().map(str::as_bytes) => {
-                warnings.push(format!(
-                    "{} differs from this compile: run `curate --role {} --change {}` to update it",
-                    compiled.manifest_path, s.role, s.change
-                ));
-            }
-            Some(_) => {}
-        }
-    }
-    let (owned, readonly) = render::scopes(&s);
-    let task = s.task.as_ref().map(|(_, t)| t);
+    let warnings = if a.manifest.is_none() {
+        render::manifest_warnings(&ws, &s, &compiled)
+    } else {
+        Vec::new()
+    };
     let template = a.template.as_str();
-    if template == "handoff" && task.is_none() {
+    if template == "handoff" && s.task.is_none() {
         return Err(Error::Usage(
             "the handoff template needs --task-file".to_owned(),
         ));
     }
-    let job = Job {
-        ws: &ws,
-        role: &compiled.role,
-        role_name: &s.role,
-        change: &compiled.change,
-        manifest_path: &compiled.manifest_path,
-        kept: &compiled.kept,
-        status: compiled.status,
-        task,
-        owned,
-        readonly,
-        lang: a.lang.unwrap_or(ws.config.lang),
-        caps: ByteCaps {
-            per_file: a.max_file_bytes.unwrap_or(ws.config.max_file_bytes),
-            total: a.max_total_bytes.unwrap_or(ws.config.max_total_bytes),
-        },
-        max_file_size: s.max_file_size,
-        changed_truth: &compiled.changed_truth,
+    let caps = ByteCaps {
+        per_file: a.max_file_bytes.unwrap_or(ws.config.max_file_bytes),
+        total: a.max_total_bytes.unwrap_or(ws.config.max_total_bytes),
     };
+    let job = Job::new(&ws, &s, &compiled, a.lang.unwrap_or(ws.config.lang), caps);
     let mut report_text = report::human(&compiled, Printer::new(g).style, g.verbose, false, "");
     for w in &warnings {
         report_text.push_str(&format!("warning: {w}\n"));
     }
     if compiled.status != Status::Ready {
         if preview && g.format == Format::Json {
-            let v = json!({"status": compiled.status.name(), "prompt": null, "report": report::json(&compiled, false, false), "warnings": warnings});
+            let v = render::preview_json(&compiled, None, &warnings);
             stdout(&format!(
                 "{}\n",
                 serde_json::to_string_pretty(&v).unwrap_or_default()
@@ -99,14 +69,8 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
         return Ok(ExitCode::of_status(compiled.status));
     }
     if preview && g.format == Format::Json {
-        let mut buf = Vec::new();
-        render::render_to(&job, template, &mut buf)?;
-        let v = json!({
-            "status": compiled.status.name(),
-            "prompt": String::from_utf8_lossy(&buf),
-            "report": report::json(&compiled, false, false),
-            "warnings": warnings,
-        });
+        let prompt = render::render_string(&job, template)?;
+        let v = render::preview_json(&compiled, Some(&prompt), &warnings);
         stdout(&format!(
             "{}\n",
             serde_json::to_string_pretty(&v).unwrap_or_default()

@@ -1,0 +1,153 @@
+//! Compile and write: one compile at a time per manifest folder (from reading its inputs to
+//! writing), the lock first and the manifest last, and a hand-edited manifest never
+//! overwritten unless the caller adopts or forces.
+//!
+//! Every front-end that writes a manifest (`curate compile`, the hooks, the MCP server)
+//! goes through [`commit`].
+
+use std::path::Path;
+
+use crate::compile::admit::read_repo_file;
+use crate::compile::budget::Status;
+use crate::compile::{Compiled, adopt, compile, manifest};
+use crate::error::{Error, Result};
+use crate::settings::{CompileOptions, CompileSettings, Workspace};
+use crate::util::atomic::{self, Bound};
+use crate::util::lock;
+
+/// What [`commit`] may do.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Mode {
+    /// Write the manifest and lock when READY (false: compile only, nothing written).
+    pub write: bool,
+    /// Turn a hand edit into overrides lines, then compile again.
+    pub adopt: bool,
+    /// Overwrite a hand edit.
+    pub force: bool,
+}
+
+/// The result of [`commit`].
+#[derive(Debug)]
+pub struct Committed {
+    pub compiled: Compiled,
+    /// The settings the final compile used (re-read after an adoption).
+    pub settings: CompileSettings,
+    /// True when the manifest and lock were written.
+    pub written: bool,
+    /// What happened to the files, for the report (empty when nothing is to be said).
+    pub outcome: String,
+}
+
+/// Compiles `o`, then writes the manifest and its lock when READY and `mode.write`.
+///
+/// # Errors
+/// [`Error::HandEdited`] when the manifest on disk was edited by hand and neither `adopt`
+/// nor `force` is set; every compile and write error.
+pub fn commit(ws: &Workspace, o: &CompileOptions, mode: Mode) -> Result<Committed> {
+    let mut s = CompileSettings::resolve(ws, o)?;
+    let _lock = if mode.write {
+        let manifest = ws.root.join(ws.manifest_path(&s.change, &s.role));
+        let folder = manifest.parent().unwrap_or(&ws.root);
+        Some(lock::lock_folder(&ws.root, folder, lock::WAIT)?)
+    } else {
+        None
+    };
+    let mut compiled = compile(ws, &s)?;
+    let mut outcome = String::new();
+    let path = ws.root.join(&compiled.manifest_path);
+    if compiled.status != Status::Ready {
+        outcome = if path.exists() {
+            format!(
+                "nothing written; the existing {} and its lock are left as they are",
+                compiled.manifest_path
+            )
+        } else {
+            "nothing written".to_owned()
+        };
+    }
+    let mut written = false;
+    if mode.write && compiled.status == Status::Ready {
+        if let Some(existing) = read_text(ws, &path)?
+            && !manifest::is_intact(&existing)
+        {
+            if mode.adopt {
+                outcome.push_str(&adopt_edits(ws, &s, &compiled.manifest_path, &existing)?);
+                // The overrides file now holds the edits: compile again with it.
+                s = CompileSettings::resolve(ws, o)?;
+                compiled = compile(ws, &s)?;
+            } else if !mode.force {
+                return Err(Error::HandEdited {
+                    path: compiled.manifest_path.clone().into(),
+                });
+            }
+        }
+        if compiled.status == Status::Ready {
+            write_outputs(ws, &compiled)?;
+            written = true;
+            outcome.push_str(&format!("wrote {}", compiled.manifest_path));
+        }
+    }
+    Ok(Committed {
+        compiled,
+        settings: s,
+        written,
+        outcome,
+    })
+}
+
+fn read_text(ws: &Workspace, path: &Path) -> Result<Option<String>> {
+    Ok(read_repo_file(&ws.root, path)?.map(|b| String::from_utf8_lossy(&b).into_owned()))
+}
+
+fn write_outputs(ws: &Workspace, c: &Compiled) -> Result<()> {
+    let (Some(text), Some(lock)) = (&c.manifest, &c.lock) else {
+        return Ok(());
+    };
+    // The lock first, the manifest last: the manifest is the commit point.
+    let inside = Bound::Inside(&ws.root);
+    atomic::write_bounded(
+        &ws.root.join(manifest::lock_path(&c.manifest_path)),
+        inside,
+        lock.to_text().as_bytes(),
+    )?;
+    atomic::write_bounded(&ws.root.join(&c.manifest_path), inside, text.as_bytes())
+}
+
+/// Appends the hand edits of `edited` to the overrides file; says what it did.
+fn adopt_edits(
+    ws: &Workspace,
+    s: &CompileSettings,
+    manifest_path: &str,
+    edited: &str,
+) -> Result<String> {
+    let lock = manifest::read_lock(&ws.root, manifest_path);
+    let lines = adopt::diff(
+        edited,
+        lock.as_ref()
+            .map(|l| (l.curation.as_slice(), l.written.as_slice())),
+    );
+    if lines.is_empty() {
+        return Ok(String::new());
+    }
+    let path = &s.overrides.path;
+    let mut text = read_text(ws, path)?.unwrap_or_default();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    for l in &lines {
+        text.push_str(l);
+        text.push('\n');
+    }
+    let bound = if s.overrides.explicit {
+        Bound::Named(&ws.root)
+    } else {
+        Bound::Inside(&ws.root)
+    };
+    atomic::write_bounded(path, bound, text.as_bytes())?;
+    Ok(format!(
+        "adopted {} hand edit{} into {}\n",
+        lines.len(),
+        if lines.len() == 1 { "" } else { "s" },
+        s.overrides.shown
+    ))
+}

@@ -1,0 +1,121 @@
+//! `curate hook claude-code`: `PreToolUse` on `Agent`/`Task` rewrites the dispatch prompt;
+//! `SubagentStart` points the sub-agent at its manifest when the host dropped the rewrite.
+
+use serde_json::{Map, Value, json};
+
+use crate::hook::{Dispatch, Prepared, normalize_role, prepare};
+
+/// The most characters of a `SubagentStart` answer.
+const START_CONTEXT_MAX: usize = 4_000;
+
+/// The answer to one hook input (`None`: print nothing).
+#[must_use]
+pub fn answer(input: &[u8]) -> Option<Value> {
+    let v: Value = serde_json::from_slice(input).ok()?;
+    let event = v.get("hook_event_name")?.as_str()?;
+    match event {
+        "PreToolUse" => pre_tool_use(&v),
+        "SubagentStart" => subagent_start(&v),
+        _ => None,
+    }
+}
+
+fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+fn pre_tool_use(v: &Value) -> Option<Value> {
+    let tool = str_field(v, "tool_name")?;
+    if tool != "Agent" && tool != "Task" {
+        return None;
+    }
+    let input: &Map<String, Value> = v.get("tool_input")?.as_object()?;
+    let prompt = input.get("prompt")?.as_str()?;
+    let session = str_field(v, "session_id");
+    let d = Dispatch {
+        cwd: str_field(v, "cwd").map(Into::into),
+        session,
+        agent_type: input.get("subagent_type").and_then(Value::as_str),
+        prompt,
+    };
+    match prepare(&d)? {
+        Prepared::Ready {
+            prompt,
+            root,
+            crumb,
+        } => {
+            let mut updated = input.clone();
+            updated.insert("prompt".to_owned(), Value::String(prompt));
+            if session.is_some() {
+                // Best effort: without it the sub-agent still has its prompt.
+                let _ = crate::state::leave_breadcrumb(&root, crumb);
+            }
+            Some(json!({
+                "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": "allow",
+                    "updatedInput": Value::Object(updated),
+                }
+            }))
+        }
+        Prepared::NotReady {
+            status,
+            report,
+            deny,
+        } => {
+            let advice = format!(
+                "curate: the curated context for this dispatch is {}; the sub-agent would start without it. {}\n{report}",
+                status.name(),
+                match status {
+                    crate::compile::budget::Status::Blocked =>
+                        "Give the missing inputs (or fix the contracts), then dispatch again.",
+                    _ =>
+                        "Narrow the entries to sections, drop some, or split the task, then dispatch again.",
+                }
+            );
+            let message = format!("curate: {} (see the hook's context)", status.name());
+            Some(if deny {
+                json!({
+                    "hookSpecificOutput": {
+                        "hookEventName": "PreToolUse",
+                        "permissionDecision": "deny",
+                        "permissionDecisionReason": advice,
+                    },
+                    "systemMessage": message,
+                })
+            } else {
+                json!({
+                    "hookSpecificOutput": {
+                        "hookEventName": "PreToolUse",
+                        "additionalContext": advice,
+                    },
+                    "systemMessage": message,
+                })
+            })
+        }
+    }
+}
+
+fn subagent_start(v: &Value) -> Option<Value> {
+    let session = str_field(v, "session_id")?;
+    let agent_type = normalize_role(str_field(v, "agent_type")?);
+    let ws = crate::hook::workspace(str_field(v, "cwd").map(std::path::Path::new))?;
+    let alias = ws.config.contract_role(&agent_type).to_owned();
+    let names = [agent_type.as_str(), alias.as_str()];
+    let crumb = crate::state::take_breadcrumb(&ws.root, session, &names)?;
+    let mut text = format!(
+        "curate prepared this sub-agent's context for change `{}`, role `{}`: the manifest `{}` ({} files, {} lines, about {} tokens). \
+         If your task prompt already holds a block that ends with `curate:end`, that block is this context and nothing more is needed. \
+         Otherwise read the manifest's files first, in its order, only the sections it lists, before anything else.",
+        crumb.change, crumb.role, crumb.manifest, crumb.files, crumb.lines, crumb.tokens
+    );
+    if text.chars().count() > START_CONTEXT_MAX {
+        text = text.chars().take(START_CONTEXT_MAX).collect();
+    }
+    Some(json!({
+        "hookSpecificOutput": {
+            "hookEventName": "SubagentStart",
+            "additionalContext": text,
+        }
+    }))
+}

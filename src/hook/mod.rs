@@ -1,0 +1,403 @@
+//! The hooks: curate inside a host's sub-agent dispatch, a front-end beside [`crate::cli`].
+//!
+//! `curate hook claude-code` answers Claude Code's `PreToolUse` (on `Agent`/`Task`) and
+//! `SubagentStart`; `curate hook opencode` answers the OpenCode shim's `tool.execute.before`
+//! for `task`. Both read one JSON object from stdin and print one JSON object or nothing,
+//! and the process always exits 0: a hook never breaks a dispatch because curate failed.
+//!
+//! The work runs on a thread under a deadline ([`deadline`]); past it, the temporary files
+//! are removed and nothing is printed. Everything the hook writes (manifest, lock,
+//! breadcrumb) goes through the library like `curate compile` does.
+
+pub mod claude_code;
+pub mod opencode;
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use crate::compile::budget::Status;
+use crate::compile::commit::{Mode, commit};
+use crate::compile::measure::DEFAULT_MAX_FILE_SIZE;
+use crate::error::Error;
+use crate::render::{self, ByteCaps, Job};
+use crate::settings::{CompileOptions, CompileSettings, Workspace, WorkspaceOptions, check_name};
+
+/// The most stdin a hook reads; more and it answers nothing.
+pub const STDIN_CAP: u64 = 8 * 1024 * 1024;
+
+/// The default deadline of a hook call.
+pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(10);
+
+/// The host a hook answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Host {
+    ClaudeCode,
+    OpenCode,
+}
+
+/// The deadline: `CURATE_HOOK_DEADLINE_MS`, else [`DEFAULT_DEADLINE`].
+#[must_use]
+pub fn deadline() -> Duration {
+    std::env::var("CURATE_HOOK_DEADLINE_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(DEFAULT_DEADLINE, Duration::from_millis)
+}
+
+/// True when `CURATE_HOOKS=0` (or `false`, `off`, `no`) turns the hooks off.
+#[must_use]
+pub fn disabled() -> bool {
+    std::env::var("CURATE_HOOKS").is_ok_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "0" | "false" | "off" | "no"
+        )
+    })
+}
+
+/// Runs the hook for `host`: reads stdin, answers within the deadline. Returns the one
+/// line to print (a JSON object), or `None` to print nothing. Never fails.
+#[must_use]
+pub fn run(host: Host) -> Option<String> {
+    if disabled() {
+        return quiet(host);
+    }
+    let (tx, rx) = mpsc::channel();
+    let worker = std::thread::Builder::new()
+        .name("curate-hook".to_owned())
+        .spawn(move || {
+            let answer = std::panic::catch_unwind(|| {
+                let input = crate::util::read::read_stdin(STDIN_CAP).ok()?;
+                match host {
+                    Host::ClaudeCode => claude_code::answer(&input),
+                    Host::OpenCode => opencode::answer(&input),
+                }
+            });
+            let _ = tx.send(answer.ok().flatten());
+        });
+    if worker.is_err() {
+        return quiet(host);
+    }
+    match rx.recv_timeout(deadline()) {
+        Ok(Some(value)) => Some(value.to_string()),
+        Ok(None) => quiet(host),
+        Err(_) => {
+            // Past the deadline (or the worker died): leave no temporary file behind.
+            crate::util::atomic::abandon();
+            quiet(host)
+        }
+    }
+}
+
+/// What a host receives when curate has nothing to say: nothing for Claude Code, `{}` for
+/// the OpenCode shim.
+fn quiet(host: Host) -> Option<String> {
+    match host {
+        Host::ClaudeCode => None,
+        Host::OpenCode => Some("{}".to_owned()),
+    }
+}
+
+/// A dispatch as the hosts describe it.
+#[derive(Debug, Default)]
+pub struct Dispatch<'a> {
+    /// The folder the host runs in (`cwd`, OpenCode's `directory`).
+    pub cwd: Option<PathBuf>,
+    pub session: Option<&'a str>,
+    /// The dispatched agent type (`subagent_type`), as given.
+    pub agent_type: Option<&'a str>,
+    /// The dispatch prompt, as given.
+    pub prompt: &'a str,
+}
+
+/// What curate makes of a dispatch.
+#[derive(Debug)]
+pub enum Prepared {
+    /// READY: the new prompt, and the breadcrumb for `SubagentStart`.
+    Ready {
+        prompt: String,
+        /// The repository root.
+        root: PathBuf,
+        crumb: crate::state::Breadcrumb,
+    },
+    /// BLOCKED / OVER_BUDGET: the status and the report for the lead.
+    NotReady {
+        status: Status,
+        report: String,
+        deny: bool,
+    },
+}
+
+/// `subagent_type` normalised: lower-case, `_` and spaces → `-`, a leading `curate-`,
+/// `aiws-` or `trellis-` removed.
+#[must_use]
+pub fn normalize_role(name: &str) -> String {
+    let mut s: String = name
+        .trim()
+        .chars()
+        .map(|c| match c {
+            '_' | ' ' => '-',
+            c => c.to_ascii_lowercase(),
+        })
+        .collect();
+    for prefix in ["curate-", "aiws-", "trellis-"] {
+        if let Some(rest) = s.strip_prefix(prefix) {
+            s = rest.to_owned();
+            break;
+        }
+    }
+    s
+}
+
+/// The value of the first prompt line `key: <value>` (one word), if any.
+#[must_use]
+pub fn prompt_line<'a>(prompt: &'a str, key: &str) -> Option<&'a str> {
+    prompt.lines().find_map(|line| {
+        let rest = line.trim().strip_prefix(key)?.strip_prefix(':')?.trim();
+        (!rest.is_empty() && !rest.contains(char::is_whitespace)).then_some(rest)
+    })
+}
+
+/// True when another injector (or curate itself) already put context into the prompt.
+#[must_use]
+pub fn already_injected(prompt: &str) -> bool {
+    [
+        "<!-- curate:begin",
+        "<!-- curate:end",
+        "<aiws-context",
+        "<!-- trellis-hook-injected",
+    ]
+    .iter()
+    .any(|m| prompt.contains(m))
+}
+
+/// The workspace of a dispatch: the host's folder, else `CLAUDE_PROJECT_DIR`, else the
+/// process's; then the usual discovery of the repository root.
+fn workspace(cwd: Option<&Path>) -> Option<Workspace> {
+    let dir = cwd
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::var_os("CLAUDE_PROJECT_DIR").map(PathBuf::from));
+    Workspace::resolve(&WorkspaceOptions {
+        dir,
+        contracts: None,
+        changes_dir: None,
+        encoding: None,
+        no_cache: false,
+        progress: false,
+        ignore_config: false,
+    })
+    .ok()
+}
+
+/// The role name of a dispatch: the normalised agent type when the contracts or `[roles]`
+/// know it, else a `role:` prompt line that they know; never a default.
+fn role_of(ws: &Workspace, d: &Dispatch<'_>) -> Option<String> {
+    let contracts = crate::compile::contract::load(ws.contracts.clone(), &ws.root).ok()?;
+    let known = |name: &str| {
+        check_name("role", name).is_ok()
+            && (ws.config.roles.contains_key(name)
+                || contracts.role(ws.config.contract_role(name)).is_ok())
+    };
+    d.agent_type
+        .map(normalize_role)
+        .filter(|r| known(r))
+        .or_else(|| {
+            prompt_line(d.prompt, "role")
+                .map(normalize_role)
+                .filter(|r| known(r))
+        })
+}
+
+/// The change of a dispatch: a `change:` prompt line, `CURATE_CHANGE`, the session's
+/// binding, the repository's binding; never guessed.
+fn change_of(ws: &Workspace, d: &Dispatch<'_>) -> Option<String> {
+    let change = prompt_line(d.prompt, "change")
+        .map(str::to_owned)
+        .or_else(|| {
+            std::env::var("CURATE_CHANGE")
+                .ok()
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+        })
+        .or_else(|| crate::state::bound_change(&ws.root, d.session))?;
+    check_name("change id", &change).ok()?;
+    Some(change)
+}
+
+/// Compiles (writing the manifest and lock, as `curate compile` does) and renders the
+/// dispatch's prompt; `None` when curate has nothing to say (no role, no change, an error).
+#[must_use]
+pub fn prepare(d: &Dispatch<'_>) -> Option<Prepared> {
+    if already_injected(d.prompt) {
+        return None;
+    }
+    let ws = workspace(d.cwd.as_deref())?;
+    let role = role_of(&ws, d)?;
+    let change = change_of(&ws, d)?;
+    let ws = ws.for_change(&change).ok()?;
+    let task_file = prompt_line(d.prompt, "task").map(PathBuf::from);
+    let options = CompileOptions {
+        role: role.clone(),
+        change: change.clone(),
+        owns: Vec::new(),
+        reads: Vec::new(),
+        files_from: None,
+        task_file,
+        overrides: None,
+        add: Vec::new(),
+        drop: Vec::new(),
+        caps: crate::compile::budget::Caps {
+            max_files: ws.config.max_files,
+            max_lines: ws.config.max_lines,
+            max_tokens: ws.config.max_tokens,
+        },
+        max_file_size: DEFAULT_MAX_FILE_SIZE,
+        no_ignore: false,
+        explain: false,
+    };
+    let mode = Mode {
+        write: true,
+        adopt: false,
+        force: false,
+    };
+    let (compiled, settings) = match commit(&ws, &options, mode) {
+        Ok(c) => (c.compiled, c.settings),
+        // A hand edit is the lead's curation: render the manifest as it stands.
+        Err(Error::HandEdited { path }) => {
+            let settings = CompileSettings::resolve(&ws, &options).ok()?;
+            let compiled = render::from_manifest(&ws, &settings, &ws.root.join(path)).ok()?;
+            (compiled, settings)
+        }
+        Err(_) => return None,
+    };
+    if compiled.status != Status::Ready {
+        let style = crate::report::Style { color: false };
+        let mut report = crate::report::human(&compiled, style, false, false, "nothing written");
+        truncate(&mut report, 3_000);
+        return Some(Prepared::NotReady {
+            status: compiled.status,
+            report,
+            deny: ws.config.on_not_ready == crate::config::OnNotReady::Deny,
+        });
+    }
+    let caps = ByteCaps {
+        per_file: ws.config.max_file_bytes,
+        total: ws.config.max_total_bytes,
+    };
+    let job = Job::new(&ws, &settings, &compiled, ws.config.lang, caps);
+    let bundle = render::render_string(&job, "bundle").ok()?;
+    let (files, lines, tokens) = compiled.totals();
+    let prompt = compose(&role, &change, &bundle, d.prompt, (files, lines, tokens));
+    Some(Prepared::Ready {
+        prompt,
+        root: ws.root.clone(),
+        crumb: crate::state::Breadcrumb {
+            session: d.session.unwrap_or_default().to_owned(),
+            role,
+            agent_type: d.agent_type.map(normalize_role).unwrap_or_default(),
+            change,
+            manifest: compiled.manifest_path.clone(),
+            files,
+            lines,
+            tokens,
+            at_ms: 0,
+        },
+    })
+}
+
+/// The dispatch prompt: `role:` line, begin marker, the bundle without its end marker,
+/// `---`, the original prompt unchanged, and the end marker as the very last line.
+#[must_use]
+pub fn compose(
+    role: &str,
+    change: &str,
+    bundle: &str,
+    original: &str,
+    (files, lines, tokens): (usize, u64, u64),
+) -> String {
+    let mut body: Vec<&str> = bundle.lines().collect();
+    if let Some(i) = body
+        .iter()
+        .rposition(|l| l.trim_start().starts_with("<!-- curate:end"))
+    {
+        body.remove(i);
+    }
+    while body.last().is_some_and(|l| l.trim().is_empty()) {
+        body.pop();
+    }
+    let role_line = format!("role: {role}");
+    let begin = format!("<!-- curate:begin role=\"{role}\" change=\"{change}\" -->");
+    let mut out = String::with_capacity(bundle.len() + original.len() + 256);
+    // A repository template may leave out the head lines: they are the hosts' contract.
+    let mut rest = body.as_slice();
+    if rest.first() == Some(&role_line.as_str()) {
+        rest = &rest[1..];
+    }
+    if rest
+        .first()
+        .is_some_and(|l| l.starts_with("<!-- curate:begin"))
+    {
+        rest = &rest[1..];
+    }
+    out.push_str(&role_line);
+    out.push('\n');
+    out.push_str(&begin);
+    out.push('\n');
+    for l in rest {
+        out.push_str(l);
+        out.push('\n');
+    }
+    out.push_str("---\n");
+    out.push_str(original.trim_end_matches(['\n', '\r']));
+    out.push('\n');
+    out.push_str(&format!(
+        "<!-- curate:end files={files} lines={lines} tokens={tokens} -->"
+    ));
+    out
+}
+
+/// Cuts `text` to at most `max` characters (on a character boundary), saying so.
+fn truncate(text: &mut String, max: usize) {
+    if text.chars().count() > max {
+        let cut: String = text.chars().take(max).collect();
+        *text = format!("{cut}\n[…cut]");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agent_types_are_normalised_as_hosts_spell_them() {
+        assert_eq!(normalize_role("Code Reviewer"), "code-reviewer");
+        assert_eq!(normalize_role("curate_worker"), "worker");
+        assert_eq!(normalize_role("aiws-Explorer"), "explorer");
+        assert_eq!(normalize_role("trellis-implement"), "implement");
+        assert_eq!(normalize_role("general-purpose"), "general-purpose");
+    }
+
+    #[test]
+    fn prompt_lines_take_one_word() {
+        let p = "Do it.\n  change: add-auth \nrole: worker and more\ntask: t.json";
+        assert_eq!(prompt_line(p, "change"), Some("add-auth"));
+        assert_eq!(prompt_line(p, "role"), None);
+        assert_eq!(prompt_line(p, "task"), Some("t.json"));
+        assert_eq!(prompt_line("changes: x", "change"), None);
+    }
+
+    #[test]
+    fn the_composed_prompt_ends_with_its_only_end_marker() {
+        let bundle = "role: worker\n<!-- curate:begin role=\"worker\" change=\"c\" -->\nbody\n<!-- curate:end files=1 lines=2 tokens=3 -->\n";
+        let p = compose("worker", "c", bundle, "the task\n", (1, 2, 3));
+        assert_eq!(
+            p,
+            "role: worker\n<!-- curate:begin role=\"worker\" change=\"c\" -->\nbody\n---\nthe task\n<!-- curate:end files=1 lines=2 tokens=3 -->"
+        );
+        // A template without the head lines still gives them.
+        let p = compose("worker", "c", "just body\n", "t", (0, 0, 0));
+        assert!(p.starts_with("role: worker\n<!-- curate:begin"));
+        assert_eq!(p.matches("curate:end").count(), 1);
+    }
+}

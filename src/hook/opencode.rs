@@ -1,0 +1,32 @@
+//! `curate hook opencode`: the answer to the shim that `curate init --host opencode` writes
+//! to `.opencode/plugins/curate.js`. Input: `{tool, sessionID, callID, directory, args}` of
+//! OpenCode's `tool.execute.before`; output `{"prompt": P}` (the shim writes it into
+//! `output.args.prompt` in place) or `{}`.
+
+use serde_json::{Value, json};
+
+use crate::hook::{Dispatch, Prepared, prepare};
+
+/// The answer to one input (`None`: the shim receives `{}`).
+#[must_use]
+pub fn answer(input: &[u8]) -> Option<Value> {
+    let v: Value = serde_json::from_slice(input).ok()?;
+    if !v
+        .get("tool")
+        .and_then(Value::as_str)
+        .is_some_and(|t| t.eq_ignore_ascii_case("task"))
+    {
+        return None;
+    }
+    let args = v.get("args")?.as_object()?;
+    let d = Dispatch {
+        cwd: v.get("directory").and_then(Value::as_str).map(Into::into),
+        session: v.get("sessionID").and_then(Value::as_str),
+        agent_type: args.get("subagent_type").and_then(Value::as_str),
+        prompt: args.get("prompt")?.as_str()?,
+    };
+    match prepare(&d)? {
+        Prepared::Ready { prompt, .. } => Some(json!({ "prompt": prompt })),
+        Prepared::NotReady { .. } => None,
+    }
+}
