@@ -1,0 +1,546 @@
+//! `curate hook claude-code|opencode`, `curate use` and `curate init --host`: recorded host
+//! inputs → exact stdout and exit 0; the files the hooks write; the OpenCode plugin driven
+//! by node against the binary.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use proptest::prelude::*;
+
+use crate::{Output, Repo};
+
+/// A recorded input from `fixtures/hooks/`, with `{{ROOT}}` replaced by the repository.
+fn recorded(name: &str, repo: &Repo) -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/hooks")
+        .join(name);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let root = serde_json::to_string(&repo.root.to_string_lossy()).unwrap();
+    text.replace("\"{{ROOT}}\"", &root).into_bytes()
+}
+
+fn hook(repo: &Repo, host: &str, input: &[u8]) -> Output {
+    repo.curate().args(["hook", host]).stdin(input).run()
+}
+
+/// Stdout as a snapshot: the one JSON object pretty-printed (proving it is one object),
+/// or `(nothing)`.
+fn shown(out: &Output) -> String {
+    assert_eq!(out.code, 0, "a hook always exits 0:\n{}", out.all());
+    if out.stdout.is_empty() {
+        return "(nothing)".to_owned();
+    }
+    assert!(out.stdout.ends_with('\n') && out.stdout.trim_end().lines().count() == 1);
+    serde_json::to_string_pretty(&out.json()).unwrap()
+}
+
+fn prompt_of(v: &serde_json::Value) -> &str {
+    v["hookSpecificOutput"]["updatedInput"]["prompt"]
+        .as_str()
+        .expect("an updatedInput prompt")
+}
+
+#[test]
+fn a_worker_dispatch_gets_the_curated_prompt_and_every_original_field() {
+    let repo = Repo::fixture("hooks");
+    let out = hook(&repo, "claude-code", &recorded("agent-worker.json", &repo));
+    insta::assert_snapshot!("hook_agent_worker", shown(&out));
+    let v = out.json();
+    let input = &v["hookSpecificOutput"]["updatedInput"];
+    assert_eq!(input["description"], "Implement login");
+    assert_eq!(input["model"], "sonnet");
+    assert_eq!(input["run_in_background"], false);
+    let p = prompt_of(&v);
+    assert!(p.starts_with("role: worker\n<!-- curate:begin role=\"worker\" change=\"demo\" -->\n"));
+    assert!(p.contains("\n---\nImplement the password login.\nchange: demo\n"));
+    assert!(p.ends_with("<!-- curate:end files=5 lines=19 tokens=144 -->"));
+    assert_eq!(p.matches("curate:end").count(), 1);
+    // It compiled like `curate compile`: the manifest the sticky names exists, with its lock.
+    assert!(repo.exists("changes/demo/analysis/worker-context.jsonl"));
+    assert!(repo.exists("changes/demo/analysis/worker-context.lock.json"));
+    let check = repo.curate().args(["check", "--stale"]).run();
+    assert_eq!(check.code, 0, "{}", check.all());
+}
+
+#[test]
+fn the_role_comes_from_the_agent_type_as_hosts_spell_it_a_role_line_or_an_alias() {
+    let repo = Repo::fixture("hooks");
+    let out = hook(
+        &repo,
+        "claude-code",
+        &recorded("task-spelled-by-host.json", &repo),
+    );
+    let v = out.json();
+    assert!(prompt_of(&v).starts_with("role: reviewer\n"));
+    assert_eq!(
+        v["hookSpecificOutput"]["updatedInput"]["subagent_type"],
+        "Curate_Reviewer"
+    );
+
+    let out = hook(&repo, "claude-code", &recorded("role-line.json", &repo));
+    assert!(prompt_of(&out.json()).starts_with("role: explorer\n"));
+    assert!(repo.exists("changes/demo/analysis/explorer-context.jsonl"));
+
+    // `trellis-implement` → `implement`, a `[roles]` alias of the worker contract.
+    let out = hook(&repo, "claude-code", &recorded("alias.json", &repo));
+    insta::assert_snapshot!("hook_alias", shown(&out));
+    assert!(prompt_of(&out.json()).starts_with("role: implement\n"));
+    assert!(repo.exists("changes/demo/analysis/implement-context.jsonl"));
+}
+
+#[test]
+fn nothing_is_printed_or_written_when_role_change_or_tool_is_not_curates() {
+    let repo = Repo::fixture("hooks");
+    for case in [
+        "unknown-type.json",
+        "no-change.json",
+        "other-tool.json",
+        "already-injected.json",
+        "subagent-start.json",
+    ] {
+        let before = repo.snapshot_tree();
+        let out = hook(&repo, "claude-code", &recorded(case, &repo));
+        assert_eq!(shown(&out), "(nothing)", "{case}");
+        assert_eq!(repo.snapshot_tree(), before, "{case} wrote something");
+    }
+}
+
+#[test]
+fn bad_input_of_every_kind_gives_nothing_and_exit_0() {
+    let repo = Repo::fixture("hooks");
+    let huge = {
+        let mut v = recorded("agent-worker.json", &repo);
+        v.extend(std::iter::repeat_n(b' ', 9 * 1024 * 1024));
+        v
+    };
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("empty", Vec::new()),
+        ("garbage", b"}{ not json".to_vec()),
+        ("array", b"[1,2]".to_vec()),
+        ("invalid UTF-8", b"{\"hook_event_name\": \"PreToolUse\xff\xfe\"}".to_vec()),
+        ("huge (over 8 MiB)", huge),
+        (
+            "prompt not a string",
+            br#"{"hook_event_name":"PreToolUse","tool_name":"Agent","tool_input":{"prompt":7,"subagent_type":"worker"}}"#.to_vec(),
+        ),
+        (
+            "cwd that does not exist",
+            br#"{"hook_event_name":"PreToolUse","cwd":"/no/such/folder","tool_name":"Agent","tool_input":{"prompt":"change: demo","subagent_type":"worker"}}"#.to_vec(),
+        ),
+        (
+            "change id that escapes",
+            br#"{"hook_event_name":"PreToolUse","tool_name":"Agent","tool_input":{"prompt":"change: ../../etc","subagent_type":"worker"}}"#.to_vec(),
+        ),
+    ];
+    for (name, input) in cases {
+        let out = hook(&repo, "claude-code", &input);
+        assert_eq!(shown(&out), "(nothing)", "{name}");
+        assert_eq!(out.stderr, "", "{name}");
+        let out = hook(&repo, "opencode", &input);
+        assert_eq!(out.code, 0, "{name}");
+        assert_eq!(out.stdout, "{}\n", "{name}");
+    }
+    assert!(!repo.exists("changes/demo/analysis/worker-context.jsonl"));
+}
+
+#[test]
+fn blocked_and_over_budget_tell_the_lead_or_deny_when_configured() {
+    let repo = Repo::fixture("empty-change");
+    let out = hook(&repo, "claude-code", &recorded("blocked.json", &repo));
+    insta::assert_snapshot!("hook_blocked", shown(&out));
+    let v = out.json();
+    assert!(v["hookSpecificOutput"].get("updatedInput").is_none());
+    assert!(v["hookSpecificOutput"].get("permissionDecision").is_none());
+    assert_eq!(
+        v["systemMessage"],
+        "curate: BLOCKED (see the hook's context)"
+    );
+
+    let repo = Repo::fixture("over-budget");
+    let input = br#"{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Agent","tool_input":{"prompt":"Plan it.\nchange: big","subagent_type":"planner"}}"#;
+    let out = hook(&repo, "claude-code", input);
+    let v = out.json();
+    let context = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(context.starts_with("curate: the curated context for this dispatch is OVER_BUDGET"));
+    assert!(context.contains("hint: add `sections`"));
+    assert!(!repo.exists("changes/big/analysis/planner-context.jsonl"));
+
+    let out = repo
+        .curate()
+        .args(["hook", "claude-code"])
+        .env("CURATE_ON_NOT_READY", "deny")
+        .stdin(input)
+        .run();
+    let v = out.json();
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert!(
+        v["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .contains("OVER_BUDGET")
+    );
+}
+
+#[test]
+fn a_secret_in_scope_never_reaches_the_prompt() {
+    let repo = Repo::fixture("hooks");
+    let key = "AKIAQ3EGUWJBYZUN7R5Q";
+    let secret = "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";
+    repo.write(
+        "changes/demo/analysis/deploy.md",
+        &format!("# Deploy\n\naws_access_key_id = {key}\naws_secret_access_key = {secret}\n"),
+    );
+    // A link out of the repository, to a file that holds a key.
+    std::fs::write(
+        repo.root.with_file_name("outside.md"),
+        format!("TOKEN={secret}\n"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(
+        "../../../../outside.md",
+        repo.root.join("changes/demo/analysis/env.md"),
+    )
+    .unwrap();
+    let out = hook(&repo, "claude-code", &recorded("agent-worker.json", &repo));
+    let p = prompt_of(&out.json()).to_owned();
+    assert!(p.contains("=== changes/demo/analysis/impact.md ==="));
+    for leaked in [key, secret] {
+        assert!(!out.stdout.contains(leaked), "the hook printed a secret");
+        assert!(
+            !repo
+                .read("changes/demo/analysis/worker-context.jsonl")
+                .contains(leaked)
+        );
+    }
+    assert!(
+        !p.contains("deploy.md ==="),
+        "the file holding a key was inlined"
+    );
+    assert!(
+        !p.contains("env.md ==="),
+        "the link out of the repository was followed"
+    );
+}
+
+#[test]
+fn the_change_comes_from_the_environment_then_the_session_binding_then_the_repository() {
+    let repo = Repo::fixture("hooks");
+    let input = recorded("no-change.json", &repo);
+    let out = repo
+        .curate()
+        .args(["hook", "claude-code"])
+        .env("CURATE_CHANGE", "demo")
+        .stdin(&input)
+        .run();
+    assert!(prompt_of(&out.json()).contains("change=\"demo\""));
+
+    // `curate use` for another session does not apply; for this one it does.
+    let used = repo
+        .curate()
+        .args(["use", "demo", "--session", "other"])
+        .run();
+    assert_eq!(used.code, 0, "{}", used.all());
+    assert_eq!(shown(&hook(&repo, "claude-code", &input)), "(nothing)");
+    let used = repo
+        .curate()
+        .args(["use", "demo", "--session", "sess-none"])
+        .run();
+    assert_eq!(used.code, 0, "{}", used.all());
+    assert!(used.stderr.contains(".curate/state/session-sess-none.json"));
+    assert_eq!(
+        repo.read(".curate/state/session-sess-none.json"),
+        "{\"change\":\"demo\"}\n"
+    );
+    assert_eq!(repo.read(".curate/state/.gitignore"), "*\n");
+    assert!(prompt_of(&hook(&repo, "claude-code", &input).json()).contains("change=\"demo\""));
+
+    // The repository-wide binding serves every session without its own.
+    let cleared = repo
+        .curate()
+        .args(["use", "--clear", "--session", "sess-none"])
+        .run();
+    assert_eq!(cleared.code, 0, "{}", cleared.all());
+    assert_eq!(shown(&hook(&repo, "claude-code", &input)), "(nothing)");
+    repo.curate().args(["use", "demo"]).run();
+    assert!(prompt_of(&hook(&repo, "claude-code", &input).json()).contains("change=\"demo\""));
+
+    let bad = repo.curate().args(["use", "../x"]).run();
+    assert_eq!(bad.code, 2, "{}", bad.all());
+}
+
+#[test]
+fn subagent_start_points_at_the_manifest_once_for_its_session() {
+    let repo = Repo::fixture("hooks");
+    hook(&repo, "claude-code", &recorded("agent-worker.json", &repo));
+    let other = hook(
+        &repo,
+        "claude-code",
+        &recorded("subagent-start-other-session.json", &repo),
+    );
+    assert_eq!(shown(&other), "(nothing)");
+    let out = hook(
+        &repo,
+        "claude-code",
+        &recorded("subagent-start.json", &repo),
+    );
+    insta::assert_snapshot!("hook_subagent_start", shown(&out));
+    let text = out.json()["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(text.chars().count() <= 4_000);
+    // Used once.
+    let again = hook(
+        &repo,
+        "claude-code",
+        &recorded("subagent-start.json", &repo),
+    );
+    assert_eq!(shown(&again), "(nothing)");
+}
+
+#[test]
+fn the_kill_switch_and_the_deadline_give_nothing() {
+    let repo = Repo::fixture("hooks");
+    let out = repo
+        .curate()
+        .args(["hook", "claude-code"])
+        .env("CURATE_HOOKS", "0")
+        .stdin(&recorded("agent-worker.json", &repo))
+        .run();
+    assert_eq!(shown(&out), "(nothing)");
+    assert!(!repo.exists("changes/demo/analysis/worker-context.jsonl"));
+
+    // A host that never closes stdin: the deadline covers reading it.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_curate"))
+        .args(["hook", "claude-code"])
+        .current_dir(&repo.root)
+        .env("CURATE_HOOK_DEADLINE_MS", "300")
+        .env("CURATE_CACHE_DIR", repo.cache_dir())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"{\"hook_event_name\":").unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the hook did not give up at its deadline"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn opencode_answers_the_prompt_or_an_empty_object() {
+    let repo = Repo::fixture("hooks");
+    let input = format!(
+        r#"{{"tool":"task","sessionID":"ses_1","callID":"call_1","directory":{},"args":{{"description":"login","prompt":"Implement it.\nchange: demo","subagent_type":"worker"}}}}"#,
+        serde_json::to_string(&repo.root).unwrap()
+    );
+    let out = hook(&repo, "opencode", input.as_bytes());
+    assert_eq!(out.code, 0);
+    let v = out.json();
+    let p = v["prompt"].as_str().unwrap();
+    assert!(p.starts_with("role: worker\n<!-- curate:begin role=\"worker\" change=\"demo\" -->\n"));
+    assert!(
+        p.ends_with("Implement it.\nchange: demo\n<!-- curate:end files=5 lines=19 tokens=144 -->")
+    );
+    assert_eq!(v.as_object().unwrap().len(), 1);
+
+    let other = input.replace("\"tool\":\"task\"", "\"tool\":\"bash\"");
+    assert_eq!(hook(&repo, "opencode", other.as_bytes()).stdout, "{}\n");
+}
+
+/// Node, when the machine has it (CI installs it; see `.ci/run`).
+fn node() -> Option<std::path::PathBuf> {
+    let found = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "node is required on CI for the OpenCode plugin test"
+        );
+        eprintln!("skipped: node not found");
+        return None;
+    }
+    Some("node".into())
+}
+
+#[test]
+fn the_opencode_plugin_rewrites_the_task_prompt_in_place_and_fails_open() {
+    let Some(node) = node() else { return };
+    let repo = Repo::fixture("hooks");
+    let init = repo.curate().args(["init", "--host", "opencode"]).run();
+    assert_eq!(init.code, 0, "{}", init.all());
+    // Node needs the `.mjs` name to load an ES module outside a package.
+    let plugin = repo.root.with_file_name("curate.mjs");
+    std::fs::copy(repo.root.join(".opencode/plugins/curate.js"), &plugin).unwrap();
+    let driver = r#"
+const [plugin, root] = process.argv.slice(1)
+const mod = await import(plugin)
+if (Object.keys(mod).join() !== "default") throw new Error("more than one export")
+const hooks = await mod.default({ directory: root })
+const run = async (tool, args) => {
+  const output = { args }
+  await hooks["tool.execute.before"]({ tool, sessionID: "ses_1", callID: "c" }, output)
+  return output.args === args ? args.prompt : "REPLACED THE ARGS OBJECT"
+}
+const out = {
+  task: await run("task", { prompt: "Implement it.\nchange: demo", subagent_type: "worker" }),
+  bash: await run("bash", { prompt: "change: demo", subagent_type: "worker" }),
+  unknown: await run("task", { prompt: "Look.\nchange: demo", subagent_type: "Explore" }),
+}
+process.env.CURATE_BIN = "/no/such/curate"
+out.missing = await run("task", { prompt: "Implement it.\nchange: demo", subagent_type: "worker" })
+console.log(JSON.stringify(out))
+"#;
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_curate")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new(node)
+        .args(["--input-type=module", "-e", driver])
+        .arg(plugin.to_string_lossy().as_ref())
+        .arg(repo.root.to_string_lossy().as_ref())
+        .env("PATH", path)
+        .env("CURATE_CACHE_DIR", repo.cache_dir())
+        .current_dir(&repo.root)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let task = v["task"].as_str().unwrap();
+    assert!(
+        task.starts_with("role: worker\n<!-- curate:begin"),
+        "{task}"
+    );
+    assert!(task.ends_with("<!-- curate:end files=5 lines=19 tokens=144 -->"));
+    assert_eq!(v["bash"], "change: demo");
+    assert_eq!(v["unknown"], "Look.\nchange: demo");
+    assert_eq!(v["missing"], "Implement it.\nchange: demo", "fails open");
+}
+
+#[test]
+fn init_host_merges_shows_what_changed_and_a_second_run_changes_nothing() {
+    let repo = Repo::fixture("hooks");
+    repo.write(
+        ".claude/settings.json",
+        "{\n  \"model\": \"opus\",\n  \"hooks\": {\n    \"PreToolUse\": [\n      {\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"./lint.sh\"}]}\n    ]\n  }\n}\n",
+    );
+    let out = repo.curate().args(["init", "--host", "claude-code"]).run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    insta::assert_snapshot!("init_host_claude_code", out.stderr);
+    insta::assert_snapshot!(
+        "init_host_claude_code_file",
+        repo.read(".claude/settings.json")
+    );
+    let before = repo.snapshot_tree();
+    for host in ["claude-code", "opencode", "mcp"] {
+        repo.curate().args(["init", "--host", host]).run();
+    }
+    let before2 = repo.snapshot_tree();
+    for host in ["claude-code", "opencode", "mcp"] {
+        let again = repo.curate().args(["init", "--host", host]).run();
+        assert_eq!(again.code, 0, "{}", again.all());
+        assert!(again.stderr.contains("nothing changed"), "{}", again.stderr);
+    }
+    assert_eq!(repo.snapshot_tree(), before2);
+    assert_ne!(before, before2);
+    let mcp: serde_json::Value = serde_json::from_str(&repo.read(".mcp.json")).unwrap();
+    assert_eq!(
+        mcp,
+        serde_json::json!({"mcpServers": {"curate": {"command": "curate", "args": ["mcp"]}}})
+    );
+    // Only the host's wiring: no contracts, no config.
+    assert!(!repo.exists("contracts/workflow-delegation-contracts.json"));
+
+    // A broken settings file is named with its position and left as it is.
+    repo.write(".claude/settings.json", "{\n  \"hooks\": ,\n}\n");
+    let out = repo.curate().args(["init", "--host", "claude-code"]).run();
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr.contains(".claude/settings.json:2:"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(repo.read(".claude/settings.json"), "{\n  \"hooks\": ,\n}\n");
+}
+
+fn hook_input() -> impl Strategy<Value = Vec<u8>> {
+    let text = prop_oneof![
+        Just(String::new()),
+        "[ -~]{0,40}",
+        Just("change: demo".to_owned()),
+        Just("role: worker\nchange: demo".to_owned()),
+        Just("change: ../x".to_owned()),
+    ];
+    let event = prop_oneof![
+        Just("PreToolUse"),
+        Just("SubagentStart"),
+        Just("Stop"),
+        Just(""),
+    ];
+    let tool = prop_oneof![Just("Agent"), Just("Task"), Just("Bash")];
+    let agent = prop_oneof![
+        Just("worker"),
+        Just("Explore"),
+        Just("Curate Reviewer"),
+        Just(""),
+    ];
+    prop_oneof![
+        proptest::collection::vec(any::<u8>(), 0..200),
+        (event, tool, agent, text).prop_map(|(e, t, a, p)| {
+            serde_json::json!({
+                "session_id": "p",
+                "hook_event_name": e,
+                "tool_name": t,
+                "agent_type": a,
+                "tool_input": {"prompt": p, "subagent_type": a},
+            })
+            .to_string()
+            .into_bytes()
+        }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// No stdin makes `curate hook` exit non-zero or print anything but one JSON object.
+    #[test]
+    fn no_input_breaks_the_hook(input in hook_input()) {
+        let repo = Repo::fixture("hooks");
+        for host in ["claude-code", "opencode"] {
+            let out = hook(&repo, host, &input);
+            prop_assert_eq!(out.code, 0);
+            if !out.stdout.is_empty() {
+                prop_assert!(out.stdout.ends_with('\n'));
+                prop_assert_eq!(out.stdout.trim_end().lines().count(), 1);
+                let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+                prop_assert!(v.is_object());
+            }
+        }
+    }
+}
