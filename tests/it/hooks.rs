@@ -544,3 +544,36 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_task_line_inside_the_repository_gives_the_write_boundary_and_one_outside_gives_nothing() {
+    let repo = Repo::fixture("hooks");
+    repo.write(
+        "changes/demo/task.json",
+        r#"{"task_id": "demo-1", "title": "Login", "files_owned": ["src/app.rs"], "files_readonly": [], "success_criteria": ["tests pass"]}"#,
+    );
+    std::fs::write(
+        repo.root.with_file_name("outside.json"),
+        r#"{"task_id": "x", "title": "x", "files_owned": ["**"], "files_readonly": [], "success_criteria": ["x"]}"#,
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("../outside.json", repo.root.join("linked.json")).unwrap();
+    let dispatch = |task: &str| {
+        let input = serde_json::json!({
+            "session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Agent",
+            "tool_input": {"prompt": format!("Do it.\nchange: demo\ntask: {task}"), "subagent_type": "worker"},
+        });
+        hook(&repo, "claude-code", input.to_string().as_bytes())
+    };
+    let out = dispatch("changes/demo/task.json");
+    let p = prompt_of(&out.json()).to_owned();
+    assert!(p.contains("`src/app.rs`"), "{p}");
+    for outside in [
+        "../outside.json",
+        "linked.json",
+        "/etc/passwd",
+        "missing.json",
+    ] {
+        assert_eq!(shown(&dispatch(outside)), "(nothing)", "{outside}");
+    }
+}
