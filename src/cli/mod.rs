@@ -36,7 +36,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Contracts { action }) => commands::contracts::run(&g, action),
         Some(Command::Init(a)) => commands::init::run(&g, &a),
         Some(Command::Config { .. }) => commands::config::show(&g),
-        Some(Command::Hook { host }) => commands::hook::run(host),
+        Some(Command::Hook { host }) => commands::hook::run(&g, host),
         Some(Command::Use(a)) => commands::use_change::run(&g, &a),
         Some(Command::Completions { shell }) => commands::completions::completions(shell),
         Some(Command::Man) => commands::completions::man(),

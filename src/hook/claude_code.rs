@@ -3,19 +3,19 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::hook::{Dispatch, Prepared, normalize_role, prepare};
+use crate::hook::{Dispatch, Options, Prepared, normalize_role, prepare};
 
 /// The most characters of a `SubagentStart` answer.
 const START_CONTEXT_MAX: usize = 4_000;
 
 /// The answer to one hook input (`None`: print nothing).
 #[must_use]
-pub fn answer(input: &[u8]) -> Option<Value> {
+pub fn answer(input: &[u8], o: &Options) -> Option<Value> {
     let v: Value = serde_json::from_slice(input).ok()?;
     let event = v.get("hook_event_name")?.as_str()?;
     match event {
-        "PreToolUse" => pre_tool_use(&v),
-        "SubagentStart" => subagent_start(&v),
+        "PreToolUse" => pre_tool_use(&v, o),
+        "SubagentStart" => subagent_start(&v, o),
         _ => None,
     }
 }
@@ -24,7 +24,7 @@ fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
 }
 
-fn pre_tool_use(v: &Value) -> Option<Value> {
+fn pre_tool_use(v: &Value, o: &Options) -> Option<Value> {
     let tool = str_field(v, "tool_name")?;
     if tool != "Agent" && tool != "Task" {
         return None;
@@ -38,7 +38,7 @@ fn pre_tool_use(v: &Value) -> Option<Value> {
         agent_type: input.get("subagent_type").and_then(Value::as_str),
         prompt,
     };
-    match prepare(&d)? {
+    match prepare(&d, o)? {
         Prepared::Ready {
             prompt,
             root,
@@ -96,10 +96,10 @@ fn pre_tool_use(v: &Value) -> Option<Value> {
     }
 }
 
-fn subagent_start(v: &Value) -> Option<Value> {
+fn subagent_start(v: &Value, o: &Options) -> Option<Value> {
     let session = str_field(v, "session_id")?;
     let agent_type = normalize_role(str_field(v, "agent_type")?);
-    let ws = crate::hook::workspace(str_field(v, "cwd").map(std::path::Path::new))?;
+    let ws = crate::hook::workspace(str_field(v, "cwd").map(std::path::Path::new), o)?;
     let alias = ws.config.contract_role(&agent_type).to_owned();
     let names = [agent_type.as_str(), alias.as_str()];
     let crumb = crate::state::take_breadcrumb(&ws.root, session, &names)?;

@@ -56,10 +56,21 @@ pub fn disabled() -> bool {
     })
 }
 
+/// The command line's say over a hook: `-C` (when the input names no folder), the
+/// contracts, changes root, encoding and cache.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub dir: Option<PathBuf>,
+    pub contracts: Option<PathBuf>,
+    pub changes_dir: Option<PathBuf>,
+    pub encoding: Option<crate::compile::tokens::Encoding>,
+    pub no_cache: bool,
+}
+
 /// Runs the hook for `host`: reads stdin, answers within the deadline. Returns the one
 /// line to print (a JSON object), or `None` to print nothing. Never fails.
 #[must_use]
-pub fn run(host: Host) -> Option<String> {
+pub fn run(host: Host, options: Options) -> Option<String> {
     if disabled() {
         return quiet(host);
     }
@@ -70,8 +81,8 @@ pub fn run(host: Host) -> Option<String> {
             let answer = std::panic::catch_unwind(|| {
                 let input = crate::util::read::read_stdin(STDIN_CAP).ok()?;
                 match host {
-                    Host::ClaudeCode => claude_code::answer(&input),
-                    Host::OpenCode => opencode::answer(&input),
+                    Host::ClaudeCode => claude_code::answer(&input, &options),
+                    Host::OpenCode => opencode::answer(&input, &options),
                 }
             });
             let _ = tx.send(answer.ok().flatten());
@@ -172,18 +183,19 @@ pub fn already_injected(prompt: &str) -> bool {
     .any(|m| prompt.contains(m))
 }
 
-/// The workspace of a dispatch: the host's folder, else `CLAUDE_PROJECT_DIR`, else the
-/// process's; then the usual discovery of the repository root.
-fn workspace(cwd: Option<&Path>) -> Option<Workspace> {
+/// The workspace of a dispatch: the host's folder, else `-C`, else `CLAUDE_PROJECT_DIR`,
+/// else the process's; then the usual discovery of the repository root.
+fn workspace(cwd: Option<&Path>, o: &Options) -> Option<Workspace> {
     let dir = cwd
         .map(Path::to_path_buf)
+        .or_else(|| o.dir.clone())
         .or_else(|| std::env::var_os("CLAUDE_PROJECT_DIR").map(PathBuf::from));
     Workspace::resolve(&WorkspaceOptions {
         dir,
-        contracts: None,
-        changes_dir: None,
-        encoding: None,
-        no_cache: false,
+        contracts: o.contracts.clone(),
+        changes_dir: o.changes_dir.clone(),
+        encoding: o.encoding,
+        no_cache: o.no_cache,
         progress: false,
         ignore_config: false,
     })
@@ -228,11 +240,11 @@ fn change_of(ws: &Workspace, d: &Dispatch<'_>) -> Option<String> {
 /// Compiles (writing the manifest and lock, as `curate compile` does) and renders the
 /// dispatch's prompt; `None` when curate has nothing to say (no role, no change, an error).
 #[must_use]
-pub fn prepare(d: &Dispatch<'_>) -> Option<Prepared> {
+pub fn prepare(d: &Dispatch<'_>, o: &Options) -> Option<Prepared> {
     if already_injected(d.prompt) {
         return None;
     }
-    let ws = workspace(d.cwd.as_deref())?;
+    let ws = workspace(d.cwd.as_deref(), o)?;
     let role = role_of(&ws, d)?;
     let change = change_of(&ws, d)?;
     let ws = ws.for_change(&change).ok()?;

@@ -5,11 +5,11 @@
 
 use serde_json::{Value, json};
 
-use crate::hook::{Dispatch, Prepared, prepare};
+use crate::hook::{Dispatch, Options, Prepared, prepare};
 
 /// The answer to one input (`None`: the shim receives `{}`).
 #[must_use]
-pub fn answer(input: &[u8]) -> Option<Value> {
+pub fn answer(input: &[u8], o: &Options) -> Option<Value> {
     let v: Value = serde_json::from_slice(input).ok()?;
     if !v
         .get("tool")
@@ -25,7 +25,7 @@ pub fn answer(input: &[u8]) -> Option<Value> {
         agent_type: args.get("subagent_type").and_then(Value::as_str),
         prompt: args.get("prompt")?.as_str()?,
     };
-    match prepare(&d)? {
+    match prepare(&d, o)? {
         Prepared::Ready { prompt, .. } => Some(json!({ "prompt": prompt })),
         Prepared::NotReady { .. } => None,
     }
