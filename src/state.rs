@@ -146,6 +146,7 @@ fn pending_dir(root: &Path) -> PathBuf {
 pub fn leave_breadcrumb(root: &Path, mut crumb: Breadcrumb) -> Result<()> {
     ensure_folder(root)?;
     crumb.at_ms = now_ms();
+    sweep(root, crumb.at_ms);
     let key = session_key(&crumb.session);
     let name = format!(
         "{key}.{}.{:016x}.json",
@@ -158,6 +159,33 @@ pub fn leave_breadcrumb(root: &Path, mut crumb: Breadcrumb) -> Result<()> {
         Bound::Inside(root),
         text.as_bytes(),
     )
+}
+
+/// The session key and time of a breadcrumb file name `<key>.<ms>.<hex>.json`.
+fn parse_name(name: &str) -> Option<(&str, u64)> {
+    let (rest, _hex) = name.strip_suffix(".json")?.rsplit_once('.')?;
+    let (key, at) = rest.rsplit_once('.')?;
+    Some((key, at.parse().ok()?))
+}
+
+/// Removes the breadcrumbs of every session that are past their time (a host without the
+/// `SubagentStart` hook never takes them).
+fn sweep(root: &Path, now: u64) {
+    let dir = pending_dir(root);
+    if atomic::check_folder(&dir, Bound::Inside(root)).is_err() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    let ttl = u64::try_from(BREADCRUMB_TTL.as_millis()).unwrap_or(u64::MAX);
+    for e in entries.filter_map(std::result::Result::ok) {
+        let name = e.file_name();
+        let at = name.to_str().and_then(parse_name).map(|(_, at)| at);
+        if at.is_some_and(|at| now.saturating_sub(at) > ttl) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
 }
 
 /// A suffix that keeps two breadcrumbs of one millisecond apart.
@@ -176,15 +204,14 @@ pub fn take_breadcrumb(root: &Path, session: &str, names: &[&str]) -> Option<Bre
     let dir = pending_dir(root);
     // Never list or remove through a link that leaves the repository.
     atomic::check_folder(&dir, Bound::Inside(root)).ok()?;
-    let prefix = format!("{}.", session_key(session));
+    let key = session_key(session);
     let mut found: Vec<(u64, PathBuf)> = std::fs::read_dir(&dir)
         .ok()?
         .filter_map(std::result::Result::ok)
         .filter_map(|e| {
             let name = e.file_name().into_string().ok()?;
-            let rest = name.strip_prefix(&prefix)?;
-            let at: u64 = rest.split('.').next()?.parse().ok()?;
-            Some((at, e.path()))
+            let (k, at) = parse_name(&name)?;
+            (k == key).then(|| (at, e.path()))
         })
         .collect();
     found.sort();
@@ -282,5 +309,29 @@ mod tests {
         let got = take_breadcrumb(&root, "s1", &["general-purpose"]).unwrap();
         assert_eq!(got.role, "worker");
         assert_eq!(take_breadcrumb(&root, "s1", &["worker"]), None);
+    }
+
+    #[test]
+    fn a_session_whose_id_extends_another_keeps_its_breadcrumb() {
+        let (_d, root) = repo();
+        let mut other = crumb("worker", "worker");
+        other.session = "s1.1".into();
+        leave_breadcrumb(&root, other).unwrap();
+        assert_eq!(take_breadcrumb(&root, "s1", &["worker"]), None);
+        assert_eq!(
+            take_breadcrumb(&root, "s1.1", &["worker"]).unwrap().session,
+            "s1.1"
+        );
+    }
+
+    #[test]
+    fn expired_breadcrumbs_of_any_session_are_swept() {
+        let (_d, root) = repo();
+        let dir = root.join(DIR).join("pending");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("old.1000.00.json"), "{}").unwrap();
+        leave_breadcrumb(&root, crumb("worker", "worker")).unwrap();
+        assert!(!dir.join("old.1000.00.json").exists());
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
     }
 }

@@ -609,3 +609,38 @@ fn without_a_cwd_in_the_input_the_hook_takes_dash_c_and_its_contracts_flag() {
     assert!(p.contains("=== src/app.rs ==="), "{p}");
     assert!(!p.contains("=== REQUIREMENTS.md ==="));
 }
+
+#[test]
+fn parallel_dispatches_of_one_role_all_get_the_same_prompt_and_leave_a_consistent_manifest() {
+    let repo = Repo::fixture("hooks");
+    let input = recorded("agent-worker.json", &repo);
+    let outs: Vec<Output> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..6)
+            .map(|_| s.spawn(|| hook(&repo, "claude-code", &input)))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let first = prompt_of(&outs[0].json()).to_owned();
+    for out in &outs {
+        assert_eq!(prompt_of(&out.json()), first);
+    }
+    let check = repo.curate().args(["check", "--stale"]).run();
+    assert_eq!(check.code, 0, "{}", check.all());
+    // One breadcrumb a dispatch, each taken once.
+    for _ in 0..6 {
+        let out = hook(
+            &repo,
+            "claude-code",
+            &recorded("subagent-start.json", &repo),
+        );
+        assert_ne!(shown(&out), "(nothing)");
+    }
+    assert_eq!(
+        shown(&hook(
+            &repo,
+            "claude-code",
+            &recorded("subagent-start.json", &repo)
+        )),
+        "(nothing)"
+    );
+}
