@@ -123,23 +123,15 @@ fn discover(ws: &Workspace) -> Vec<PathBuf> {
         let Ok(pattern) = crate::util::paths::normalize(&pattern) else {
             continue;
         };
-        let Ok(glob) = globset::GlobBuilder::new(&pattern)
-            .literal_separator(true)
-            .build()
-        else {
+        let Ok(matcher) = crate::util::glob::matcher(&pattern) else {
             continue;
         };
-        let matcher = glob.compile_matcher();
         // A lock whose manifest is gone names a manifest that should be there.
         let lock_pattern = format!(
             "{}.lock.json",
             pattern.strip_suffix(".jsonl").unwrap_or(&pattern)
         );
-        let lock_matcher = globset::GlobBuilder::new(&lock_pattern)
-            .literal_separator(true)
-            .build()
-            .ok()
-            .map(|g| g.compile_matcher());
+        let lock_matcher = crate::util::glob::matcher(&lock_pattern).ok();
         let prefix = crate::util::paths::literal_prefix(&pattern);
         let depth =
             pattern.split('/').count() - prefix.split('/').filter(|s| !s.is_empty()).count();

@@ -35,7 +35,7 @@ use std::fmt;
 use std::path::Path;
 use std::process::Command;
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{GlobSet, GlobSetBuilder};
 
 /// Errors raised while building a [`Scope`], normalising paths or asking git.
 #[derive(Debug, thiserror::Error)]
@@ -285,14 +285,10 @@ fn compile_pattern(
     let globs = sources
         .iter()
         .map(|source| {
-            GlobBuilder::new(source)
-                .literal_separator(true)
-                .backslash_escape(false)
-                .build()
-                .map_err(|err| VerifyError::InvalidGlob {
-                    glob: pattern.to_owned(),
-                    source: err,
-                })
+            crate::util::glob::compile(source).map_err(|err| VerifyError::InvalidGlob {
+                glob: pattern.to_owned(),
+                source: err,
+            })
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok((globs, substituted))

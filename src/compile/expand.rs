@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use globset::{Glob, GlobBuilder};
+use globset::Glob;
 
 use crate::compile::ignore::IgnoreRules;
 use crate::error::{Error, Result};
@@ -337,15 +337,11 @@ fn add_walk(
 
 /// Compiles a glob the way the spec reads it: `*` does not cross `/`, `**` does.
 pub fn compile_glob(pattern: &str, origin: &Origin) -> Result<Glob> {
-    GlobBuilder::new(pattern)
-        .literal_separator(true)
-        .backslash_escape(true)
-        .build()
-        .map_err(|source| Error::Glob {
-            glob: pattern.to_owned(),
-            origin: origin.describe(),
-            source,
-        })
+    crate::util::glob::compile(pattern).map_err(|source| Error::Glob {
+        glob: pattern.to_owned(),
+        origin: origin.describe(),
+        source,
+    })
 }
 
 enum Literal {
@@ -567,10 +563,7 @@ fn could_descend(glob: &str, dir: &str) -> bool {
             None => return false,
             Some(&"**") => return true,
             Some(part) => {
-                let matches = GlobBuilder::new(part)
-                    .literal_separator(true)
-                    .build()
-                    .is_ok_and(|g| g.compile_matcher().is_match(segment));
+                let matches = crate::util::glob::matcher(part).is_ok_and(|m| m.is_match(segment));
                 if !matches {
                     return false;
                 }

@@ -2,6 +2,7 @@
 
 pub mod atomic;
 pub mod digest;
+pub mod glob;
 pub mod jsonpos;
 pub mod lock;
 pub mod paths;
