@@ -13,6 +13,10 @@ use crate::report::Style;
 pub struct Printer {
     pub format: Format,
     pub style: Style,
+    /// `-q`: only errors (and results) are printed.
+    pub quiet: bool,
+    /// `-v`: more detail in the report.
+    pub verbose: bool,
     /// A progress bar may be drawn: stderr is a terminal, the report is human, not `-q`.
     pub progress: bool,
 }
@@ -32,6 +36,8 @@ impl Printer {
         Printer {
             format: g.format,
             style: Style { color },
+            quiet: g.quiet,
+            verbose: g.verbose,
             progress: g.format == Format::Human && !g.quiet && std::io::stderr().is_terminal(),
         }
     }
@@ -48,11 +54,23 @@ impl Printer {
     }
 
     /// Writes a value as pretty JSON and a newline to stdout.
-    pub fn out_json(&self, value: &serde_json::Value) -> Result<()> {
+    pub fn out_json(&self, value: &impl serde::Serialize) -> Result<()> {
         stdout(&format!(
             "{}\n",
             serde_json::to_string_pretty(value).unwrap_or_default()
         ))
+    }
+
+    /// Writes the human report (or a diagnostic that must be seen) to stderr.
+    pub fn err(&self, text: &str) {
+        stderr(text);
+    }
+
+    /// Writes what a command did to stderr, unless `-q`.
+    pub fn report(&self, text: &str) {
+        if !self.quiet {
+            stderr(text);
+        }
     }
 }
 

@@ -4,7 +4,7 @@
 use crate::check::{self, Finding, Severity};
 use crate::cli::args::{CheckArgs, Format, GlobalArgs};
 use crate::cli::exit::ExitCode;
-use crate::cli::printer::{Printer, stderr, stdout};
+use crate::cli::printer::Printer;
 use crate::cli::resolve;
 use crate::error::Result;
 
@@ -18,8 +18,9 @@ pub fn run(g: &GlobalArgs, a: &CheckArgs) -> Result<ExitCode> {
 }
 
 fn print(g: &GlobalArgs, findings: &[Finding], checked: usize, errors: usize) -> Result<()> {
-    match g.format {
-        Format::Json => stdout(&format!(
+    let printer = Printer::new(g);
+    match printer.format {
+        Format::Json => printer.out(&format!(
             "{}\n",
             serde_json::to_string_pretty(&serde_json::json!({
                 "valid": errors == 0,
@@ -37,13 +38,13 @@ fn print(g: &GlobalArgs, findings: &[Finding], checked: usize, errors: usize) ->
                 };
                 text.push_str(&annotation(level, &f.file, f.line, &f.message));
             }
-            stdout(&text)
+            printer.out(&text)
         }
         Format::Human => {
-            let style = Printer::new(g).style;
+            let style = printer.style;
             let mut text = String::new();
             for f in findings {
-                if g.quiet && f.severity == Severity::Warning {
+                if printer.quiet && f.severity == Severity::Warning {
                     continue;
                 }
                 let label = match f.severity {
@@ -52,7 +53,7 @@ fn print(g: &GlobalArgs, findings: &[Finding], checked: usize, errors: usize) ->
                 };
                 text.push_str(&format!("{}:{}: {label} {}\n", f.file, f.line, f.message));
             }
-            if !g.quiet || errors > 0 {
+            if !printer.quiet || errors > 0 {
                 let warnings = findings.len() - errors;
                 text.push_str(&format!(
                     "checked {checked} manifest{}: {errors} error{}, {warnings} warning{}\n",
@@ -61,7 +62,7 @@ fn print(g: &GlobalArgs, findings: &[Finding], checked: usize, errors: usize) ->
                     if warnings == 1 { "" } else { "s" },
                 ));
             }
-            stderr(&text);
+            printer.err(&text);
             Ok(())
         }
     }

@@ -3,7 +3,7 @@
 
 use crate::cli::args::{CompileArgs, Format, GlobalArgs};
 use crate::cli::exit::ExitCode;
-use crate::cli::printer::{Printer, stderr, stdout};
+use crate::cli::printer::Printer;
 use crate::cli::resolve;
 use crate::compile::Compiled;
 use crate::compile::budget::Status;
@@ -13,13 +13,14 @@ use crate::report;
 
 /// Runs `curate` / `curate compile`.
 pub fn run(g: &GlobalArgs, a: &CompileArgs) -> Result<ExitCode> {
+    let printer = Printer::new(g);
     let (_, change) = resolve::names(a)?;
-    if a.stdout && g.format == Format::Json {
+    if a.stdout && printer.format == Format::Json {
         return Err(Error::Usage(
             "--stdout prints the manifest and cannot be combined with --format json".to_owned(),
         ));
     }
-    if g.format == Format::Github {
+    if printer.format == Format::Github {
         return Err(Error::Usage(
             "--format github is for `curate check`".to_owned(),
         ));
@@ -39,7 +40,7 @@ pub fn run(g: &GlobalArgs, a: &CompileArgs) -> Result<ExitCode> {
     } = commit(&ws, &options, mode)?;
     if compiled.status == Status::Ready {
         if a.stdout {
-            stdout(compiled.manifest.as_deref().unwrap_or_default())?;
+            printer.out(compiled.manifest.as_deref().unwrap_or_default())?;
         } else if a.dry_run {
             outcome = format!("dry run: {} not written", compiled.manifest_path);
         }
@@ -55,17 +56,15 @@ fn emit_report(
     written: bool,
     outcome: &str,
 ) -> Result<()> {
-    if g.format == Format::Json {
+    let printer = Printer::new(g);
+    if printer.format == Format::Json {
         let v = report::json(c, written, explain);
-        stdout(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&v).unwrap_or_default()
-        ))?;
-    } else if !g.quiet || c.status != Status::Ready {
-        stderr(&report::human(
+        printer.out_json(&v)?;
+    } else if !printer.quiet || c.status != Status::Ready {
+        printer.err(&report::human(
             c,
-            Printer::new(g).style,
-            g.verbose,
+            printer.style,
+            printer.verbose,
             explain,
             outcome,
         ));

@@ -5,7 +5,7 @@ use serde_json::json;
 
 use crate::cli::args::{ContractsCommand, Format, GlobalArgs};
 use crate::cli::exit::ExitCode;
-use crate::cli::printer::{stderr, stdout};
+use crate::cli::printer::Printer;
 use crate::cli::resolve;
 use crate::compile::contract::Contracts;
 use crate::compile::expand::{self, Request, Scope};
@@ -14,23 +14,23 @@ use crate::settings::{Workspace, check_name};
 
 /// Runs `curate contracts [validate|show]`.
 pub fn run(g: &GlobalArgs, action: Option<ContractsCommand>) -> Result<ExitCode> {
+    let printer = Printer::new(g);
     let ws = resolve::workspace(g)?;
     let contracts = crate::compile::contract::load(ws.contracts.clone(), &ws.root)?;
     match action {
         None | Some(ContractsCommand::Validate) => {
-            if !g.quiet {
-                stderr(&format!(
-                    "{}: valid ({} roles: {})\n",
-                    contracts.source.describe(),
-                    contracts.roles.len(),
-                    contracts
-                        .roles
-                        .iter()
-                        .map(|r| r.id.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-            }
+            printer.report(&format!(
+                "{}: valid ({} roles: {})\n",
+                contracts.source.describe(),
+                contracts.roles.len(),
+                contracts
+                    .roles
+                    .iter()
+                    .map(|r| r.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+
             Ok(ExitCode::Ready)
         }
         Some(ContractsCommand::Show { role, change }) => {
@@ -47,6 +47,7 @@ pub fn show(
     role: Option<&str>,
     change: Option<&str>,
 ) -> Result<ExitCode> {
+    let printer = Printer::new(g);
     if let Some(r) = role {
         check_name("role", r)?;
         contracts.role(r)?;
@@ -106,8 +107,8 @@ pub fn show(
             "artifactTargets": r.artifact_targets, "contextFiles": items,
         }));
     }
-    if g.format == Format::Json {
-        stdout(&format!(
+    if printer.format == Format::Json {
+        printer.out(&format!(
             "{}\n",
             serde_json::to_string_pretty(&json!({
                 "contracts_source": contracts.source.describe(),
@@ -116,7 +117,7 @@ pub fn show(
             .unwrap_or_default()
         ))?;
     } else {
-        stdout(&text)?;
+        printer.out(&text)?;
     }
     Ok(ExitCode::Ready)
 }

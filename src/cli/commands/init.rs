@@ -4,13 +4,14 @@
 
 use crate::cli::args::{GlobalArgs, InitArgs};
 use crate::cli::exit::ExitCode;
-use crate::cli::printer::stderr;
+use crate::cli::printer::Printer;
 use crate::cli::resolve;
 use crate::compile::contract;
 use crate::error::{Error, Result};
 
 /// Runs `curate init`.
 pub fn run(g: &GlobalArgs, a: &InitArgs) -> Result<ExitCode> {
+    let printer = Printer::new(g);
     let ws = resolve::workspace_without_config(g)?;
     if let Some(host) = a.host {
         return wire_host(&ws, g, host, a.force);
@@ -47,9 +48,7 @@ pub fn run(g: &GlobalArgs, a: &InitArgs) -> Result<ExitCode> {
             crate::util::atomic::Bound::Inside(&ws.root),
             text.as_bytes(),
         )?;
-        if !g.quiet {
-            stderr(&format!("wrote {path}\n"));
-        }
+        printer.report(&format!("wrote {path}\n"));
     }
     Ok(ExitCode::Ready)
 }
@@ -61,17 +60,18 @@ fn wire_host(
     host: crate::hosts::HostKind,
     force: bool,
 ) -> Result<ExitCode> {
+    let printer = Printer::new(g);
     let changes = crate::hosts::install(&ws.root, host, force)?;
-    if !g.quiet {
+    if !printer.quiet {
         let path = host.path();
         if changes.is_empty() {
-            stderr(&format!("{path} already wired; nothing changed\n"));
+            printer.err(&format!("{path} already wired; nothing changed\n"));
         } else {
             let mut text = format!("updated {path}:\n");
             for c in &changes {
                 text.push_str(&format!("  {c}\n"));
             }
-            stderr(&text);
+            printer.err(&text);
         }
     }
     Ok(ExitCode::Ready)
@@ -85,6 +85,7 @@ fn write_config(
     a: &InitArgs,
     profile: crate::config::Profile,
 ) -> Result<ExitCode> {
+    let printer = Printer::new(g);
     let path = ws.root.join(crate::config::PATH);
     if std::fs::symlink_metadata(&path).is_ok() && !a.force {
         return Err(Error::Failed(format!(
@@ -97,12 +98,11 @@ fn write_config(
         crate::util::atomic::Bound::Inside(&ws.root),
         crate::config::template(profile).as_bytes(),
     )?;
-    if !g.quiet {
-        stderr(&format!(
-            "wrote {} (profile {})\n",
-            crate::config::PATH,
-            profile.name()
-        ));
-    }
+    printer.report(&format!(
+        "wrote {} (profile {})\n",
+        crate::config::PATH,
+        profile.name()
+    ));
+
     Ok(ExitCode::Ready)
 }

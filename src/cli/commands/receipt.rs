@@ -7,7 +7,7 @@ use serde_json::json;
 use crate::cli::args::{Format, GlobalArgs};
 use crate::cli::commands::check::annotation;
 use crate::cli::exit::ExitCode;
-use crate::cli::printer::{stderr, stdout};
+use crate::cli::printer::Printer;
 use crate::cli::resolve;
 use crate::error::Result;
 use crate::receipt;
@@ -15,6 +15,7 @@ use crate::util::read::{INPUT_CAP, read_capped};
 
 /// Runs `curate receipt check FILE…`.
 pub fn run(g: &GlobalArgs, files: &[PathBuf]) -> Result<ExitCode> {
+    let printer = Printer::new(g);
     let ws = resolve::workspace(g)?;
     let mut any_error = false;
     let mut report = Vec::new();
@@ -26,7 +27,7 @@ pub fn run(g: &GlobalArgs, files: &[PathBuf]) -> Result<ExitCode> {
         let findings = receipt::check_receipt(&content);
         any_error |= receipt::has_errors(&findings);
         for finding in &findings {
-            if g.format == Format::Github {
+            if printer.format == Format::Github {
                 let level = match finding.severity {
                     receipt::Severity::Error => "error",
                     receipt::Severity::Warning => "warning",
@@ -37,21 +38,18 @@ pub fn run(g: &GlobalArgs, files: &[PathBuf]) -> Result<ExitCode> {
                     finding.line,
                     &finding.message,
                 ));
-            } else if !(g.quiet && finding.severity == receipt::Severity::Warning) {
+            } else if !(printer.quiet && finding.severity == receipt::Severity::Warning) {
                 text.push_str(&format!("{}:{finding}\n", f.display()));
             }
         }
         report.push(json!({"file": f.display().to_string(), "valid": !receipt::has_errors(&findings), "findings": findings}));
     }
-    match g.format {
-        Format::Json => stdout(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&report).unwrap_or_default()
-        ))?,
-        Format::Github => stdout(&text)?,
+    match printer.format {
+        Format::Json => printer.out_json(&report)?,
+        Format::Github => printer.out(&text)?,
         Format::Human => {
             let bad = report.iter().filter(|r| r["valid"] == false).count();
-            if any_error || !g.quiet {
+            if any_error || !printer.quiet {
                 text.push_str(&format!(
                     "checked {} receipt{}: {} valid, {bad} invalid\n",
                     files.len(),
@@ -59,7 +57,7 @@ pub fn run(g: &GlobalArgs, files: &[PathBuf]) -> Result<ExitCode> {
                     files.len() - bad,
                 ));
             }
-            stderr(&text);
+            printer.err(&text);
         }
     }
     Ok(if any_error {

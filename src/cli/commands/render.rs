@@ -5,7 +5,7 @@ use std::io::Write;
 
 use crate::cli::args::{Format, GlobalArgs, RenderArgs};
 use crate::cli::exit::ExitCode;
-use crate::cli::printer::{Printer, stderr, stdout};
+use crate::cli::printer::Printer;
 use crate::cli::resolve;
 use crate::compile;
 use crate::compile::budget::Status;
@@ -16,11 +16,12 @@ use crate::util::atomic;
 
 /// Runs `curate render` (`preview = false`) or `curate preview`.
 pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
+    let printer = Printer::new(g);
     let (_, change) = resolve::names(&a.compile)?;
-    if !preview && g.format != Format::Human {
+    if !preview && printer.format != Format::Human {
         return Err(Error::Usage("render takes --format human only".to_owned()));
     }
-    if g.format == Format::Github {
+    if printer.format == Format::Github {
         return Err(Error::Usage(
             "--format github is for `curate check`".to_owned(),
         ));
@@ -52,37 +53,31 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
         total: a.max_total_bytes.unwrap_or(ws.config.max_total_bytes),
     };
     let job = Job::new(&ws, &s, &compiled, a.lang.unwrap_or(ws.config.lang), caps);
-    let mut report_text = report::human(&compiled, Printer::new(g).style, g.verbose, false, "");
+    let mut report_text = report::human(&compiled, printer.style, printer.verbose, false, "");
     for w in &warnings {
         report_text.push_str(&format!("warning: {w}\n"));
     }
     if compiled.status != Status::Ready {
-        if preview && g.format == Format::Json {
+        if preview && printer.format == Format::Json {
             let v = render::preview_json(&compiled, None, &warnings);
-            stdout(&format!(
-                "{}\n",
-                serde_json::to_string_pretty(&v).unwrap_or_default()
-            ))?;
+            printer.out_json(&v)?;
         } else {
-            stderr(&report_text);
+            printer.err(&report_text);
         }
         return Ok(ExitCode::of_status(compiled.status));
     }
-    if preview && g.format == Format::Json {
+    if preview && printer.format == Format::Json {
         let prompt = render::render_string(&job, template)?;
         let v = render::preview_json(&compiled, Some(&prompt), &warnings);
-        stdout(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&v).unwrap_or_default()
-        ))?;
+        printer.out_json(&v)?;
     } else if let Some(path) = &a.output {
         // Streamed into the temporary file: memory stays near the largest entry.
         atomic::write_with_bounded(&ws.arg_path(path), atomic::Bound::Named(&ws.root), |w| {
             render::render_to(&job, template, w)
         })?;
-        if !g.quiet {
+        if !printer.quiet {
             report_text.push_str(&format!("wrote {}\n", path.display()));
-            stderr(&report_text);
+            printer.err(&report_text);
         }
     } else {
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
@@ -100,9 +95,7 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
                 source: e,
             });
         }
-        if !g.quiet {
-            stderr(&report_text);
-        }
+        printer.report(&report_text);
     }
     Ok(ExitCode::Ready)
 }

@@ -2,7 +2,7 @@
 
 use crate::cli::args::{Format, GlobalArgs, VerifyArgs};
 use crate::cli::exit::ExitCode;
-use crate::cli::printer::{stderr, stdout};
+use crate::cli::printer::Printer;
 use crate::cli::resolve;
 use crate::error::{Error, Result};
 use crate::settings::check_name;
@@ -11,6 +11,7 @@ use crate::verify::{self, Scope};
 
 /// Runs `curate verify`.
 pub fn run(g: &GlobalArgs, a: &VerifyArgs) -> Result<ExitCode> {
+    let printer = Printer::new(g);
     check_name("change id", &a.change)?;
     let ws = resolve::workspace(g)?;
     let (owned, readonly) = match &a.task_file {
@@ -34,17 +35,14 @@ pub fn run(g: &GlobalArgs, a: &VerifyArgs) -> Result<ExitCode> {
         a.touched.clone()
     };
     let verdict = verify::verify(&scope, &touched).map_err(failed)?;
-    if g.format == Format::Json {
-        stdout(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&verdict).unwrap_or_default()
-        ))?;
+    if printer.format == Format::Json {
+        printer.out_json(&verdict)?;
     } else {
         let mut text = String::new();
         for v in &verdict.violations {
             text.push_str(&format!("violation: {v}\n"));
         }
-        if !g.quiet || !verdict.valid {
+        if !printer.quiet || !verdict.valid {
             text.push_str(&format!(
                 "{} touched file{} checked: {}\n",
                 touched.len(),
@@ -57,7 +55,7 @@ pub fn run(g: &GlobalArgs, a: &VerifyArgs) -> Result<ExitCode> {
                 }
             ));
         }
-        stderr(&text);
+        printer.err(&text);
     }
     Ok(if verdict.valid {
         ExitCode::Ready
