@@ -294,33 +294,13 @@ fn compile_pattern(
     Ok((globs, substituted))
 }
 
-/// Normalises the separators of a glob: `\` becomes `/`, empty and `.`
-/// components go. Absolute globs, drive letters and `..` are rejected.
+/// Normalises a glob with the one path normaliser; a glob may not hold `..` at all (what it
+/// would match above or beside its folder is not what its writer meant).
 fn normalize_glob(glob: &str) -> Result<String, &'static str> {
-    let glob = glob.replace('\\', "/");
-    if glob.starts_with('/') {
-        return Err("an absolute pattern never matches a repository path");
+    if glob.replace('\\', "/").split('/').any(|part| part == "..") {
+        return Err("`..` is not allowed in a glob");
     }
-    if has_drive_letter(&glob) {
-        return Err("a pattern must not name a drive");
-    }
-    let mut parts = Vec::new();
-    for part in glob.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => return Err("`..` is not allowed in a glob"),
-            other => parts.push(other),
-        }
-    }
-    if parts.is_empty() {
-        return Err("empty pattern");
-    }
-    Ok(parts.join("/"))
-}
-
-fn has_drive_letter(path: &str) -> bool {
-    let bytes = path.as_bytes();
-    bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':'
+    crate::util::paths::normalize(glob).map_err(crate::util::paths::Escape::problem)
 }
 
 /// Normalises a repository-relative path: `\` becomes `/`, `./` and
