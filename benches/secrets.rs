@@ -23,14 +23,14 @@ impl Lcg {
 const CLEAN_WORDS: &[&str] = &[
     "the", "of", "and", "to", "in", "is", "for", "that", "with", "on", "as", "it", "be", "this",
     "by", "from", "or", "are", "an", "which", "fn", "let", "mut", "impl", "struct", "enum",
-    "match", "return", "self", "use", "mod", "where", "type", "value", "result", "error", "option",
+    "case", "return", "self", "use", "mod", "where", "type", "value", "result", "error", "option",
     "some", "none", "vec", "string", "len", "iter", "map", "filter", "collect", "into", "from",
-    "new", "default", "write", "read", "buffer", "bytes", "count", "index", "line", "file", "path",
+    "new", "default", "write", "read", "buffer", "bytes", "count", "index", "line", "file", "route",
     "name", "data", "list", "item", "node", "tree", "graph", "query", "table", "row", "column",
     "render", "layout", "width", "height", "offset", "length", "number", "parse", "format",
-    "display", "debug", "test", "assert", "equal", "true", "false", "loop", "while", "break",
+    "display", "debug", "check", "assert", "equal", "true", "false", "loop", "while", "break",
     "continue", "if", "else", "then", "when", "must", "should", "could", "would", "every", "other",
-    "first", "last", "next", "before", "after", "between", "under",
+    "first", "last", "then", "before", "after", "between", "under",
 ];
 
 /// Code-ish lines that mention keywords but hold no secret.
