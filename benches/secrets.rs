@@ -22,10 +22,10 @@ impl Lcg {
 /// Words with no rule keyword in them.
 const CLEAN_WORDS: &[&str] = &[
     "the", "of", "and", "to", "in", "is", "for", "that", "with", "on", "as", "it", "be", "this",
-    "by", "from", "or", "are", "an", "which", "fn", "let", "mut", "impl", "struct", "enum",
-    "case", "return", "self", "use", "mod", "where", "type", "value", "result", "error", "option",
-    "some", "none", "vec", "string", "len", "iter", "map", "filter", "collect", "into", "from",
-    "new", "default", "write", "read", "buffer", "bytes", "count", "index", "line", "file", "route",
+    "by", "from", "or", "are", "an", "which", "fn", "let", "mut", "impl", "struct", "enum", "case",
+    "return", "self", "use", "mod", "where", "type", "value", "result", "error", "option", "some",
+    "none", "vec", "string", "len", "iter", "map", "filter", "collect", "into", "from", "new",
+    "default", "write", "read", "buffer", "bytes", "count", "index", "line", "file", "route",
     "name", "data", "list", "item", "node", "tree", "graph", "query", "table", "row", "column",
     "render", "layout", "width", "height", "offset", "length", "number", "parse", "format",
     "display", "debug", "check", "assert", "equal", "true", "false", "loop", "while", "break",

@@ -337,7 +337,7 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
                 }
             },
         };
-        let normal = match crate::util::paths::normalize(file) {
+        let repo_path = match crate::util::paths::RepoPath::new(file) {
             Ok(p) => p,
             Err(e) => {
                 add(
@@ -348,6 +348,7 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
                 continue;
             }
         };
+        let normal = repo_path.as_str().to_owned();
         if normal != file {
             // Readers take the path as written: it must be the plain repository path.
             add(
@@ -371,7 +372,7 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
             );
         }
         seen.push((line, normal.clone()));
-        let bytes = match admit(&ws.root, &normal, max_file_size, rules) {
+        let bytes = match admit(&ws.root, &repo_path, max_file_size, rules) {
             Ok(bytes) => bytes,
             Err(refusal) => {
                 add(line, Severity::Error, refusal_finding(&normal, &refusal));

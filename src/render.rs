@@ -497,10 +497,12 @@ impl tera::Function for Excerpt {
             ))
         })?;
         // The bytes admitted when the entry was measured (same hash), or a full admission.
+        let path = crate::util::paths::RepoPath::new(file)
+            .map_err(|e| tera::Error::msg(format!("{} {}", quoted(file), e.problem())))?;
         let bytes = if sha.is_empty() {
-            admit(&self.root, file, self.max_file_size, self.rules)
+            admit(&self.root, &path, self.max_file_size, self.rules)
         } else {
-            reread(&self.root, file, self.max_file_size, sha)
+            reread(&self.root, &path, self.max_file_size, sha)
         }
         .map_err(|r| tera::Error::msg(format!("{} may not be read: {r}", quoted(file))))?;
         let size = measure::selected(&bytes, sections).len() as u64;
@@ -577,7 +579,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
             },
             message,
         })?;
-        let file = crate::util::paths::normalize(&entry.file).map_err(|e| Error::Escape {
+        let file = crate::util::paths::RepoPath::new(&entry.file).map_err(|e| Error::Escape {
             origin: format!("{shown}:{line}"),
             path: entry.file.clone(),
             problem: e.problem(),
@@ -596,7 +598,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
         match fates.into_iter().next() {
             Some(measure::Fate::Measured(m)) => kept.push(Kept {
                 entry: Entry {
-                    file,
+                    file: file.to_string(),
                     sections: m.sections.clone(),
                     ..entry
                 },
@@ -605,7 +607,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
                 sha256: m.sha256,
             }),
             Some(measure::Fate::Excluded(reason)) => {
-                excluded.push(crate::model::Exclusion::new(&file, &reason));
+                excluded.push(crate::model::Exclusion::new(file.as_str(), &reason));
             }
             None => {}
         }

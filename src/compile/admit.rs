@@ -16,7 +16,7 @@ use std::fmt;
 use std::path::Path;
 
 use crate::compile::secrets::{self, ContentRules};
-use crate::util::paths::has_control_char;
+use crate::util::paths::{RepoPath, has_control_char};
 use crate::util::read::{ReadError, open_regular, read_limited};
 
 /// Why a file may not enter.
@@ -98,7 +98,7 @@ pub fn judge_name(path: &str) -> Result<(), Refusal> {
 
 /// Resolves `path` (repository-relative) inside `root` (canonical): the target's
 /// repository-relative path, judged by name when it differs from `path`.
-pub fn resolve(root: &Path, path: &str) -> Result<String, Refusal> {
+pub fn resolve(root: &Path, path: &RepoPath) -> Result<String, Refusal> {
     let full = root.join(path);
     let real = match full.canonicalize() {
         Ok(real) => real,
@@ -115,7 +115,7 @@ pub fn resolve(root: &Path, path: &str) -> Result<String, Refusal> {
         .map(|c| c.as_os_str().to_str().unwrap_or("\u{7f}"))
         .collect();
     let target = target.join("/");
-    if target != path {
+    if target != path.as_str() {
         judge_name(&target)?;
     }
     Ok(target)
@@ -125,7 +125,7 @@ pub fn resolve(root: &Path, path: &str) -> Result<String, Refusal> {
 /// bytes, at most `max_file_size` of them (0 = no cap). See the module docs for the order.
 pub fn admit(
     root: &Path,
-    path: &str,
+    path: &RepoPath,
     max_file_size: u64,
     rules: &ContentRules,
 ) -> Result<Vec<u8>, Refusal> {
@@ -147,7 +147,7 @@ pub fn admit(
 /// `sha256` (hex), the content admitted then; the same bytes need no second scan.
 pub fn reread(
     root: &Path,
-    path: &str,
+    path: &RepoPath,
     max_file_size: u64,
     sha256: &str,
 ) -> Result<Vec<u8>, Refusal> {
@@ -162,13 +162,13 @@ pub fn reread(
 /// The sha256 (hex) of a file read under steps 1–3 of [`admit`] (name, link, regular
 /// file, size), without the content checks: for comparing a file with a recorded hash, when
 /// its text goes nowhere.
-pub fn hash(root: &Path, path: &str, max_file_size: u64) -> Result<String, Refusal> {
+pub fn hash(root: &Path, path: &RepoPath, max_file_size: u64) -> Result<String, Refusal> {
     read_inside(root, path, max_file_size).map(|bytes| crate::util::digest::hex(&bytes))
 }
 
 /// Steps 1–3 of [`admit`]: the name, the link, the regular file and its size.
-fn read_inside(root: &Path, path: &str, max_file_size: u64) -> Result<Vec<u8>, Refusal> {
-    judge_name(path)?;
+fn read_inside(root: &Path, path: &RepoPath, max_file_size: u64) -> Result<Vec<u8>, Refusal> {
+    judge_name(path.as_str())?;
     let target = resolve(root, path)?;
     let full = root.join(&target);
     let (file, size) = open_regular(&full).map_err(refusal)?;
@@ -239,6 +239,10 @@ pub fn read_repo_file(root: &Path, path: &Path) -> crate::error::Result<Option<V
 mod tests {
     use super::*;
 
+    fn rp(path: &str) -> RepoPath {
+        RepoPath::new(path).unwrap()
+    }
+
     #[test]
     fn binary_means_a_nul_early_on() {
         assert!(is_binary(b"PNG\0"));
@@ -274,13 +278,19 @@ mod tests {
         std::os::unix::fs::symlink("ok.md", root.join("docs/alias.md")).unwrap();
         let rules = ContentRules::shared().unwrap();
         assert!(matches!(
-            admit(&root, "docs/settings.md", 0, rules),
+            admit(&root, &rp("docs/settings.md"), 0, rules),
             Err(Refusal::SecretName(_))
         ));
-        assert_eq!(admit(&root, "docs/out.md", 0, rules), Err(Refusal::Outside));
-        assert_eq!(admit(&root, "docs/alias.md", 0, rules).unwrap(), b"fine\n");
         assert_eq!(
-            admit(&root, "docs/ok.md", 3, rules),
+            admit(&root, &rp("docs/out.md"), 0, rules),
+            Err(Refusal::Outside)
+        );
+        assert_eq!(
+            admit(&root, &rp("docs/alias.md"), 0, rules).unwrap(),
+            b"fine\n"
+        );
+        assert_eq!(
+            admit(&root, &rp("docs/ok.md"), 3, rules),
             Err(Refusal::TooLarge { size: 5, cap: 3 })
         );
     }
@@ -297,12 +307,12 @@ mod tests {
         assert!(made.success());
         let rules = ContentRules::shared().unwrap();
         assert_eq!(
-            admit(&root, "pipe", 0, rules),
+            admit(&root, &rp("pipe"), 0, rules),
             Err(Refusal::NotRegular("a FIFO"))
         );
         std::fs::create_dir(root.join("dir")).unwrap();
         assert_eq!(
-            admit(&root, "dir", 0, rules),
+            admit(&root, &rp("dir"), 0, rules),
             Err(Refusal::NotRegular("a folder"))
         );
     }

@@ -15,6 +15,7 @@ use crate::compile::secrets::ContentRules;
 use crate::compile::tokens::TokenCounter;
 use crate::model::Note;
 use crate::model::{Range, Sections, quoted};
+use crate::util::paths::RepoPath;
 
 /// The default size cap of a file (`--max-file-size`): 10 MiB.
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 10 * 1024 * 1024;
@@ -110,7 +111,7 @@ const PROGRESS_BYTES: u64 = 20 * 1024 * 1024;
 #[must_use]
 pub fn progress(
     root: &Path,
-    paths: &[(String, Sections)],
+    paths: &[(RepoPath, Sections)],
     allowed: bool,
 ) -> indicatif::ProgressBar {
     if !allowed {
@@ -143,7 +144,7 @@ pub fn progress(
 #[must_use]
 pub fn read_all(
     root: &Path,
-    candidates: &[(String, Sections)],
+    candidates: &[(RepoPath, Sections)],
     limits: Limits,
     rules: &ContentRules,
     counter: &dyn TokenCounter,
@@ -173,7 +174,7 @@ pub fn read_all(
 
 fn read_one(
     root: &Path,
-    path: &str,
+    path: &RepoPath,
     sections: &Sections,
     limits: Limits,
     rules: &ContentRules,
@@ -190,7 +191,7 @@ fn read_one(
     if !clamped.cut.is_empty() {
         notes.push(Note::info(format!(
             "{}: section{} {} clamped to the file's {file_lines} lines",
-            quoted(path),
+            quoted(path.as_str()),
             plural(clamped.cut.len()),
             ranges_text(&clamped.cut)
         )));
@@ -198,7 +199,7 @@ fn read_one(
     if !clamped.removed.is_empty() {
         notes.push(Note::warning(format!(
             "{}: section{} {} removed: past the end of the file ({file_lines} lines)",
-            quoted(path),
+            quoted(path.as_str()),
             plural(clamped.removed.len()),
             ranges_text(&clamped.removed)
         )));
@@ -235,7 +236,7 @@ fn read_one(
 #[must_use]
 pub fn count_tokens(
     root: &Path,
-    items: &[(String, Sections, String)],
+    items: &[(RepoPath, Sections, String)],
     limits: Limits,
     counter: &dyn TokenCounter,
 ) -> Vec<Result<u64, String>> {
@@ -244,7 +245,7 @@ pub fn count_tokens(
         .map(|(path, sections, sha)| {
             // Read again through admission's checks: the same bytes as admitted, or an error.
             let bytes = reread(root, path, limits.max_file_size, sha)
-                .map_err(|r| format!("{} {r}", quoted(path)))?;
+                .map_err(|r| format!("{} {r}", quoted(path.as_str())))?;
             let key = matches!(sections, Sections::Whole).then_some(sha.as_str());
             Ok(counter.count_hashed(&selected(&bytes, sections), key))
         })

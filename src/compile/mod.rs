@@ -42,6 +42,8 @@ use measure::{Fate, Limits, Measured};
 use overrides::Directive;
 use tokens::{Fast, TokenCounter};
 
+use crate::util::paths::RepoPath;
+
 /// A kept entry with its measurements.
 #[derive(Debug, Clone, Serialize)]
 pub struct Kept {
@@ -300,6 +302,16 @@ fn exclude_secrets(candidates: Vec<Candidate>, ledger: &mut Ledger) -> Vec<Candi
 
 /// Reads every candidate in parallel: lines, sections, content rules, and tokens when a
 /// token cap or `--explain` needs them all (or the cache already has them).
+/// A candidate's path as the admission functions take it (expansion normalised it already;
+/// this only makes the type say so).
+fn repo_path(c: &Candidate) -> Result<RepoPath> {
+    RepoPath::new(&c.path).map_err(|e| Error::Escape {
+        origin: c.origin.describe(),
+        path: c.path.clone(),
+        problem: e.problem(),
+    })
+}
+
 fn measure_candidates(
     ws: &Workspace,
     s: &CompileSettings,
@@ -308,10 +320,10 @@ fn measure_candidates(
     ledger: &mut Ledger,
 ) -> Result<Vec<(Candidate, Measured)>> {
     let rules = crate::compile::admit::rules()?;
-    let inputs: Vec<(String, Sections)> = candidates
+    let inputs: Vec<(RepoPath, Sections)> = candidates
         .iter()
-        .map(|c| (c.path.clone(), c.sections.clone()))
-        .collect();
+        .map(|c| Ok((repo_path(c)?, c.sections.clone())))
+        .collect::<Result<_>>()?;
     let fates = measure::read_all(
         &ws.root,
         &inputs,
@@ -370,12 +382,12 @@ fn keep(
     allocation: &Allocation,
     ledger: &mut Ledger,
 ) -> Result<Vec<Kept>> {
-    let to_count: Vec<(String, Sections, String)> = measured
+    let to_count: Vec<(RepoPath, Sections, String)> = measured
         .iter()
         .zip(&allocation.dropped)
         .filter(|((_, m), d)| d.is_none() && m.tokens.is_none())
-        .map(|((c, m), _)| (c.path.clone(), m.sections.clone(), m.sha256.clone()))
-        .collect();
+        .map(|((c, m), _)| Ok((repo_path(c)?, m.sections.clone(), m.sha256.clone())))
+        .collect::<Result<_>>()?;
     let limits = Limits {
         max_file_size: s.max_file_size,
     };

@@ -52,7 +52,7 @@ pub fn drift(root: &Path, changes_root: &str, change: &str, max_file_size: u64) 
         }
     };
     for (file, sha) in recorded {
-        let Ok(path) = crate::util::paths::normalize(&file) else {
+        let Ok(path) = crate::util::paths::RepoPath::new(&file) else {
             out.notes.push(Note::info(format!(
                 "{} names {} outside the repository: not compared",
                 quoted(&record),
@@ -69,10 +69,10 @@ pub fn drift(root: &Path, changes_root: &str, change: &str, max_file_size: u64) 
         if !now.eq_ignore_ascii_case(&sha) {
             out.notes.push(Note::warning(format!(
                 "{} changed since the change began ({}): run `aiws change sync`",
-                quoted(&path),
+                quoted(path.as_str()),
                 quoted(&record)
             )));
-            out.changed.push(path);
+            out.changed.push(path.to_string());
         }
     }
     out

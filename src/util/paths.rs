@@ -28,6 +28,46 @@ impl Escape {
     }
 }
 
+/// A repository-relative path in its one normal form (see [`normalize`]): `/`-separated,
+/// without `.`, `..`, empty segments, a leading `/` or a drive. The only way to make one is
+/// to normalise, so a function that takes a `RepoPath` never sees a path that escapes.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RepoPath(String);
+
+impl RepoPath {
+    /// Normalises `path` (see [`normalize`]).
+    ///
+    /// # Errors
+    /// Why the path escapes the repository (or is empty).
+    pub fn new(path: &str) -> Result<RepoPath, Escape> {
+        normalize(path).map(RepoPath)
+    }
+
+    /// The path as text.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for RepoPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl AsRef<str> for RepoPath {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for RepoPath {
+    fn as_ref(&self) -> &Path {
+        Path::new(&self.0)
+    }
+}
+
 /// Normalises a repository-relative path or glob: `\` becomes `/`, `./` and repeated `/`
 /// go, a trailing `/` goes, `a/../b` becomes `b`. A `..` that climbs above the root, an
 /// absolute path or a drive letter is refused.
@@ -119,6 +159,14 @@ pub fn lexical(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_repo_path_is_only_ever_normal() {
+        assert_eq!(RepoPath::new("./src//a\\b.rs").unwrap().as_str(), "src/a/b.rs");
+        assert_eq!(RepoPath::new("../x"), Err(Escape::ParentDir));
+        assert_eq!(RepoPath::new("/etc/passwd"), Err(Escape::Absolute));
+        assert_eq!(RepoPath::new("a/.."), Err(Escape::Empty));
+    }
 
     #[test]
     fn normalises_separators_dots_and_repeats() {
