@@ -50,6 +50,16 @@ impl Checked {
             .filter(|f| f.severity == Severity::Error)
             .count()
     }
+
+    /// The JSON report: `{valid, manifests, findings}`.
+    #[must_use]
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "valid": self.errors() == 0,
+            "manifests": self.manifests,
+            "findings": self.findings,
+        })
+    }
 }
 
 /// Checks the contracts and the manifests at `paths` (default: every manifest under the

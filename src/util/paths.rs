@@ -162,7 +162,10 @@ mod tests {
 
     #[test]
     fn a_repo_path_is_only_ever_normal() {
-        assert_eq!(RepoPath::new("./src//a\\b.rs").unwrap().as_str(), "src/a/b.rs");
+        assert_eq!(
+            RepoPath::new("./src//a\\b.rs").unwrap().as_str(),
+            "src/a/b.rs"
+        );
         assert_eq!(RepoPath::new("../x"), Err(Escape::ParentDir));
         assert_eq!(RepoPath::new("/etc/passwd"), Err(Escape::Absolute));
         assert_eq!(RepoPath::new("a/.."), Err(Escape::Empty));

@@ -1,7 +1,7 @@
 //! `curate check`: the findings of [`crate::check`] as human text, JSON or GitHub
 //! annotations; exit 1 when any is an error.
 
-use crate::check::{self, Finding, Severity};
+use crate::check::{self, Checked, Severity};
 use crate::cli::args::{CheckArgs, Format, GlobalArgs};
 use crate::cli::exit::ExitCode;
 use crate::cli::printer::Printer;
@@ -12,23 +12,15 @@ use crate::error::Result;
 pub fn run(g: &GlobalArgs, a: &CheckArgs) -> Result<ExitCode> {
     let ws = resolve::workspace(g)?;
     let checked = check::check(&ws, &a.paths, a.stale);
-    let errors = checked.errors();
-    print(g, &checked.findings, checked.manifests, errors)?;
-    Ok(ExitCode::of_check(errors == 0))
+    print(g, &checked)?;
+    Ok(ExitCode::of_check(checked.errors() == 0))
 }
 
-fn print(g: &GlobalArgs, findings: &[Finding], checked: usize, errors: usize) -> Result<()> {
+fn print(g: &GlobalArgs, checked: &Checked) -> Result<()> {
     let printer = Printer::new(g);
+    let (findings, errors, count) = (&checked.findings, checked.errors(), checked.manifests);
     match printer.format {
-        Format::Json => printer.out(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "valid": errors == 0,
-                "manifests": checked,
-                "findings": findings,
-            }))
-            .unwrap_or_default()
-        )),
+        Format::Json => printer.out_json(&checked.json()),
         Format::Github => {
             let mut text = String::new();
             for f in findings {
@@ -56,8 +48,8 @@ fn print(g: &GlobalArgs, findings: &[Finding], checked: usize, errors: usize) ->
             if !printer.quiet || errors > 0 {
                 let warnings = findings.len() - errors;
                 text.push_str(&format!(
-                    "checked {checked} manifest{}: {errors} error{}, {warnings} warning{}\n",
-                    if checked == 1 { "" } else { "s" },
+                    "checked {count} manifest{}: {errors} error{}, {warnings} warning{}\n",
+                    if count == 1 { "" } else { "s" },
                     if errors == 1 { "" } else { "s" },
                     if warnings == 1 { "" } else { "s" },
                 ));
