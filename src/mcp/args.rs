@@ -9,12 +9,10 @@ use serde::Deserialize;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Template {
-    /// The context bundle: first instruction and the selected text of every entry.
+    // Plain names (no docs here), so that the schema is a plain `enum` of strings.
     #[default]
     Bundle,
-    /// The short instruction naming the manifest, for a sub-agent that reads it itself.
     Sticky,
-    /// The handoff envelope (needs `task_file`).
     Handoff,
 }
 

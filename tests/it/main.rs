@@ -16,6 +16,8 @@ mod cli;
 mod compile;
 mod consumers;
 mod errors;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod overrides;
 mod props;
 mod receipt;
