@@ -79,7 +79,7 @@ impl Curate {
     }
 
     #[tool(
-        description = "Compile in memory which files (and lines) a sub-agent must read first and render its prompt; writes nothing. READY: the text is the prompt to paste as the sub-agent's first message. BLOCKED or OVER_BUDGET: do not dispatch; the text is the report with its advice. structuredContent is {status, prompt, report, warnings}.",
+        description = "Compile in memory which files (and lines) a sub-agent must read first and render its prompt; writes nothing. READY: the text is the prompt to paste as the sub-agent's first message. BLOCKED or OVER_BUDGET: do not dispatch; the text is the report with its advice. structuredContent is {status, prompt, report, warnings}; when a warning says the manifest the prompt names is missing or differs, call curate_compile with the same inputs first.",
         annotations(
             read_only_hint = true,
             idempotent_hint = true,
