@@ -11,6 +11,7 @@
 #   BENCH_DIR=DIR    keep the generated data there and reuse it on the next run
 #                    (default: a fresh temporary folder, removed at the end; KEEP=1 keeps it)
 #   CURATE=BIN       time this binary instead of building the repository's
+#   MCP_CALLS=50     timed curate_preview calls to one `curate mcp` server (bench/mcp.py)
 #   NO_HYPERFINE=1   use the date loop even where hyperfine is installed
 #   TREE_FILES=100000 CORPUS_FILES=10200 CORPUS_MB=88   sizes of the generated data
 #
@@ -181,6 +182,19 @@ median_ms compile_fixture "$RUNS" "" "$CURATE" -C "$FIX" --role worker --change 
 median_ms compile_fixture_no_cache "$RUNS" "" "$CURATE" -C "$FIX" --role worker --change add-auth --dry-run --no-cache
 median_ms compile_tree "$RUNS" "" "$CURATE" -C "$TREE" --role worker --change add-auth --dry-run
 median_ms preview_warm "$RUNS" "" "$CURATE" preview -C "$FIX" --role worker --change add-auth
+# The MCP server answering curate_preview, warm: one process, one warm-up call, then
+# MCP_CALLS timed calls (request written to answer read); bench/mcp.py prints the median
+# and the server's peak memory.
+say "== mcp_preview_warm: bench/mcp.py $CURATE $FIX ${MCP_CALLS:-50}"
+if out=$(python3 "$HERE/mcp.py" "$CURATE" "$FIX" "${MCP_CALLS:-50}" 2>"$WORK/err.txt"); then
+  read -r ms kib <<<"$out"
+  record mcp_preview_warm "$ms"
+  record mem_mcp "$kib"
+  say "   median $ms ms, peak $kib KiB"
+else
+  record mcp_preview_warm "n/a: $(tail -1 "$WORK/err.txt")"
+  say "   n/a: $(tail -1 "$WORK/err.txt")"
+fi
 median_ms cat_corpus "$BULK_RUNS" "" sh -c "find '$CORPUS' -type f -print0 | xargs -0 cat >/dev/null"
 
 export CURATE_CACHE_DIR=$CACHE_COLD
@@ -267,11 +281,14 @@ if num("cat_corpus"):
     out.append(("cat of the corpus (find | xargs cat)", shown("cat_corpus"), "(floor, for reference)", ""))
 pv = num("preview_warm")
 out.append(("preview, fixture, warm cache", shown("preview_warm"), "<= 30 ms", verdict(None if pv is None else pv <= 30)))
+mp = num("mcp_preview_warm")
+out.append(("MCP curate_preview, fixture, warm server", shown("mcp_preview_warm"), "<= 20 ms", verdict(None if mp is None else mp <= 20)))
 for key, label, big in [
     ("mem_bulk_cold", "peak memory, bulk bundle cold", largest),
     ("mem_bulk_warm", "peak memory, bulk bundle warm", largest),
     ("mem_compile_tree", "peak memory, compile 100k tree", fix_largest),
     ("mem_preview", "peak memory, preview", fix_largest),
+    ("mem_mcp", "peak memory, MCP server after the preview calls", fix_largest),
     ("mem_compile_fixture_no_cache", "peak memory, compile fixture --no-cache", fix_largest),
 ]:
     limit = 64 * 1024 + big / 1024

@@ -5,8 +5,9 @@
 //! out, and renders its first instruction, context bundle and handoff envelope.
 //!
 //! The layers, top to bottom (nothing imports a layer above it):
-//! - front-ends: [`cli`] (the command line) and [`hook`] (Claude Code and OpenCode
-//!   dispatches), thin layers over the library;
+//! - front-ends: [`cli`] (the command line), [`hook`] (Claude Code and OpenCode
+//!   dispatches) and `mcp` (the MCP server, with the `mcp` feature), thin layers over the
+//!   library;
 //! - the compile pipeline, [`compile`], one module a stage;
 //! - beside it, on its types: [`render`], [`report`], [`check`], [`verify`], [`receipt`];
 //! - plain data shared by all: [`settings`], [`model`], [`task`], [`error`], and the
@@ -20,6 +21,8 @@ pub mod config;
 pub mod error;
 pub mod hook;
 pub mod hosts;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod model;
 pub mod receipt;
 pub mod render;

@@ -57,7 +57,7 @@ impl Workspace {
     /// `path` (absolute) as a repository-relative `/` path, when it lies inside the root.
     #[must_use]
     pub fn relative(&self, path: &Path) -> Option<String> {
-        relative_to(&self.root, path)
+        crate::util::paths::relative_to(&self.root, path)
     }
 
     /// `path` for messages: repository-relative when inside, else as given.
@@ -99,14 +99,6 @@ pub struct WorkspaceOptions {
     pub progress: bool,
     /// Do not read `.curate/config.toml` (`init`, which may replace a broken one).
     pub ignore_config: bool,
-}
-
-/// `path` (absolute) as a `/` path relative to `root`, when it lies inside it.
-fn relative_to(root: &Path, path: &Path) -> Option<String> {
-    let clean = crate::util::paths::lexical(path);
-    let rel = clean.strip_prefix(root).ok()?;
-    let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
-    Some(parts?.join("/"))
 }
 
 /// The changes roots a workspace may use when none is given, in order of preference.
@@ -181,7 +173,7 @@ impl Workspace {
                 } else {
                     cwd.join(dir)
                 };
-                match relative_to(&root, &abs) {
+                match crate::util::paths::relative_to(&root, &abs) {
                     Some(rel) if !rel.is_empty() => Some(rel),
                     _ => {
                         return Err(Error::Escape {

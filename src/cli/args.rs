@@ -253,6 +253,14 @@ pub enum Command {
         after_help = "Examples:\n  curate use add-auth\n  curate use add-auth --session \"$CLAUDE_SESSION_ID\"\n  curate use --clear"
     )]
     Use(UseArgs),
+    /// Serve preview, compile, check and verify as MCP tools on stdin/stdout.
+    ///
+    /// The tools are curate_preview, curate_compile, curate_check and curate_verify; the
+    /// server stops (exit 0) when stdin ends.
+    #[command(
+        after_help = "Registered by `claude mcp add --transport stdio curate -- curate mcp` or `curate init --host mcp`; see docs/mcp.md."
+    )]
+    Mcp,
     /// Print shell completions.
     Completions {
         /// The shell.

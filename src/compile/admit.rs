@@ -191,6 +191,45 @@ fn refusal(e: ReadError) -> Refusal {
     }
 }
 
+/// A path argument as a path inside the repository: relative to the root, never absolute,
+/// never climbing out with `..`, never through a link that leads out, never a file whose
+/// name marks a secret. What does not exist is left to the reader to report.
+pub fn contained(
+    root: &Path,
+    origin: &str,
+    given: &str,
+) -> crate::error::Result<std::path::PathBuf> {
+    use crate::error::Error;
+    use std::path::PathBuf;
+    let escape = |problem| Error::Escape {
+        origin: origin.to_owned(),
+        path: given.to_owned(),
+        problem,
+    };
+    if crate::util::paths::has_control_char(given) {
+        return Err(escape("holds a control character"));
+    }
+    let rel = crate::util::paths::normalize(given).map_err(|e| escape(e.problem()))?;
+    let path = root.join(&rel);
+    let real = match path.canonicalize() {
+        Ok(real) => real,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(path),
+        Err(source) => return Err(Error::Read { path, source }),
+    };
+    let Some(inside) = crate::util::paths::relative_to(root, &real) else {
+        return Err(escape(
+            "leads out of the repository through a link: never read",
+        ));
+    };
+    if let Err(refusal) = judge_name(&inside) {
+        return Err(Error::Invalid {
+            path: PathBuf::from(rel),
+            message: format!("never read: {refusal}"),
+        });
+    }
+    Ok(real)
+}
+
 /// Reads one of the small files curate keeps in a repository (an overrides file, an
 /// existing manifest or lock, a repository contracts file or template) at `path`
 /// (absolute, under the canonical `root`): `Ok(None)` when nothing is there; an error when

@@ -249,7 +249,7 @@ pub fn prepare(d: &Dispatch<'_>, o: &Options) -> Option<Prepared> {
     let change = change_of(&ws, d)?;
     let ws = ws.for_change(&change).ok()?;
     let task_file = match prompt_line(d.prompt, "task") {
-        Some(t) => Some(contained(&ws.root, t)?),
+        Some(t) => Some(crate::compile::admit::contained(&ws.root, "task:", t).ok()?),
         None => None,
     };
     let options = CompileOptions {
@@ -370,14 +370,6 @@ pub fn compose(
         "<!-- curate:end files={files} lines={lines} tokens={tokens} -->"
     ));
     out
-}
-
-/// A path a prompt names, when it stays inside the repository (relative, no `..` above the
-/// root, no link out): the prompt is the lead model's text, not the user's command line.
-fn contained(root: &Path, path: &str) -> Option<PathBuf> {
-    let rel = crate::util::paths::normalize(path).ok()?;
-    let abs = root.join(rel);
-    abs.canonicalize().ok()?.starts_with(root).then_some(abs)
 }
 
 /// Cuts `text` to at most `max` characters (on a character boundary), saying so.

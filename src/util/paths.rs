@@ -68,6 +68,16 @@ impl AsRef<Path> for RepoPath {
     }
 }
 
+/// `path` (absolute) as a `/` path relative to `root`, when it lies inside it (lexically:
+/// links are not resolved here).
+#[must_use]
+pub fn relative_to(root: &Path, path: &Path) -> Option<String> {
+    let clean = lexical(path);
+    let rel = clean.strip_prefix(root).ok()?;
+    let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
+    Some(parts?.join("/"))
+}
+
 /// Normalises a repository-relative path or glob: `\` becomes `/`, `./` and repeated `/`
 /// go, a trailing `/` goes, `a/../b` becomes `b`. A `..` that climbs above the root, an
 /// absolute path or a drive letter is refused.

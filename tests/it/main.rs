@@ -17,6 +17,8 @@ mod compile;
 mod consumers;
 mod errors;
 mod hooks;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod overrides;
 mod props;
 mod receipt;

@@ -7,6 +7,7 @@ pub mod config;
 pub mod contracts;
 pub mod hook;
 pub mod init;
+pub mod mcp;
 pub mod receipt;
 pub mod render;
 pub mod use_change;

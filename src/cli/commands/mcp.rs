@@ -1,0 +1,29 @@
+//! `curate mcp`: the MCP server on stdin/stdout, until stdin ends (then exit 0).
+
+use crate::cli::args::GlobalArgs;
+use crate::cli::exit::ExitCode;
+use crate::error::Result;
+
+/// Runs `curate mcp`.
+#[cfg(feature = "mcp")]
+pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
+    crate::mcp::serve(crate::settings::WorkspaceOptions {
+        dir: g.dir.clone(),
+        contracts: g.contracts.clone(),
+        changes_dir: g.changes_dir.clone(),
+        encoding: g.encoding,
+        no_cache: g.no_cache,
+        progress: false,
+        ignore_config: false,
+    })?;
+    Ok(ExitCode::Ready)
+}
+
+/// Runs `curate mcp` in a build without the server.
+#[cfg(not(feature = "mcp"))]
+pub fn run(_: &GlobalArgs) -> Result<ExitCode> {
+    Err(crate::error::Error::Usage(
+        "curate was built without the mcp feature: install it with default features to get `curate mcp`"
+            .to_owned(),
+    ))
+}

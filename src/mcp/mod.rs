@@ -1,0 +1,177 @@
+//! The MCP server (`curate mcp`): curate as tools a lead agent calls over stdio, a front-end
+//! beside [`crate::cli`] and [`crate::hook`].
+//!
+//! Four tools, each the library call of a command: `curate_preview` (compile in memory and
+//! render; writes nothing), `curate_compile` (compile and write the manifest and lock),
+//! `curate_check` and `curate_verify`. Every result carries the JSON the command line
+//! prints with `--format json` as `structuredContent`, and a text for the model.
+//! BLOCKED, OVER_BUDGET, a failing check and a verdict with violations are normal results;
+//! bad arguments and unreadable inputs are tool errors (`isError: true`, the message as
+//! text), and the server goes on serving.
+//!
+//! Stdout carries the protocol only; nothing here prints. The server stops, exit 0, when
+//! stdin ends. The root is `-C DIR` or the working folder, then the usual discovery, for
+//! every call anew (an edited config or contracts file is read by the next call).
+
+mod args;
+mod tools;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CallToolResult, ContentBlock, Implementation, MetaObject, ServerCapabilities, ServerConfig,
+};
+use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+
+use crate::error::{Error, Result};
+use crate::settings::WorkspaceOptions;
+
+pub use args::{CheckArgs, CompileArgs, Lang, PreviewArgs, Template, VerifyArgs};
+pub use tools::Answer;
+
+/// The server's advice to the lead agent, sent with its identity at `initialize`.
+pub const INSTRUCTIONS: &str = "Call curate_preview before dispatching a sub-agent and paste its prompt as the sub-agent's first message; BLOCKED or OVER_BUDGET mean: do not dispatch, act on the advice.";
+
+/// The largest result text Claude Code shows inline before it spills it to a file (its own
+/// default is far below a normal bundle).
+const MAX_RESULT_CHARS: u64 = 500_000;
+
+/// Serves MCP on stdin and stdout until stdin ends. `root` names where the repository is
+/// found (`dir` is `-C`); progress bars are never drawn.
+pub fn serve(root: WorkspaceOptions) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Failed(format!("cannot start the MCP server: {e}")))?;
+    let server = Curate::new(WorkspaceOptions {
+        progress: false,
+        ..root
+    });
+    runtime.block_on(async move {
+        let running = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| Error::Failed(format!("MCP initialisation failed: {e}")))?;
+        running
+            .waiting()
+            .await
+            .map_err(|e| Error::Failed(format!("the MCP server stopped: {e}")))?;
+        Ok(())
+    })
+}
+
+/// The server: where the repository is, and the tools.
+#[derive(Debug, Clone)]
+pub struct Curate {
+    root: WorkspaceOptions,
+    tool_router: ToolRouter<Self>,
+}
+
+#[tool_router]
+impl Curate {
+    /// A server finding the repository from `root`.
+    #[must_use]
+    pub fn new(root: WorkspaceOptions) -> Curate {
+        Curate {
+            root,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    #[tool(
+        description = "Compile in memory which files (and lines) a sub-agent must read first and render its prompt; writes nothing. READY: the text is the prompt to paste as the sub-agent's first message. BLOCKED or OVER_BUDGET: do not dispatch; the text is the report with its advice. structuredContent is {status, prompt, report, warnings}; when a warning says the manifest the prompt names is missing or differs, call curate_compile with the same inputs first.",
+        annotations(
+            read_only_hint = true,
+            idempotent_hint = true,
+            destructive_hint = false,
+            open_world_hint = false
+        ),
+        meta = result_size_meta()
+    )]
+    async fn curate_preview(&self, Parameters(a): Parameters<PreviewArgs>) -> CallToolResult {
+        self.run(move |root| tools::preview(&root, &a)).await
+    }
+
+    #[tool(
+        description = "Compile the context manifest and write it with its lock (changes/<change>/analysis/<role>-context.jsonl) unless dry_run or not READY. structuredContent is the compile report {status, manifest, written, entries, dropped, excluded, totals, budget, warnings, notes}. A manifest edited by hand is an error.",
+        annotations(
+            read_only_hint = false,
+            idempotent_hint = true,
+            destructive_hint = false,
+            open_world_hint = false
+        ),
+        meta = result_size_meta()
+    )]
+    async fn curate_compile(&self, Parameters(a): Parameters<CompileArgs>) -> CallToolResult {
+        self.run(move |root| tools::compile(&root, &a)).await
+    }
+
+    #[tool(
+        description = "Check the committed manifests (and the contracts): valid, in budget and, with stale, current. structuredContent is {valid, manifests, findings}; a failing check is a normal result.",
+        annotations(
+            read_only_hint = true,
+            idempotent_hint = true,
+            destructive_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn curate_check(&self, Parameters(a): Parameters<CheckArgs>) -> CallToolResult {
+        self.run(move |root| tools::check(&root, &a)).await
+    }
+
+    #[tool(
+        description = "Check that a worker's touched files stay inside its owned globs (owns/reads or a task_file; touched or git_diff). structuredContent is {valid, violations}; violations are a normal result.",
+        annotations(
+            read_only_hint = true,
+            idempotent_hint = true,
+            destructive_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn curate_verify(&self, Parameters(a): Parameters<VerifyArgs>) -> CallToolResult {
+        self.run(move |root| tools::verify(&root, &a)).await
+    }
+}
+
+impl Curate {
+    /// Runs a tool off the protocol thread and turns its outcome into a result: an answer
+    /// (JSON and text), or a tool error with curate's message. A panic is a tool error too.
+    async fn run<F>(&self, work: F) -> CallToolResult
+    where
+        F: FnOnce(WorkspaceOptions) -> Result<Answer> + Send + 'static,
+    {
+        let root = self.root.clone();
+        match tokio::task::spawn_blocking(move || work(root)).await {
+            Ok(Ok(answer)) => {
+                let mut result = CallToolResult::success(vec![ContentBlock::text(answer.text)]);
+                result.structured_content = Some(answer.structured);
+                result
+            }
+            Ok(Err(e)) => tool_error(crate::error::render(&e, "error:").trim_end()),
+            Err(_) => tool_error("error: internal error (the tool panicked)"),
+        }
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for Curate {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("curate", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS.to_owned())
+    }
+}
+
+fn tool_error(text: &str) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text)])
+}
+
+/// `_meta` of the tools whose results hold a prompt: Claude Code's inline size limit.
+fn result_size_meta() -> MetaObject {
+    let mut meta = MetaObject::default();
+    meta.0.insert(
+        "anthropic/maxResultSizeChars".to_owned(),
+        serde_json::Value::from(MAX_RESULT_CHARS),
+    );
+    meta
+}

@@ -1,0 +1,203 @@
+//! What each MCP tool does, as plain synchronous functions over the library: the same calls
+//! `curate preview`, `compile`, `check` and `verify` make, answered as an [`Answer`] (the
+//! JSON the command line prints with `--format json`, and a text for the model) or an
+//! [`Error`] (a tool error: bad arguments, an unreadable input, a hand-edited manifest).
+//!
+//! Nothing here prints. Every path argument is contained in the repository ([`crate::compile::admit::contained`])
+//! before the library sees it.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::compile::budget::{Caps, Status};
+use crate::compile::commit::{Committed, Mode, commit};
+use crate::compile::measure::DEFAULT_MAX_FILE_SIZE;
+use crate::error::{Error, Result};
+use crate::mcp::args::{CheckArgs, CompileArgs, PreviewArgs, Selection, Template, VerifyArgs};
+use crate::render::{self, ByteCaps, Job};
+use crate::report::{self, Style};
+use crate::settings::{CompileOptions, CompileSettings, Workspace, WorkspaceOptions, check_name};
+use crate::util::read::{INPUT_CAP, read_capped};
+use crate::verify::{self, Scope};
+
+/// A tool's normal result: `structured` is the `structuredContent`, `text` the text content.
+#[derive(Debug)]
+pub struct Answer {
+    pub structured: Value,
+    pub text: String,
+}
+
+/// `curate_preview`: compile in memory and render; writes nothing.
+pub fn preview(root: &WorkspaceOptions, a: &PreviewArgs) -> Result<Answer> {
+    let sel = a.selection();
+    let ws = workspace(root, &sel)?;
+    let s = CompileSettings::resolve(&ws, &options(&ws, &sel, false)?)?;
+    if a.template == Template::Handoff && s.task.is_none() {
+        return Err(Error::Usage(
+            "the handoff template needs task_file".to_owned(),
+        ));
+    }
+    let compiled = crate::compile::compile(&ws, &s)?;
+    let warnings = render::manifest_warnings(&ws, &s, &compiled);
+    if compiled.status != Status::Ready {
+        let mut text = report::human(&compiled, Style { color: false }, false, false, "");
+        for w in &warnings {
+            text.push_str(&format!("warning: {w}\n"));
+        }
+        return Ok(Answer {
+            structured: render::preview_json(&compiled, None, &warnings),
+            text,
+        });
+    }
+    let caps = ByteCaps {
+        per_file: ws.config.max_file_bytes,
+        total: ws.config.max_total_bytes,
+    };
+    let lang = a.lang.map_or(ws.config.lang, Into::into);
+    let job = Job::new(&ws, &s, &compiled, lang, caps);
+    let prompt = render::render_string(&job, a.template.name())?;
+    Ok(Answer {
+        structured: render::preview_json(&compiled, Some(&prompt), &warnings),
+        text: prompt,
+    })
+}
+
+/// `curate_compile`: compile, then write the manifest and lock unless `dry_run` (or not
+/// READY); a hand-edited manifest is an error, as on the command line.
+pub fn compile(root: &WorkspaceOptions, a: &CompileArgs) -> Result<Answer> {
+    let sel = a.selection();
+    let ws = workspace(root, &sel)?;
+    let o = options(&ws, &sel, a.explain)?;
+    let mode = Mode {
+        write: !a.dry_run,
+        adopt: false,
+        force: false,
+    };
+    let Committed {
+        compiled,
+        written,
+        mut outcome,
+        ..
+    } = commit(&ws, &o, mode)?;
+    if a.dry_run && compiled.status == Status::Ready {
+        outcome = format!("dry run: {} not written", compiled.manifest_path);
+    }
+    let structured = report::json(&compiled, written, a.explain);
+    let text = if compiled.status == Status::Ready {
+        pretty(&structured)
+    } else {
+        report::human(
+            &compiled,
+            Style { color: false },
+            false,
+            a.explain,
+            &outcome,
+        )
+    };
+    Ok(Answer { structured, text })
+}
+
+/// `curate_check`: the findings as `{valid, manifests, findings}`; a failing check is a
+/// normal answer.
+pub fn check(root: &WorkspaceOptions, a: &CheckArgs) -> Result<Answer> {
+    let ws = Workspace::resolve(root)?;
+    let paths = a
+        .paths
+        .iter()
+        .map(|p| crate::compile::admit::contained(&ws.root, "paths", p))
+        .collect::<Result<Vec<_>>>()?;
+    let checked = crate::check::check(&ws, &paths, a.stale);
+    // The same object as `curate check --format json`.
+    let structured = checked.json();
+    Ok(Answer {
+        text: pretty(&structured),
+        structured,
+    })
+}
+
+/// `curate_verify`: the verdict `{valid, violations}`; violations are a normal answer.
+pub fn verify(root: &WorkspaceOptions, a: &VerifyArgs) -> Result<Answer> {
+    check_name("change id", &a.change)?;
+    let ws = Workspace::resolve(root)?;
+    let (owned, readonly) = match &a.task_file {
+        Some(_) if !a.owns.is_empty() || !a.reads.is_empty() => {
+            return Err(Error::Usage(
+                "give task_file or owns/reads, not both".to_owned(),
+            ));
+        }
+        Some(p) => {
+            let path = crate::compile::admit::contained(&ws.root, "task_file", p)?;
+            let bytes = read_capped(&path, INPUT_CAP)?;
+            let task = crate::task::parse(&bytes, Path::new(p))?;
+            (task.files_owned, task.files_readonly)
+        }
+        None if a.owns.is_empty() => {
+            return Err(Error::Usage(
+                "give owns (the owned globs) or task_file".to_owned(),
+            ));
+        }
+        None => (a.owns.clone(), a.reads.clone()),
+    };
+    let scope = Scope::new(&a.change, &owned, &readonly).map_err(failed)?;
+    let touched = match (&a.touched, &a.git_diff) {
+        (Some(list), None) => list.clone(),
+        (None, Some(rev)) => verify::git_touched(&ws.root, rev).map_err(failed)?,
+        _ => {
+            return Err(Error::Usage(
+                "give exactly one of touched (a list of files) and git_diff (a revision)"
+                    .to_owned(),
+            ));
+        }
+    };
+    let verdict = verify::verify(&scope, &touched).map_err(failed)?;
+    let structured = serde_json::to_value(&verdict).unwrap_or(Value::Null);
+    Ok(Answer {
+        text: pretty(&structured),
+        structured,
+    })
+}
+
+/// The workspace for a selection's change (its id checked before any path is built).
+fn workspace(root: &WorkspaceOptions, sel: &Selection) -> Result<Workspace> {
+    check_name("role", &sel.role)?;
+    check_name("change id", &sel.change)?;
+    Workspace::resolve(root)?.for_change(&sel.change)
+}
+
+/// The compile options of a selection: the config's budgets unless given, the task file
+/// contained in the repository.
+fn options(ws: &Workspace, sel: &Selection, explain: bool) -> Result<CompileOptions> {
+    let task_file = match &sel.task_file {
+        Some(p) => Some(crate::compile::admit::contained(&ws.root, "task_file", p)?),
+        None => None,
+    };
+    Ok(CompileOptions {
+        role: sel.role.clone(),
+        change: sel.change.clone(),
+        owns: sel.owns.clone(),
+        reads: sel.reads.clone(),
+        files_from: None,
+        task_file,
+        overrides: None,
+        add: sel.add.clone(),
+        drop: sel.drop.clone(),
+        caps: Caps {
+            max_files: sel.max_files.unwrap_or(ws.config.max_files),
+            max_lines: sel.max_lines.unwrap_or(ws.config.max_lines),
+            max_tokens: sel.max_tokens.unwrap_or(ws.config.max_tokens),
+        },
+        max_file_size: DEFAULT_MAX_FILE_SIZE,
+        no_ignore: false,
+        explain,
+    })
+}
+
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default()
+}
+
+#[allow(clippy::needless_pass_by_value)] // used as `map_err(failed)`
+fn failed(e: verify::VerifyError) -> Error {
+    Error::Failed(e.to_string())
+}

@@ -1,0 +1,531 @@
+//! `curate mcp` through a real MCP client (rmcp's, over the child process): the handshake,
+//! the tool list, each tool on the fixture, BLOCKED / OVER_BUDGET as results, bad arguments
+//! as tool errors the server survives, and a clean exit when stdin ends.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+use crate::{Repo, WORKER_MANIFEST};
+
+type Client = RunningService<RoleClient, ()>;
+
+/// A client connected to `curate mcp` started in the repository's root.
+async fn connect(repo: &Repo) -> Client {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_curate"));
+    cmd.arg("mcp")
+        .current_dir(&repo.root)
+        .env_remove("CURATE_CONTRACTS")
+        .env_remove("CURATE_CHANGE")
+        .env("NO_COLOR", "1")
+        .env("CURATE_CACHE_DIR", repo.cache_dir());
+    let (transport, _) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start curate mcp");
+    ().serve(transport).await.expect("initialize")
+}
+
+/// Calls tool `name` with `args` (an object); a protocol error fails the test.
+async fn call(client: &Client, name: &'static str, args: Value) -> CallToolResult {
+    let Value::Object(args) = args else {
+        panic!("arguments must be an object")
+    };
+    client
+        .call_tool(CallToolRequestParams::new(name).with_arguments(args))
+        .await
+        .unwrap_or_else(|e| panic!("{name}: protocol error {e}"))
+}
+
+/// The one text content of a result.
+fn text(r: &CallToolResult) -> String {
+    assert_eq!(r.content.len(), 1, "{r:?}");
+    r.content[0].as_text().expect("text content").text.clone()
+}
+
+/// A normal result: not an error, with structured content.
+fn ok(r: &CallToolResult) -> &Value {
+    assert_eq!(r.is_error, Some(false), "{}", text(r));
+    r.structured_content.as_ref().expect("structuredContent")
+}
+
+/// A tool error: `isError`, no structured content, the message as text.
+fn tool_error(r: &CallToolResult) -> String {
+    assert_eq!(r.is_error, Some(true), "not an error: {r:?}");
+    assert!(r.structured_content.is_none());
+    text(r)
+}
+
+fn worker() -> Value {
+    json!({"role": "worker", "change": "add-auth"})
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn initialize_names_the_server_version_and_its_advice() {
+    let repo = Repo::fixture("aiws-basic");
+    let client = connect(&repo).await;
+    let info = client.peer_info().expect("server info");
+    let server = info.server_info.as_ref().expect("serverInfo");
+    assert_eq!(server.name, "curate");
+    assert_eq!(server.version, env!("CARGO_PKG_VERSION"));
+    assert_eq!(
+        info.instructions.as_deref(),
+        Some(
+            "Call curate_preview before dispatching a sub-agent and paste its prompt as the sub-agent's first message; BLOCKED or OVER_BUDGET mean: do not dispatch, act on the advice."
+        )
+    );
+    assert!(info.capabilities.tools.is_some());
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_four_tools_are_listed_with_their_inputs_and_hints() {
+    let repo = Repo::fixture("aiws-basic");
+    let client = connect(&repo).await;
+    let mut tools = client.list_all_tools().await.unwrap();
+    tools.sort_by(|a, b| a.name.cmp(&b.name));
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(
+        names,
+        [
+            "curate_check",
+            "curate_compile",
+            "curate_preview",
+            "curate_verify"
+        ]
+    );
+    let props = |i: usize| -> Vec<String> {
+        let mut p: Vec<String> = tools[i].input_schema["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        p.sort();
+        p
+    };
+    let required = |i: usize| tools[i].input_schema.get("required").cloned();
+    assert_eq!(props(0), ["paths", "stale"]);
+    assert_eq!(required(0), None);
+    let selection = [
+        "add",
+        "change",
+        "drop",
+        "max_files",
+        "max_lines",
+        "max_tokens",
+        "owns",
+        "reads",
+        "role",
+        "task_file",
+    ];
+    let mut compile: Vec<&str> = selection.to_vec();
+    compile.extend(["dry_run", "explain"]);
+    compile.sort_unstable();
+    assert_eq!(props(1), compile);
+    let mut preview: Vec<&str> = selection.to_vec();
+    preview.extend(["lang", "template"]);
+    preview.sort_unstable();
+    assert_eq!(props(2), preview);
+    assert_eq!(required(2), Some(json!(["role", "change"])));
+    assert_eq!(
+        props(3),
+        [
+            "change",
+            "git_diff",
+            "owns",
+            "reads",
+            "task_file",
+            "touched"
+        ]
+    );
+    assert_eq!(required(3), Some(json!(["change"])));
+    // Field docs are the descriptions; the template is one of three names.
+    let role = &tools[2].input_schema["properties"]["role"];
+    assert!(
+        role["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("The role of the sub-agent"),
+        "{role}"
+    );
+    let schema = serde_json::to_string(&*tools[2].input_schema).unwrap();
+    assert!(
+        schema.contains(r#"["bundle","sticky","handoff"]"#),
+        "{schema}"
+    );
+    // Read-only but for compile, which writes the manifest.
+    let read_only: Vec<Option<bool>> = tools
+        .iter()
+        .map(|t| t.annotations.as_ref().and_then(|a| a.read_only_hint))
+        .collect();
+    assert_eq!(read_only, [Some(true), Some(false), Some(true), Some(true)]);
+    assert_eq!(
+        tools[2]
+            .meta
+            .as_ref()
+            .map(|m| m.0["anthropic/maxResultSizeChars"].clone()),
+        Some(json!(500_000))
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn preview_answers_what_the_cli_preview_prints_and_writes_nothing() {
+    let repo = Repo::fixture("aiws-basic");
+    let before = repo.snapshot_tree();
+    let client = connect(&repo).await;
+    let r = call(&client, "curate_preview", worker()).await;
+    let v = ok(&r).clone();
+    client.cancel().await.unwrap();
+    assert_eq!(v["status"], "READY");
+    let prompt = v["prompt"].as_str().expect("a prompt");
+    assert_eq!(text(&r), prompt, "the text is the prompt");
+    assert!(
+        prompt.starts_with(
+            "role: worker\n<!-- curate:begin role=\"worker\" change=\"add-auth\" -->\n"
+        )
+    );
+    // One code path: the CLI's answer on the same repository is the same object.
+    let cli = repo
+        .curate()
+        .args([
+            "preview", "--role", "worker", "--change", "add-auth", "--format", "json",
+        ])
+        .run();
+    assert_eq!(cli.code, 0, "{}", cli.stderr);
+    let cli = cli.json();
+    assert_eq!(cli["prompt"].as_str(), Some(prompt));
+    assert_eq!(cli, v);
+    assert_eq!(repo.snapshot_tree(), before, "preview wrote something");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn preview_takes_the_template_and_language() {
+    let repo = Repo::fixture("aiws-basic");
+    let client = connect(&repo).await;
+    let mut args = worker();
+    args["template"] = json!("sticky");
+    args["lang"] = json!("zh");
+    let r = call(&client, "curate_preview", args).await;
+    client.cancel().await.unwrap();
+    let cli = repo
+        .curate()
+        .args([
+            "preview",
+            "--role",
+            "worker",
+            "--change",
+            "add-auth",
+            "--template",
+            "sticky",
+            "--lang",
+            "zh",
+        ])
+        .run();
+    assert_eq!(cli.code, 0, "{}", cli.stderr);
+    assert_eq!(text(&r), cli.stdout);
+    assert_eq!(ok(&r)["prompt"].as_str(), Some(cli.stdout.as_str()));
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn compile_writes_the_manifest_and_check_then_finds_it_valid() {
+    let repo = Repo::fixture("aiws-basic");
+    let client = connect(&repo).await;
+    let mut dry = worker();
+    dry["dry_run"] = json!(true);
+    let r = call(&client, "curate_compile", dry).await;
+    assert_eq!(ok(&r)["written"], false);
+    assert!(!repo.exists(WORKER_MANIFEST), "dry_run wrote the manifest");
+
+    let r = call(&client, "curate_compile", worker()).await;
+    let v = ok(&r);
+    assert_eq!(v["status"], "READY");
+    assert_eq!(v["manifest"], WORKER_MANIFEST);
+    assert_eq!(v["written"], true);
+    assert_eq!(
+        serde_json::from_str::<Value>(&text(&r)).unwrap(),
+        *v,
+        "the text is the JSON report"
+    );
+    assert!(repo.exists(WORKER_MANIFEST));
+    assert!(repo.exists(crate::WORKER_LOCK));
+    // The CLI writes the same bytes.
+    let written = repo.read(WORKER_MANIFEST);
+    let cli = repo.compile_worker(&["--stdout"]);
+    assert_eq!(cli.code, 0, "{}", cli.stderr);
+    assert_eq!(cli.stdout, written);
+
+    let r = call(&client, "curate_check", json!({"stale": true})).await;
+    assert_eq!(
+        *ok(&r),
+        json!({"valid": true, "manifests": 1, "findings": []})
+    );
+    let r = call(&client, "curate_check", json!({"paths": [WORKER_MANIFEST]})).await;
+    assert_eq!(ok(&r)["manifests"], 1);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_failing_check_is_a_result_and_a_hand_edit_stops_compile() {
+    let repo = Repo::fixture("aiws-basic");
+    let client = connect(&repo).await;
+    ok(&call(&client, "curate_compile", worker()).await);
+    let edited = format!("{}not json\n", repo.read(WORKER_MANIFEST));
+    repo.write(WORKER_MANIFEST, &edited);
+
+    let r = call(&client, "curate_check", json!({})).await;
+    let v = ok(&r);
+    assert_eq!(v["valid"], false);
+    assert_eq!(v["manifests"], 1);
+    let findings = v["findings"].as_array().unwrap();
+    assert!(
+        findings
+            .iter()
+            .any(|f| f["file"] == WORKER_MANIFEST && f["severity"] == "error"),
+        "{v}"
+    );
+
+    let message = tool_error(&call(&client, "curate_compile", worker()).await);
+    assert!(
+        message.starts_with(&format!(
+            "error: {WORKER_MANIFEST} was edited by hand (its digest does not match its content)"
+        )),
+        "{message}"
+    );
+    assert_eq!(
+        repo.read(WORKER_MANIFEST),
+        edited,
+        "the hand edit was overwritten"
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn verify_reports_a_violation_as_a_result() {
+    let repo = Repo::fixture("aiws-basic");
+    let client = connect(&repo).await;
+    let r = call(
+        &client,
+        "curate_verify",
+        json!({
+            "change": "add-auth",
+            "owns": ["src/auth/**"],
+            "reads": ["src/api/routes.ts"],
+            "touched": ["src/auth/login.ts", "src/api/routes.ts", "README.md"],
+        }),
+    )
+    .await;
+    assert_eq!(
+        *ok(&r),
+        json!({"valid": false, "violations": [
+            {"file": "README.md", "rule": "outside_owned"},
+            {"file": "src/api/routes.ts", "rule": "read_only"},
+        ]})
+    );
+    let r = call(
+        &client,
+        "curate_verify",
+        json!({"change": "add-auth", "owns": ["src/auth/**"], "touched": ["src/auth/login.ts"]}),
+    )
+    .await;
+    assert_eq!(*ok(&r), json!({"valid": true, "violations": []}));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn over_budget_is_a_result_with_the_advice_and_nothing_written() {
+    let repo = Repo::fixture("over-budget");
+    let client = connect(&repo).await;
+    let args = json!({"role": "planner", "change": "big"});
+    let r = call(&client, "curate_preview", args.clone()).await;
+    let v = ok(&r);
+    assert_eq!(v["status"], "OVER_BUDGET");
+    assert_eq!(v["prompt"], Value::Null);
+    let advice = text(&r);
+    assert!(advice.contains("OVER_BUDGET"), "{advice}");
+    assert!(advice.contains("hint: add `sections`"), "{advice}");
+
+    let r = call(&client, "curate_compile", args).await;
+    let v = ok(&r);
+    assert_eq!(v["status"], "OVER_BUDGET");
+    assert_eq!(v["written"], false);
+    assert!(text(&r).contains("nothing written"), "{}", text(&r));
+    assert!(!repo.exists("changes/big/analysis/planner-context.jsonl"));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn bad_arguments_are_tool_errors_and_the_server_goes_on() {
+    let repo = Repo::fixture("aiws-basic");
+    std::os::unix::fs::symlink("/etc/passwd", repo.root.join("task.json")).unwrap();
+    let fifo = repo.root.join("fifo.json");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let client = connect(&repo).await;
+    let with = |key: &str, value: Value| {
+        let mut a = worker();
+        a[key] = value;
+        a
+    };
+
+    let e = tool_error(&call(&client, "curate_preview", with("role", json!("nope"))).await);
+    assert_eq!(
+        e,
+        "error: unknown role \"nope\" in embedded default\nhint: the roles are: planner, explorer, worker, reviewer, integrator"
+    );
+    let e = tool_error(&call(&client, "curate_compile", with("change", json!("../x"))).await);
+    assert_eq!(
+        e,
+        "error: invalid change id \"../x\": it must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+    );
+    for (path, problem) in [
+        ("/etc/passwd", "is an absolute path outside the repository"),
+        ("../../x", "climbs out of the repository with `..`"),
+        (
+            "task.json",
+            "leads out of the repository through a link: never read",
+        ),
+    ] {
+        let e = tool_error(&call(&client, "curate_preview", with("task_file", json!(path))).await);
+        assert!(
+            e.starts_with(&format!("error: task_file: {path:?} {problem}\n")),
+            "{e}"
+        );
+        let e = tool_error(
+            &call(
+                &client,
+                "curate_verify",
+                json!({"change": "add-auth", "task_file": path, "touched": []}),
+            )
+            .await,
+        );
+        assert!(
+            e.starts_with(&format!("error: task_file: {path:?} {problem}")),
+            "{e}"
+        );
+        let e = tool_error(&call(&client, "curate_check", json!({"paths": [path]})).await);
+        assert!(
+            e.starts_with(&format!("error: paths: {path:?} {problem}")),
+            "{e}"
+        );
+    }
+    let e = tool_error(
+        &call(
+            &client,
+            "curate_preview",
+            with("task_file", json!("fifo.json")),
+        )
+        .await,
+    );
+    assert!(
+        e.ends_with("is not a regular file (a FIFO); only regular files are read"),
+        "{e}"
+    );
+    let e = tool_error(&call(&client, "curate_preview", with("task_file", json!(".env"))).await);
+    assert!(e.starts_with("error: .env: never read: secret"), "{e}");
+    let e = tool_error(&call(&client, "curate_preview", with("owns", json!(["/etc/*"]))).await);
+    assert!(
+        e.contains("is an absolute path outside the repository"),
+        "{e}"
+    );
+    let e = tool_error(&call(&client, "curate_preview", json!({"role": "worker"})).await);
+    assert!(e.contains("missing field `change`"), "{e}");
+    let e = tool_error(
+        &call(
+            &client,
+            "curate_preview",
+            with("template", json!("/etc/x.tera")),
+        )
+        .await,
+    );
+    assert!(
+        e.contains("expected one of `bundle`, `sticky`, `handoff`"),
+        "{e}"
+    );
+    let e = tool_error(
+        &call(
+            &client,
+            "curate_verify",
+            json!({"change": "add-auth", "owns": ["src/**"], "git_diff": "--output=/tmp/x"}),
+        )
+        .await,
+    );
+    assert!(e.contains("a revision must not start with '-'"), "{e}");
+
+    // Still serving.
+    let r = call(&client, "curate_preview", worker()).await;
+    assert_eq!(ok(&r)["status"], "READY");
+    client.cancel().await.unwrap();
+}
+
+/// One JSON-RPC line of the server, parsed.
+fn read_message(out: &mut impl BufRead) -> Value {
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON-RPC ({e}): {line:?}"))
+}
+
+#[test]
+fn older_protocol_versions_are_accepted_and_stdin_eof_exits_0() {
+    let repo = Repo::fixture("aiws-basic");
+    for version in ["2025-06-18", "2025-03-26"] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_curate"))
+            .arg("mcp")
+            .current_dir(&repo.root)
+            .env_remove("CURATE_CONTRACTS")
+            .env("CURATE_CACHE_DIR", repo.cache_dir())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let send = |stdin: &mut std::process::ChildStdin, v: Value| {
+            writeln!(stdin, "{v}").unwrap();
+        };
+        send(
+            &mut stdin,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": version, "capabilities": {},
+                "clientInfo": {"name": "test", "version": "0"}}}),
+        );
+        let init = read_message(&mut stdout);
+        assert_eq!(init["result"]["protocolVersion"], version, "{init}");
+        send(
+            &mut stdin,
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        );
+        send(
+            &mut stdin,
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                "name": "curate_preview", "arguments": worker()}}),
+        );
+        let answer = read_message(&mut stdout);
+        assert_eq!(answer["id"], 2);
+        assert_eq!(answer["result"]["structuredContent"]["status"], "READY");
+        drop(stdin);
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+        assert_eq!(rest, "", "stdout carries the protocol only");
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "", "a quiet stderr");
+    }
+}
