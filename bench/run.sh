@@ -182,6 +182,10 @@ median_ms compile_fixture "$RUNS" "" "$CURATE" -C "$FIX" --role worker --change 
 median_ms compile_fixture_no_cache "$RUNS" "" "$CURATE" -C "$FIX" --role worker --change add-auth --dry-run --no-cache
 median_ms compile_tree "$RUNS" "" "$CURATE" -C "$TREE" --role worker --change add-auth --dry-run
 median_ms preview_warm "$RUNS" "" "$CURATE" preview -C "$FIX" --role worker --change add-auth
+# A Claude Code hook call (PreToolUse on a worker dispatch): process start to JSON out,
+# warm token cache; it compiles, writes the manifest and renders, as a host would see it.
+python3 -c 'import json, sys; print(json.dumps({"session_id": "bench", "cwd": sys.argv[1], "hook_event_name": "PreToolUse", "tool_name": "Agent", "tool_input": {"prompt": "Implement the login.\nchange: add-auth", "subagent_type": "worker"}}))' "$FIX" >"$WORK/hook.json"
+median_ms hook_warm "$RUNS" "" sh -c "'$CURATE' hook claude-code <'$WORK/hook.json' | grep -q updatedInput"
 # The MCP server answering curate_preview, warm: one process, one warm-up call, then
 # MCP_CALLS timed calls (request written to answer read); bench/mcp.py prints the median
 # and the server's peak memory.
@@ -281,6 +285,8 @@ if num("cat_corpus"):
     out.append(("cat of the corpus (find | xargs cat)", shown("cat_corpus"), "(floor, for reference)", ""))
 pv = num("preview_warm")
 out.append(("preview, fixture, warm cache", shown("preview_warm"), "<= 30 ms", verdict(None if pv is None else pv <= 30)))
+hk = num("hook_warm")
+out.append(("hook claude-code, fixture, warm cache", shown("hook_warm"), "<= 60 ms", verdict(None if hk is None else hk <= 60)))
 mp = num("mcp_preview_warm")
 out.append(("MCP curate_preview, fixture, warm server", shown("mcp_preview_warm"), "<= 20 ms", verdict(None if mp is None else mp <= 20)))
 for key, label, big in [
