@@ -644,3 +644,30 @@ fn parallel_dispatches_of_one_role_all_get_the_same_prompt_and_leave_a_consisten
         "(nothing)"
     );
 }
+
+#[test]
+fn a_hand_edited_manifest_is_rendered_as_it_stands_and_kept() {
+    let repo = Repo::fixture("hooks");
+    let input = recorded("agent-worker.json", &repo);
+    hook(&repo, "claude-code", &input);
+    let manifest = "changes/demo/analysis/worker-context.jsonl";
+    let edited: String = repo
+        .read(manifest)
+        .lines()
+        .filter(|l| !l.contains("\"changes/demo/analysis/impact.md\""))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    repo.write(manifest, &edited);
+    let out = hook(&repo, "claude-code", &input);
+    let p = prompt_of(&out.json()).to_owned();
+    assert!(
+        !p.contains("=== changes/demo/analysis/impact.md ==="),
+        "{p}"
+    );
+    assert!(p.contains("=== changes/demo/tasks.md ==="));
+    assert!(
+        p.ends_with("<!-- curate:end files=4 lines=16 tokens=135 -->"),
+        "{p}"
+    );
+    assert_eq!(repo.read(manifest), edited, "the hand edit was overwritten");
+}
