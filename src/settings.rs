@@ -328,6 +328,33 @@ pub struct CompileOptions {
     pub explain: bool,
 }
 
+impl CompileOptions {
+    /// A compile of `role` on `change` with nothing else given: no scopes, no additions,
+    /// the config's budgets, the default size cap.
+    #[must_use]
+    pub fn defaults(ws: &Workspace, role: &str, change: &str) -> CompileOptions {
+        CompileOptions {
+            role: role.to_owned(),
+            change: change.to_owned(),
+            owns: Vec::new(),
+            reads: Vec::new(),
+            files_from: None,
+            task_file: None,
+            overrides: None,
+            add: Vec::new(),
+            drop: Vec::new(),
+            caps: Caps {
+                max_files: ws.config.max_files,
+                max_lines: ws.config.max_lines,
+                max_tokens: ws.config.max_tokens,
+            },
+            max_file_size: crate::compile::measure::DEFAULT_MAX_FILE_SIZE,
+            no_ignore: false,
+            explain: false,
+        }
+    }
+}
+
 impl CompileSettings {
     /// Checks the role and change id (before anything else), then reads the small inputs:
     /// the task file and the list of `--files-from`.

@@ -18,7 +18,6 @@ use std::time::Duration;
 
 use crate::compile::budget::Status;
 use crate::compile::commit::{Mode, commit};
-use crate::compile::measure::DEFAULT_MAX_FILE_SIZE;
 use crate::error::Error;
 use crate::render::{self, ByteCaps, Job};
 use crate::settings::{CompileOptions, CompileSettings, Workspace, WorkspaceOptions, check_name};
@@ -253,23 +252,8 @@ pub fn prepare(d: &Dispatch<'_>, o: &Options) -> Option<Prepared> {
         None => None,
     };
     let options = CompileOptions {
-        role: role.clone(),
-        change: change.clone(),
-        owns: Vec::new(),
-        reads: Vec::new(),
-        files_from: None,
         task_file,
-        overrides: None,
-        add: Vec::new(),
-        drop: Vec::new(),
-        caps: crate::compile::budget::Caps {
-            max_files: ws.config.max_files,
-            max_lines: ws.config.max_lines,
-            max_tokens: ws.config.max_tokens,
-        },
-        max_file_size: DEFAULT_MAX_FILE_SIZE,
-        no_ignore: false,
-        explain: false,
+        ..CompileOptions::defaults(&ws, &role, &change)
     };
     let mode = Mode {
         write: true,

@@ -12,7 +12,6 @@ use serde_json::Value;
 
 use crate::compile::budget::{Caps, Status};
 use crate::compile::commit::{Committed, Mode, commit};
-use crate::compile::measure::DEFAULT_MAX_FILE_SIZE;
 use crate::error::{Error, Result};
 use crate::mcp::args::{CheckArgs, CompileArgs, PreviewArgs, Selection, Template, VerifyArgs};
 use crate::render::{self, ByteCaps, Job};
@@ -172,24 +171,20 @@ fn options(ws: &Workspace, sel: &Selection, explain: bool) -> Result<CompileOpti
         Some(p) => Some(crate::compile::admit::contained(&ws.root, "task_file", p)?),
         None => None,
     };
+    let d = CompileOptions::defaults(ws, &sel.role, &sel.change);
     Ok(CompileOptions {
-        role: sel.role.clone(),
-        change: sel.change.clone(),
         owns: sel.owns.clone(),
         reads: sel.reads.clone(),
-        files_from: None,
         task_file,
-        overrides: None,
         add: sel.add.clone(),
         drop: sel.drop.clone(),
         caps: Caps {
-            max_files: sel.max_files.unwrap_or(ws.config.max_files),
-            max_lines: sel.max_lines.unwrap_or(ws.config.max_lines),
-            max_tokens: sel.max_tokens.unwrap_or(ws.config.max_tokens),
+            max_files: sel.max_files.unwrap_or(d.caps.max_files),
+            max_lines: sel.max_lines.unwrap_or(d.caps.max_lines),
+            max_tokens: sel.max_tokens.unwrap_or(d.caps.max_tokens),
         },
-        max_file_size: DEFAULT_MAX_FILE_SIZE,
-        no_ignore: false,
         explain,
+        ..d
     })
 }
 
