@@ -105,7 +105,7 @@ fn subagent_start(v: &Value, o: &Options) -> Option<Value> {
     let crumb = crate::state::take_breadcrumb(&ws.root, session, &names)?;
     let mut text = format!(
         "curate prepared this sub-agent's context for change `{}`, role `{}`: the manifest `{}` ({} files, {} lines, about {} tokens). \
-         If your task prompt already holds a block that ends with `curate:end`, that block is this context and nothing more is needed. \
+         If your task prompt already holds a `<!-- curate:begin` block, that block is this context and nothing more is needed. \
          Otherwise read the manifest's files first, in its order, only the sections it lists, before anything else.",
         crumb.change, crumb.role, crumb.manifest, crumb.files, crumb.lines, crumb.tokens
     );
