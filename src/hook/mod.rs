@@ -160,11 +160,24 @@ pub fn normalize_role(name: &str) -> String {
     s
 }
 
-/// The value of the first prompt line `key: <value>` (one word), if any.
+/// The value of the first prompt line `key: <value>` (one word), if any. The key is matched
+/// without regard to case, after an optional list bullet (`- `, `* `); the value may be
+/// quoted in backticks or quotes (`change: \`add-auth\``).
 #[must_use]
 pub fn prompt_line<'a>(prompt: &'a str, key: &str) -> Option<&'a str> {
     prompt.lines().find_map(|line| {
-        let rest = line.trim().strip_prefix(key)?.strip_prefix(':')?.trim();
+        let line = line.trim();
+        let line = line
+            .strip_prefix("- ")
+            .or_else(|| line.strip_prefix("* "))
+            .unwrap_or(line)
+            .trim_start();
+        let head = line.get(..key.len())?;
+        if !head.eq_ignore_ascii_case(key) {
+            return None;
+        }
+        let rest = line[key.len()..].strip_prefix(':')?.trim();
+        let rest = rest.trim_matches(|c| matches!(c, '`' | '"' | '\''));
         (!rest.is_empty() && !rest.contains(char::is_whitespace)).then_some(rest)
     })
 }
@@ -384,6 +397,16 @@ mod tests {
         assert_eq!(prompt_line(p, "role"), None);
         assert_eq!(prompt_line(p, "task"), Some("t.json"));
         assert_eq!(prompt_line("changes: x", "change"), None);
+        assert_eq!(
+            prompt_line("- Change: `add-auth`", "change"),
+            Some("add-auth")
+        );
+        assert_eq!(
+            prompt_line("* ROLE: \"reviewer\"\r\n", "role"),
+            Some("reviewer")
+        );
+        assert_eq!(prompt_line("change:", "change"), None);
+        assert_eq!(prompt_line("é: x\nchange: c", "change"), Some("c"));
     }
 
     #[test]
