@@ -227,6 +227,28 @@ pub fn install(root: &Path, host: HostKind, force: bool) -> Result<Vec<String>> 
     Ok(w.changes)
 }
 
+/// Other injectors wired into the same host, which would inject a dispatch a second time
+/// (the aiws OpenCode plugin does not look for an earlier injection): one warning each.
+#[must_use]
+pub fn conflicts(root: &Path, host: HostKind) -> Vec<String> {
+    const AIWS_PLUGINS: [&str; 2] = [
+        ".opencode/plugins/aiws-inject-context.js",
+        ".opencode/plugin/aiws-inject-context.js",
+    ];
+    if host != HostKind::Opencode {
+        return Vec::new();
+    }
+    AIWS_PLUGINS
+        .iter()
+        .filter(|p| std::fs::symlink_metadata(root.join(p)).is_ok())
+        .map(|p| {
+            format!(
+                "{p} also injects context into every `task` dispatch: with both plugins a dispatch gets its context twice; remove one of them (or set AIWS_HOOKS=0 for the aiws plugin)"
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

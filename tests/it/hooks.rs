@@ -476,6 +476,24 @@ fn init_host_merges_shows_what_changed_and_a_second_run_changes_nothing() {
     // Only the host's wiring: no contracts, no config.
     assert!(!repo.exists("contracts/workflow-delegation-contracts.json"));
 
+    // The aiws plugin beside curate's would inject every dispatch twice: said, not touched.
+    repo.write(
+        ".opencode/plugins/aiws-inject-context.js",
+        "export default {}\n",
+    );
+    let out = repo.curate().args(["init", "--host", "opencode"]).run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert!(
+        out.stderr
+            .contains("warning: .opencode/plugins/aiws-inject-context.js also injects context"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        repo.read(".opencode/plugins/aiws-inject-context.js"),
+        "export default {}\n"
+    );
+
     // A broken settings file is named with its position and left as it is.
     repo.write(".claude/settings.json", "{\n  \"hooks\": ,\n}\n");
     let out = repo.curate().args(["init", "--host", "claude-code"]).run();

@@ -62,6 +62,9 @@ fn wire_host(
 ) -> Result<ExitCode> {
     let printer = Printer::new(g);
     let changes = crate::hosts::install(&ws.root, host, force)?;
+    for c in crate::hosts::conflicts(&ws.root, host) {
+        printer.report(&format!("warning: {c}\n"));
+    }
     if !printer.quiet {
         let path = host.path();
         if changes.is_empty() {
