@@ -206,6 +206,7 @@ fn a_secret_in_scope_never_reaches_the_prompt() {
     )
     .unwrap();
     let out = hook(&repo, "claude-code", &recorded("agent-worker.json", &repo));
+    insta::assert_snapshot!("hook_secret_in_scope", shown(&out));
     let p = prompt_of(&out.json()).to_owned();
     assert!(p.contains("=== changes/demo/analysis/impact.md ==="));
     for leaked in [key, secret] {
