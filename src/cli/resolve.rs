@@ -5,7 +5,6 @@
 
 use crate::cli::args::{CompileArgs, GlobalArgs};
 use crate::cli::printer::Printer;
-use crate::compile::budget::Caps;
 use crate::error::{Error, Result};
 use crate::settings::{
     CompileOptions, CompileSettings, ListSource, Workspace, WorkspaceOptions, check_name,
@@ -51,9 +50,8 @@ pub fn names(a: &CompileArgs) -> Result<(String, String)> {
 /// The compile options of the command line.
 pub fn compile_options(ws: &Workspace, a: &CompileArgs) -> Result<CompileOptions> {
     let (role, change) = names(a)?;
+    let d = CompileOptions::defaults(ws, &role, &change);
     Ok(CompileOptions {
-        role,
-        change,
         owns: a.owns.clone(),
         reads: a.reads.clone(),
         files_from: a.files_from.as_ref().map(|p| {
@@ -67,14 +65,11 @@ pub fn compile_options(ws: &Workspace, a: &CompileArgs) -> Result<CompileOptions
         overrides: a.overrides.clone(),
         add: a.add.clone(),
         drop: a.drop.clone(),
-        caps: Caps {
-            max_files: a.max_files.unwrap_or(ws.config.max_files),
-            max_lines: a.max_lines.unwrap_or(ws.config.max_lines),
-            max_tokens: a.max_tokens.unwrap_or(ws.config.max_tokens),
-        },
+        caps: d.caps.overridden(a.max_files, a.max_lines, a.max_tokens),
         max_file_size: a.max_file_size,
         no_ignore: a.no_ignore,
         explain: a.explain,
+        ..d
     })
 }
 

@@ -16,6 +16,18 @@ pub struct Caps {
     pub max_tokens: u64,
 }
 
+impl Caps {
+    /// These caps with the ones a caller gave (flags, tool arguments) put over them.
+    #[must_use]
+    pub fn overridden(self, files: Option<u64>, lines: Option<u64>, tokens: Option<u64>) -> Caps {
+        Caps {
+            max_files: files.unwrap_or(self.max_files),
+            max_lines: lines.unwrap_or(self.max_lines),
+            max_tokens: tokens.unwrap_or(self.max_tokens),
+        }
+    }
+}
+
 impl Default for Caps {
     fn default() -> Self {
         Caps {

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::compile::budget::{Caps, Status};
+use crate::compile::budget::Status;
 use crate::compile::commit::{Committed, Mode, commit};
 use crate::error::{Error, Result};
 use crate::mcp::args::{CheckArgs, CompileArgs, PreviewArgs, Selection, Template, VerifyArgs};
@@ -178,11 +178,9 @@ fn options(ws: &Workspace, sel: &Selection, explain: bool) -> Result<CompileOpti
         task_file,
         add: sel.add.clone(),
         drop: sel.drop.clone(),
-        caps: Caps {
-            max_files: sel.max_files.unwrap_or(d.caps.max_files),
-            max_lines: sel.max_lines.unwrap_or(d.caps.max_lines),
-            max_tokens: sel.max_tokens.unwrap_or(d.caps.max_tokens),
-        },
+        caps: d
+            .caps
+            .overridden(sel.max_files, sel.max_lines, sel.max_tokens),
         explain,
         ..d
     })
