@@ -1,7 +1,7 @@
 //! The command line, as clap derive structs and nothing else.
 //!
-//! [`crate::cli::resolve`] turns these raw values into the library's validated
-//! [`crate::settings::CompileSettings`]; nothing here reads a file or builds a path.
+//! The `resolve` module beside this one turns these raw values into the library's
+//! validated settings; nothing here reads a file or builds a path.
 
 use std::path::PathBuf;
 
