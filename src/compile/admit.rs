@@ -17,7 +17,7 @@ use std::path::Path;
 
 use crate::compile::secrets::{self, ContentRules};
 use crate::util::paths::{RepoPath, has_control_char};
-use crate::util::read::{ReadError, open_regular, read_limited};
+use crate::util::read::{ReadError, open_regular_inside, read_limited};
 
 /// Why a file may not enter.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -171,7 +171,8 @@ fn read_inside(root: &Path, path: &RepoPath, max_file_size: u64) -> Result<Vec<u
     judge_name(path.as_str())?;
     let target = resolve(root, path)?;
     let full = root.join(&target);
-    let (file, size) = open_regular(&full).map_err(refusal)?;
+    // The target has no link on its way: opened so that none can be put there meanwhile.
+    let (file, size) = open_regular_inside(root, &target).map_err(refusal)?;
     if max_file_size > 0 && size > max_file_size {
         return Err(Refusal::TooLarge {
             size,

@@ -91,6 +91,71 @@ pub fn open_regular(path: &Path) -> Result<(File, u64), ReadError> {
     Ok((file, meta.len()))
 }
 
+/// Opens `rel` (a `/` path without links) below the folder `root` for reading, the kernel
+/// refusing a link anywhere on the way and any step out of `root` (`openat2` with
+/// `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`): nothing can be swapped for a link between the
+/// caller's check of the path and the open. A FIFO or device is looked at (`O_PATH`), never
+/// opened. `None` where the kernel has no `openat2` (the caller opens by path).
+#[cfg(target_os = "linux")]
+pub fn open_regular_beneath(root: &Path, rel: &str) -> Option<Result<(File, u64), ReadError>> {
+    use rustix::fs::{Mode, OFlags, ResolveFlags, openat2};
+    use rustix::io::Errno;
+    let path = root.join(rel);
+    let io = |e: std::io::Error| ReadError::Io {
+        path: path.clone(),
+        source: e,
+    };
+    let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+    let dir = match rustix::fs::open(
+        root,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(dir) => dir,
+        Err(e) => return Some(Err(io(e.into()))),
+    };
+    let open =
+        |flags: OFlags| match openat2(&dir, rel, flags | OFlags::CLOEXEC, Mode::empty(), resolve) {
+            Err(Errno::NOSYS | Errno::PERM | Errno::INVAL | Errno::AGAIN) => None,
+            Err(Errno::LOOP | Errno::XDEV) => Some(Err(io(std::io::Error::other(
+                "its path met a link or left the repository while it was read",
+            )))),
+            Err(e) => Some(Err(io(e.into()))),
+            Ok(fd) => Some(Ok(File::from(fd))),
+        };
+    let looked = match open(OFlags::PATH)? {
+        Ok(f) => f,
+        Err(e) => return Some(Err(e)),
+    };
+    let not_regular = |meta: &std::fs::Metadata| ReadError::NotRegular {
+        path: path.clone(),
+        kind: kind_of(meta.file_type()),
+    };
+    match looked.metadata() {
+        Ok(meta) if !meta.is_file() => return Some(Err(not_regular(&meta))),
+        Ok(_) => {}
+        Err(e) => return Some(Err(io(e))),
+    }
+    let file = match open(OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY)? {
+        Ok(f) => f,
+        Err(e) => return Some(Err(e)),
+    };
+    Some(match file.metadata() {
+        Ok(meta) if !meta.is_file() => Err(not_regular(&meta)),
+        Ok(meta) => Ok((file, meta.len())),
+        Err(e) => Err(io(e)),
+    })
+}
+
+/// [`open_regular_beneath`] where the platform has it, else [`open_regular`] by path.
+pub fn open_regular_inside(root: &Path, rel: &str) -> Result<(File, u64), ReadError> {
+    #[cfg(target_os = "linux")]
+    if let Some(opened) = open_regular_beneath(root, rel) {
+        return opened;
+    }
+    open_regular(&root.join(rel))
+}
+
 /// Reads a whole regular file of at most `cap` bytes (0 = no cap).
 pub fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
     let (file, len) = open_regular(path)?;
@@ -136,6 +201,39 @@ pub fn read_stdin(cap: u64) -> Result<Vec<u8>, ReadError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn beneath_the_root_no_link_and_no_climb_is_ever_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("real")).unwrap();
+        std::fs::write(root.join("real/a.md"), b"text").unwrap();
+        std::os::unix::fs::symlink("real", root.join("alias")).unwrap();
+        let (_, len) = open_regular_inside(&root, "real/a.md").unwrap();
+        assert_eq!(len, 4);
+        for refused in ["alias/a.md", "../x", "real/../../x"] {
+            assert!(
+                matches!(
+                    open_regular_inside(&root, refused),
+                    Err(ReadError::Io { .. })
+                ),
+                "{refused}"
+            );
+        }
+        let fifo = root.join("pipe");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        assert!(matches!(
+            open_regular_inside(&root, "pipe"),
+            Err(ReadError::NotRegular { kind: "a FIFO", .. })
+        ));
+    }
 
     #[test]
     fn a_cap_is_a_clear_error_not_a_truncation() {
