@@ -169,17 +169,34 @@ pub fn hash(root: &Path, path: &RepoPath, max_file_size: u64) -> Result<String, 
 /// Steps 1–3 of [`admit`]: the name, the link, the regular file and its size.
 fn read_inside(root: &Path, path: &RepoPath, max_file_size: u64) -> Result<Vec<u8>, Refusal> {
     judge_name(path.as_str())?;
+    // Most paths have no link on the way: the kernel says so by opening them beneath the
+    // root with links refused, and the link step has nothing to judge. Any refusal there
+    // (a link, a missing or odd file) takes the full path below, which says why.
+    #[cfg(target_os = "linux")]
+    if let Some(Ok((file, size))) = crate::util::read::open_regular_beneath(root, path.as_str()) {
+        return read_opened(file, size, &root.join(path), max_file_size);
+    }
     let target = resolve(root, path)?;
     let full = root.join(&target);
     // The target has no link on its way: opened so that none can be put there meanwhile.
     let (file, size) = open_regular_inside(root, &target).map_err(refusal)?;
+    read_opened(file, size, &full, max_file_size)
+}
+
+/// Step 4 of [`admit`] on an opened regular file: the size cap, then the bytes.
+fn read_opened(
+    file: std::fs::File,
+    size: u64,
+    full: &Path,
+    max_file_size: u64,
+) -> Result<Vec<u8>, Refusal> {
     if max_file_size > 0 && size > max_file_size {
         return Err(Refusal::TooLarge {
             size,
             cap: max_file_size,
         });
     }
-    read_limited(file, &full, max_file_size, size).map_err(refusal)
+    read_limited(file, full, max_file_size, size).map_err(refusal)
 }
 
 /// A read's failure as a refusal.
