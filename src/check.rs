@@ -68,7 +68,7 @@ impl Checked {
 pub fn check(ws: &Workspace, paths: &[PathBuf], stale: bool) -> Checked {
     let mut findings = Vec::new();
     let contracts_file = ws.contracts.describe();
-    if let Err(e) = crate::compile::contract::load(ws.contracts.clone(), &ws.root) {
+    if let Err(e) = ws.load_contracts() {
         findings.extend(contract_findings(&contracts_file, &e));
     }
     let manifests: Vec<PathBuf> = if paths.is_empty() {

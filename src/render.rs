@@ -562,7 +562,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
             message: message.clone(),
         });
     }
-    let contracts = crate::compile::contract::load(ws.contracts.clone(), &ws.root)?;
+    let contracts = ws.load_contracts()?;
     let role = contracts.role(&s.contract_role)?.clone();
     let rules = crate::compile::admit::rules()?;
     let cache = compile::token_cache(ws);

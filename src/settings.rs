@@ -8,6 +8,7 @@
 //! through the bounded reader.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::compile::budget::Caps;
 use crate::compile::contract;
@@ -41,9 +42,29 @@ pub struct Workspace {
     pub progress: bool,
     /// The resolved settings (`.curate/config.toml`, its profile, `CURATE_*`, flags).
     pub config: Config,
+    /// The contracts once loaded from `contracts`, shared by the workspace's clones (a hook
+    /// names the role, then compiles; `check --stale` compiles every manifest).
+    loaded: Arc<Mutex<Loaded>>,
 }
 
+/// Contracts loaded, with the source they were loaded from.
+type Loaded = Option<(contract::Source, Arc<contract::Contracts>)>;
+
 impl Workspace {
+    /// The contracts of [`Workspace::contracts`], loaded and validated once: later calls
+    /// (and the workspace's clones) get the same value while the source is the same.
+    pub fn load_contracts(&self) -> Result<Arc<contract::Contracts>> {
+        let mut loaded = self.loaded.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((source, contracts)) = loaded.as_ref()
+            && *source == self.contracts
+        {
+            return Ok(Arc::clone(contracts));
+        }
+        let contracts = Arc::new(contract::load(self.contracts.clone(), &self.root)?);
+        *loaded = Some((self.contracts.clone(), Arc::clone(&contracts)));
+        Ok(contracts)
+    }
+
     /// A path argument resolved against the working folder.
     #[must_use]
     pub fn arg_path(&self, p: &Path) -> PathBuf {
@@ -210,6 +231,7 @@ impl Workspace {
             no_cache: o.no_cache,
             progress: o.progress,
             config,
+            loaded: Arc::default(),
         };
         ws.changes_root = match &ws.config.changes {
             Some(changes) => {

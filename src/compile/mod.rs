@@ -148,7 +148,7 @@ impl Ledger {
 
 /// Runs layers 0–2, secrets, measurement and budgets in memory, one stage a line.
 pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
-    let contracts = contract::load(ws.contracts.clone(), &ws.root)?;
+    let contracts = ws.load_contracts()?;
     let role = contracts.role(&s.contract_role)?.clone();
     let scope = Scope {
         root: &ws.root,

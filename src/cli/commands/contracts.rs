@@ -16,7 +16,7 @@ use crate::settings::{Workspace, check_name};
 pub fn run(g: &GlobalArgs, action: Option<ContractsCommand>) -> Result<ExitCode> {
     let printer = Printer::new(g);
     let ws = resolve::workspace(g)?;
-    let contracts = crate::compile::contract::load(ws.contracts.clone(), &ws.root)?;
+    let contracts = ws.load_contracts()?;
     match action {
         None | Some(ContractsCommand::Validate) => {
             printer.report(&format!(
