@@ -22,14 +22,26 @@ pub fn workspace_without_config(g: &GlobalArgs) -> Result<Workspace> {
 
 fn workspace_with(g: &GlobalArgs, ignore_config: bool) -> Result<Workspace> {
     Workspace::resolve(&WorkspaceOptions {
+        progress: Printer::new(g).progress,
+        ignore_config,
+        ..workspace_options(g)
+    })
+}
+
+/// The global options that say where the repository is and how to read it, for a
+/// front-end that resolves the workspace itself (the hooks, per dispatch; the MCP server,
+/// per call). Never a progress bar: their stderr is not a person's terminal.
+#[must_use]
+pub fn workspace_options(g: &GlobalArgs) -> WorkspaceOptions {
+    WorkspaceOptions {
         dir: g.dir.clone(),
         contracts: g.contracts.clone(),
         changes_dir: g.changes_dir.clone(),
         encoding: g.encoding,
         no_cache: g.no_cache,
-        progress: Printer::new(g).progress,
-        ignore_config,
-    })
+        progress: false,
+        ignore_config: false,
+    }
 }
 
 /// The role and change id, present and checked (before anything else is looked at).

@@ -3,14 +3,15 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::hook::{Dispatch, Options, Prepared, normalize_role, prepare};
+use crate::hook::{Dispatch, Prepared, normalize_role, prepare};
+use crate::settings::WorkspaceOptions;
 
 /// The most characters of a `SubagentStart` answer.
 const START_CONTEXT_MAX: usize = 4_000;
 
 /// The answer to one hook input (`None`: print nothing).
 #[must_use]
-pub fn answer(input: &[u8], o: &Options) -> Option<Value> {
+pub fn answer(input: &[u8], o: &WorkspaceOptions) -> Option<Value> {
     let v: Value = serde_json::from_slice(input).ok()?;
     let event = v.get("hook_event_name")?.as_str()?;
     match event {
@@ -24,7 +25,7 @@ fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
 }
 
-fn pre_tool_use(v: &Value, o: &Options) -> Option<Value> {
+fn pre_tool_use(v: &Value, o: &WorkspaceOptions) -> Option<Value> {
     let tool = str_field(v, "tool_name")?;
     if tool != "Agent" && tool != "Task" {
         return None;
@@ -73,49 +74,38 @@ fn pre_tool_use(v: &Value, o: &Options) -> Option<Value> {
                         "Narrow the entries to sections, drop some, or split the task, then dispatch again.",
                 }
             );
-            let message = format!("curate: {} (see the hook's context)", status.name());
-            Some(if deny {
-                json!({
-                    "hookSpecificOutput": {
-                        "hookEventName": "PreToolUse",
-                        "permissionDecision": "deny",
-                        "permissionDecisionReason": advice,
-                    },
-                    "systemMessage": message,
-                })
+            let mut answer = json!({"hookEventName": "PreToolUse"});
+            if deny {
+                answer["permissionDecision"] = json!("deny");
+                answer["permissionDecisionReason"] = json!(advice);
             } else {
-                json!({
-                    "hookSpecificOutput": {
-                        "hookEventName": "PreToolUse",
-                        "additionalContext": advice,
-                    },
-                    "systemMessage": message,
-                })
-            })
+                answer["additionalContext"] = json!(advice);
+            }
+            Some(json!({
+                "hookSpecificOutput": answer,
+                "systemMessage": format!("curate: {} (see the hook's context)", status.name()),
+            }))
         }
     }
 }
 
-fn subagent_start(v: &Value, o: &Options) -> Option<Value> {
+fn subagent_start(v: &Value, o: &WorkspaceOptions) -> Option<Value> {
     let session = str_field(v, "session_id")?;
     let agent_type = normalize_role(str_field(v, "agent_type")?);
     let ws = crate::hook::workspace(str_field(v, "cwd").map(std::path::Path::new), o)?;
     let alias = ws.config.contract_role(&agent_type).to_owned();
     let names = [agent_type.as_str(), alias.as_str()];
     let crumb = crate::state::take_breadcrumb(&ws.root, session, &names)?;
-    let mut text = format!(
+    let text = format!(
         "curate prepared this sub-agent's context for change `{}`, role `{}`: the manifest `{}` ({} files, {} lines, about {} tokens). \
          If your task prompt already holds a `<!-- curate:begin` block, that block is this context and nothing more is needed. \
          Otherwise read the manifest's files first, in its order, only the sections it lists, before anything else.",
         crumb.change, crumb.role, crumb.manifest, crumb.files, crumb.lines, crumb.tokens
     );
-    if text.chars().count() > START_CONTEXT_MAX {
-        text = text.chars().take(START_CONTEXT_MAX).collect();
-    }
     Some(json!({
         "hookSpecificOutput": {
             "hookEventName": "SubagentStart",
-            "additionalContext": text,
+            "additionalContext": super::truncate(text, START_CONTEXT_MAX),
         }
     }))
 }

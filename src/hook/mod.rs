@@ -55,21 +55,11 @@ pub fn disabled() -> bool {
     })
 }
 
-/// The command line's say over a hook: `-C` (when the input names no folder), the
-/// contracts, changes root, encoding and cache.
-#[derive(Debug, Clone, Default)]
-pub struct Options {
-    pub dir: Option<PathBuf>,
-    pub contracts: Option<PathBuf>,
-    pub changes_dir: Option<PathBuf>,
-    pub encoding: Option<crate::compile::tokens::Encoding>,
-    pub no_cache: bool,
-}
-
 /// Runs the hook for `host`: reads stdin, answers within the deadline. Returns the one
-/// line to print (a JSON object), or `None` to print nothing. Never fails.
+/// line to print (a JSON object), or `None` to print nothing. Never fails. `options` are
+/// the command line's (`-C` counts when the input names no folder).
 #[must_use]
-pub fn run(host: Host, options: Options) -> Option<String> {
+pub fn run(host: Host, options: WorkspaceOptions) -> Option<String> {
     if disabled() {
         return quiet(host);
     }
@@ -197,19 +187,15 @@ pub fn already_injected(prompt: &str) -> bool {
 
 /// The workspace of a dispatch: the host's folder, else `-C`, else `CLAUDE_PROJECT_DIR`,
 /// else the process's; then the usual discovery of the repository root.
-fn workspace(cwd: Option<&Path>, o: &Options) -> Option<Workspace> {
+fn workspace(cwd: Option<&Path>, o: &WorkspaceOptions) -> Option<Workspace> {
     let dir = cwd
         .map(Path::to_path_buf)
         .or_else(|| o.dir.clone())
         .or_else(|| std::env::var_os("CLAUDE_PROJECT_DIR").map(PathBuf::from));
     Workspace::resolve(&WorkspaceOptions {
         dir,
-        contracts: o.contracts.clone(),
-        changes_dir: o.changes_dir.clone(),
-        encoding: o.encoding,
-        no_cache: o.no_cache,
         progress: false,
-        ignore_config: false,
+        ..o.clone()
     })
     .ok()
 }
@@ -217,7 +203,7 @@ fn workspace(cwd: Option<&Path>, o: &Options) -> Option<Workspace> {
 /// The role name of a dispatch: the normalised agent type when the contracts or `[roles]`
 /// know it, else a `role:` prompt line that they know; never a default.
 fn role_of(ws: &Workspace, d: &Dispatch<'_>) -> Option<String> {
-    let contracts = crate::compile::contract::load(ws.contracts.clone(), &ws.root).ok()?;
+    let contracts = ws.load_contracts().ok()?;
     let known = |name: &str| {
         check_name("role", name).is_ok()
             && (ws.config.roles.contains_key(name)
@@ -252,7 +238,7 @@ fn change_of(ws: &Workspace, d: &Dispatch<'_>) -> Option<String> {
 /// Compiles (writing the manifest and lock, as `curate compile` does) and renders the
 /// dispatch's prompt; `None` when curate has nothing to say (no role, no change, an error).
 #[must_use]
-pub fn prepare(d: &Dispatch<'_>, o: &Options) -> Option<Prepared> {
+pub fn prepare(d: &Dispatch<'_>, o: &WorkspaceOptions) -> Option<Prepared> {
     if already_injected(d.prompt) {
         return None;
     }
@@ -285,8 +271,10 @@ pub fn prepare(d: &Dispatch<'_>, o: &Options) -> Option<Prepared> {
     };
     if compiled.status != Status::Ready {
         let style = crate::report::Style { color: false };
-        let mut report = crate::report::human(&compiled, style, false, false, "nothing written");
-        truncate(&mut report, 3_000);
+        let report = truncate(
+            crate::report::human(&compiled, style, false, false, "nothing written"),
+            3_000,
+        );
         return Some(Prepared::NotReady {
             status: compiled.status,
             report,
@@ -369,12 +357,17 @@ pub fn compose(
     out
 }
 
-/// Cuts `text` to at most `max` characters (on a character boundary), saying so.
-fn truncate(text: &mut String, max: usize) {
-    if text.chars().count() > max {
-        let cut: String = text.chars().take(max).collect();
-        *text = format!("{cut}\n[…cut]");
+/// `text` cut to at most `max` characters (on a character boundary), ending in `[…cut]`
+/// when it was cut.
+fn truncate(text: String, max: usize) -> String {
+    const CUT: &str = "\n[…cut]";
+    if text.chars().count() <= max {
+        return text;
     }
+    let keep = max.saturating_sub(CUT.chars().count());
+    let mut out: String = text.chars().take(keep).collect();
+    out.push_str(CUT);
+    out
 }
 
 #[cfg(test)]
@@ -421,5 +414,13 @@ mod tests {
         let p = compose("worker", "c", "just body\n", "t", (0, 0, 0));
         assert!(p.starts_with("role: worker\n<!-- curate:begin"));
         assert_eq!(p.matches("curate:end").count(), 1);
+    }
+
+    #[test]
+    fn a_cut_text_keeps_within_its_limit_and_says_so() {
+        assert_eq!(truncate("short".to_owned(), 10), "short");
+        let cut = truncate("é".repeat(50), 20);
+        assert_eq!(cut.chars().count(), 20);
+        assert!(cut.ends_with("[…cut]"));
     }
 }

@@ -5,11 +5,12 @@
 
 use serde_json::{Value, json};
 
-use crate::hook::{Dispatch, Options, Prepared, prepare};
+use crate::hook::{Dispatch, Prepared, prepare};
+use crate::settings::WorkspaceOptions;
 
 /// The answer to one input (`None`: the shim receives `{}`).
 #[must_use]
-pub fn answer(input: &[u8], o: &Options) -> Option<Value> {
+pub fn answer(input: &[u8], o: &WorkspaceOptions) -> Option<Value> {
     let v: Value = serde_json::from_slice(input).ok()?;
     if !v
         .get("tool")

@@ -14,14 +14,7 @@ pub fn run(g: &GlobalArgs, host: HookHost) -> Result<ExitCode> {
         HookHost::ClaudeCode => Host::ClaudeCode,
         HookHost::Opencode => Host::OpenCode,
     };
-    let options = hook::Options {
-        dir: g.dir.clone(),
-        contracts: g.contracts.clone(),
-        changes_dir: g.changes_dir.clone(),
-        encoding: g.encoding,
-        no_cache: g.no_cache,
-    };
-    if let Some(line) = hook::run(host, options) {
+    if let Some(line) = hook::run(host, crate::cli::resolve::workspace_options(g)) {
         // A closed stdout is the host's business: still exit 0.
         let _ = crate::cli::printer::stdout(&format!("{line}\n"));
     }

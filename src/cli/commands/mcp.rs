@@ -7,15 +7,7 @@ use crate::error::Result;
 /// Runs `curate mcp`.
 #[cfg(feature = "mcp")]
 pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
-    crate::mcp::serve(crate::settings::WorkspaceOptions {
-        dir: g.dir.clone(),
-        contracts: g.contracts.clone(),
-        changes_dir: g.changes_dir.clone(),
-        encoding: g.encoding,
-        no_cache: g.no_cache,
-        progress: false,
-        ignore_config: false,
-    })?;
+    crate::mcp::serve(crate::cli::resolve::workspace_options(g))?;
     Ok(ExitCode::Ready)
 }
 
