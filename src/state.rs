@@ -6,6 +6,7 @@
 //! the repository. Nothing here guesses: a missing or damaged file is "no binding".
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -139,19 +140,23 @@ fn pending_dir(root: &Path) -> PathBuf {
     root.join(DIR).join("pending")
 }
 
-/// Leaves `crumb` (stamped now) in `.curate/state/pending/`.
+/// Leaves `crumb` (stamped now) in `.curate/state/pending/`, named
+/// `<session key>.<ms>.<pid>-<n>.json` (unique across processes and calls).
 ///
 /// # Errors
 /// A write that fails or would leave the repository.
 pub fn leave_breadcrumb(root: &Path, mut crumb: Breadcrumb) -> Result<()> {
+    static SERIAL: AtomicU64 = AtomicU64::new(0);
     ensure_folder(root)?;
     crumb.at_ms = now_ms();
-    sweep(root, crumb.at_ms);
-    let key = session_key(&crumb.session);
+    // A host without the `SubagentStart` hook never takes its crumbs: sweep them here.
+    let _ = pending(root, crumb.at_ms);
     let name = format!(
-        "{key}.{}.{:016x}.json",
+        "{}.{}.{}-{}.json",
+        session_key(&crumb.session),
         crumb.at_ms,
-        rand_suffix(&crumb.role, crumb.at_ms)
+        std::process::id(),
+        SERIAL.fetch_add(1, Ordering::Relaxed)
     );
     let text = serde_json::to_string(&crumb).unwrap_or_default();
     atomic::write_bounded(
@@ -161,67 +166,50 @@ pub fn leave_breadcrumb(root: &Path, mut crumb: Breadcrumb) -> Result<()> {
     )
 }
 
-/// The session key and time of a breadcrumb file name `<key>.<ms>.<hex>.json`.
+/// The session key and time of a breadcrumb file name `<key>.<ms>.<suffix>.json`.
 fn parse_name(name: &str) -> Option<(&str, u64)> {
-    let (rest, _hex) = name.strip_suffix(".json")?.rsplit_once('.')?;
+    let (rest, _suffix) = name.strip_suffix(".json")?.rsplit_once('.')?;
     let (key, at) = rest.rsplit_once('.')?;
     Some((key, at.parse().ok()?))
 }
 
-/// Removes the breadcrumbs of every session that are past their time (a host without the
-/// `SubagentStart` hook never takes them).
-fn sweep(root: &Path, now: u64) {
+/// The breadcrumbs still in time, oldest first, as (session key, ms, path); expired ones
+/// of every session are removed on the way. Nothing is listed or removed through a link
+/// that leaves the repository.
+fn pending(root: &Path, now: u64) -> Vec<(String, u64, PathBuf)> {
     let dir = pending_dir(root);
     if atomic::check_folder(&dir, Bound::Inside(root)).is_err() {
-        return;
+        return Vec::new();
     }
     let Ok(entries) = std::fs::read_dir(&dir) else {
-        return;
+        return Vec::new();
     };
     let ttl = u64::try_from(BREADCRUMB_TTL.as_millis()).unwrap_or(u64::MAX);
+    let mut out = Vec::new();
     for e in entries.filter_map(std::result::Result::ok) {
         let name = e.file_name();
-        let at = name.to_str().and_then(parse_name).map(|(_, at)| at);
-        if at.is_some_and(|at| now.saturating_sub(at) > ttl) {
+        let Some((key, at)) = name.to_str().and_then(parse_name) else {
+            continue;
+        };
+        if now.saturating_sub(at) > ttl {
             let _ = std::fs::remove_file(e.path());
+        } else {
+            out.push((key.to_owned(), at, e.path()));
         }
     }
-}
-
-/// A suffix that keeps two breadcrumbs of one millisecond apart.
-fn rand_suffix(role: &str, at: u64) -> u64 {
-    let d = crate::util::digest::hex(
-        format!("{role}\0{at}\0{:?}", std::thread::current().id()).as_bytes(),
-    );
-    u64::from_str_radix(&d[..16], 16).unwrap_or(0) ^ u64::from(std::process::id())
+    out.sort_by(|a, b| (a.1, &a.2).cmp(&(b.1, &b.2)));
+    out
 }
 
 /// Takes (removes and returns) the oldest breadcrumb of `session` whose role or dispatched
-/// agent type is one of `names`, no older than [`BREADCRUMB_TTL`]; removes expired ones of
-/// the session on the way.
+/// agent type is one of `names`, no older than [`BREADCRUMB_TTL`].
 #[must_use]
 pub fn take_breadcrumb(root: &Path, session: &str, names: &[&str]) -> Option<Breadcrumb> {
-    let dir = pending_dir(root);
-    // Never list or remove through a link that leaves the repository.
-    atomic::check_folder(&dir, Bound::Inside(root)).ok()?;
     let key = session_key(session);
-    let mut found: Vec<(u64, PathBuf)> = std::fs::read_dir(&dir)
-        .ok()?
-        .filter_map(std::result::Result::ok)
-        .filter_map(|e| {
-            let name = e.file_name().into_string().ok()?;
-            let (k, at) = parse_name(&name)?;
-            (k == key).then(|| (at, e.path()))
-        })
-        .collect();
-    found.sort();
-    let now = now_ms();
-    let ttl = u64::try_from(BREADCRUMB_TTL.as_millis()).unwrap_or(u64::MAX);
-    for (at, path) in found {
-        if now.saturating_sub(at) > ttl {
-            let _ = std::fs::remove_file(&path);
-            continue;
-        }
+    for (_, _, path) in pending(root, now_ms())
+        .into_iter()
+        .filter(|(k, _, _)| *k == key)
+    {
         let Ok(Some(bytes)) = read_repo_file(root, &path) else {
             continue;
         };
