@@ -10,7 +10,8 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-use crate::error::{Error, Pos, Result};
+use crate::error::{Error, Result};
+use crate::util::jsonpos;
 
 /// A host `curate init --host` wires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -68,18 +69,23 @@ fn parse_object(path: &str, text: Option<&str>) -> Result<Map<String, Value>> {
     };
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(m)) => Ok(m),
-        Ok(_) => Err(Error::Invalid {
-            path: path.into(),
-            message: "is not a JSON object; curate leaves it as it is".to_owned(),
-        }),
+        Ok(_) => Err(left_alone(path, "not a JSON object")),
         Err(e) => Err(Error::Syntax {
             path: path.into(),
-            pos: Pos {
-                line: e.line(),
-                column: e.column(),
-            },
-            message: format!("{e}; curate leaves the file as it is"),
+            pos: jsonpos::json_pos(&e),
+            message: format!(
+                "invalid JSON: {}; curate leaves the file as it is",
+                jsonpos::json_message(&e)
+            ),
         }),
+    }
+}
+
+/// A host file whose shape curate cannot merge into: named, and left as it is.
+fn left_alone(path: &str, what: &str) -> Error {
+    Error::Invalid {
+        path: path.into(),
+        message: format!("{what}; curate leaves the file as it is"),
     }
 }
 
@@ -115,10 +121,7 @@ fn claude_code(current: Option<&str>) -> Result<Option<Wiring>> {
         .entry("hooks")
         .or_insert_with(|| Value::Object(Map::new()));
     let Some(hooks) = hooks.as_object_mut() else {
-        return Err(Error::Invalid {
-            path: path.into(),
-            message: "`hooks` is not an object; curate leaves the file as it is".to_owned(),
-        });
+        return Err(left_alone(path, "`hooks` is not an object"));
     };
     let mut changes = Vec::new();
     for (event, matcher, timeout) in [("PreToolUse", "Agent|Task", 30), ("SubagentStart", "*", 15)]
@@ -127,12 +130,10 @@ fn claude_code(current: Option<&str>) -> Result<Option<Wiring>> {
             .entry(event)
             .or_insert_with(|| Value::Array(Vec::new()));
         let Some(groups) = groups.as_array_mut() else {
-            return Err(Error::Invalid {
-                path: path.into(),
-                message: format!(
-                    "`hooks.{event}` is not an array; curate leaves the file as it is"
-                ),
-            });
+            return Err(left_alone(
+                path,
+                &format!("`hooks.{event}` is not an array"),
+            ));
         };
         if groups.iter().any(is_ours) {
             continue;
@@ -177,10 +178,7 @@ fn mcp(current: Option<&str>, force: bool) -> Result<Option<Wiring>> {
         .entry("mcpServers")
         .or_insert_with(|| Value::Object(Map::new()));
     let Some(servers) = servers.as_object_mut() else {
-        return Err(Error::Invalid {
-            path: path.into(),
-            message: "`mcpServers` is not an object; curate leaves the file as it is".to_owned(),
-        });
+        return Err(left_alone(path, "`mcpServers` is not an object"));
     };
     let ours = json!({"command": "curate", "args": ["mcp"]});
     let change = match servers.get("curate") {
@@ -213,7 +211,7 @@ pub fn install(root: &Path, host: HostKind, force: bool) -> Result<Vec<String>> 
         None => None,
         Some(bytes) => Some(String::from_utf8(bytes).map_err(|_| Error::Invalid {
             path: host.path().into(),
-            message: "is not UTF-8; curate leaves it as it is".to_owned(),
+            message: "is not UTF-8; curate leaves the file as it is".to_owned(),
         })?),
     };
     let Some(w) = wire(host, current.as_deref(), force)? else {
