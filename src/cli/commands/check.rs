@@ -12,12 +12,11 @@ use crate::error::Result;
 pub fn run(g: &GlobalArgs, a: &CheckArgs) -> Result<ExitCode> {
     let ws = resolve::workspace(g)?;
     let checked = check::check(&ws, &a.paths, a.stale);
-    print(g, &checked)?;
+    print(Printer::new(g), &checked)?;
     Ok(ExitCode::of_check(checked.errors() == 0))
 }
 
-fn print(g: &GlobalArgs, checked: &Checked) -> Result<()> {
-    let printer = Printer::new(g);
+fn print(printer: Printer, checked: &Checked) -> Result<()> {
     let (findings, errors, count) = (&checked.findings, checked.errors(), checked.manifests);
     match printer.format {
         Format::Json => printer.out_json(&checked.json()),

@@ -45,18 +45,17 @@ pub fn run(g: &GlobalArgs, a: &CompileArgs) -> Result<ExitCode> {
             outcome = format!("dry run: {} not written", compiled.manifest_path);
         }
     }
-    emit_report(g, &compiled, a.explain, written, &outcome)?;
+    emit_report(printer, &compiled, a.explain, written, &outcome)?;
     Ok(ExitCode::of_status(compiled.status))
 }
 
 fn emit_report(
-    g: &GlobalArgs,
+    printer: Printer,
     c: &Compiled,
     explain: bool,
     written: bool,
     outcome: &str,
 ) -> Result<()> {
-    let printer = Printer::new(g);
     if printer.format == Format::Json {
         let v = report::json(c, written, explain);
         printer.out_json(&v)?;

@@ -34,7 +34,7 @@ pub fn run(g: &GlobalArgs, action: Option<ContractsCommand>) -> Result<ExitCode>
             Ok(ExitCode::Ready)
         }
         Some(ContractsCommand::Show { role, change }) => {
-            show(&ws, g, &contracts, role.as_deref(), change.as_deref())
+            show(&ws, printer, &contracts, role.as_deref(), change.as_deref())
         }
     }
 }
@@ -42,12 +42,11 @@ pub fn run(g: &GlobalArgs, action: Option<ContractsCommand>) -> Result<ExitCode>
 /// Runs `curate contracts show`.
 pub fn show(
     ws: &Workspace,
-    g: &GlobalArgs,
+    printer: Printer,
     contracts: &Contracts,
     role: Option<&str>,
     change: Option<&str>,
 ) -> Result<ExitCode> {
-    let printer = Printer::new(g);
     if let Some(r) = role {
         check_name("role", r)?;
         contracts.role(r)?;
@@ -108,14 +107,10 @@ pub fn show(
         }));
     }
     if printer.format == Format::Json {
-        printer.out(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&json!({
-                "contracts_source": contracts.source.describe(),
-                "roles": roles_json
-            }))
-            .unwrap_or_default()
-        ))?;
+        printer.out_json(&json!({
+            "contracts_source": contracts.source.describe(),
+            "roles": roles_json
+        }))?;
     } else {
         printer.out(&text)?;
     }

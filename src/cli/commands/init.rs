@@ -14,10 +14,10 @@ pub fn run(g: &GlobalArgs, a: &InitArgs) -> Result<ExitCode> {
     let printer = Printer::new(g);
     let ws = resolve::workspace_without_config(g)?;
     if let Some(host) = a.host {
-        return wire_host(&ws, g, host, a.force);
+        return wire_host(&ws, printer, host, a.force);
     }
     if let Some(profile) = a.profile {
-        return write_config(&ws, g, a, profile);
+        return write_config(&ws, printer, a, profile);
     }
     let mut files: Vec<(String, &str)> = vec![
         (contract::REPO_PATHS[0].to_owned(), contract::EMBEDDED),
@@ -56,11 +56,10 @@ pub fn run(g: &GlobalArgs, a: &InitArgs) -> Result<ExitCode> {
 /// `init --host`: writes or merges the host's wiring; says what changed.
 fn wire_host(
     ws: &crate::settings::Workspace,
-    g: &GlobalArgs,
+    printer: Printer,
     host: crate::hosts::HostKind,
     force: bool,
 ) -> Result<ExitCode> {
-    let printer = Printer::new(g);
     let changes = crate::hosts::install(&ws.root, host, force)?;
     for c in crate::hosts::conflicts(&ws.root, host) {
         printer.report(&format!("warning: {c}\n"));
@@ -84,11 +83,10 @@ fn wire_host(
 /// `--force`).
 fn write_config(
     ws: &crate::settings::Workspace,
-    g: &GlobalArgs,
+    printer: Printer,
     a: &InitArgs,
     profile: crate::config::Profile,
 ) -> Result<ExitCode> {
-    let printer = Printer::new(g);
     let path = ws.root.join(crate::config::PATH);
     if std::fs::symlink_metadata(&path).is_ok() && !a.force {
         return Err(Error::Failed(format!(
