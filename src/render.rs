@@ -47,6 +47,17 @@ pub struct ByteCaps {
     pub total: u64,
 }
 
+impl ByteCaps {
+    /// The caps `[render]` of the config sets (or their defaults).
+    #[must_use]
+    pub fn of(config: &crate::config::Config) -> ByteCaps {
+        ByteCaps {
+            per_file: config.max_file_bytes,
+            total: config.max_total_bytes,
+        }
+    }
+}
+
 /// Finds a template's text: the repository's `.curate/templates/<name>.<lang>.tera`, then
 /// `<name>.tera`, then the embedded ones in the same order.
 fn lookup(root: &Path, name: &str, lang: Lang) -> Result<Option<(String, String)>> {

@@ -281,11 +281,13 @@ pub fn prepare(d: &Dispatch<'_>, o: &WorkspaceOptions) -> Option<Prepared> {
             deny: ws.config.on_not_ready == crate::config::OnNotReady::Deny,
         });
     }
-    let caps = ByteCaps {
-        per_file: ws.config.max_file_bytes,
-        total: ws.config.max_total_bytes,
-    };
-    let job = Job::new(&ws, &settings, &compiled, ws.config.lang, caps);
+    let job = Job::new(
+        &ws,
+        &settings,
+        &compiled,
+        ws.config.lang,
+        ByteCaps::of(&ws.config),
+    );
     let bundle = render::render_string(&job, "bundle").ok()?;
     let (files, lines, tokens) = compiled.totals();
     let prompt = compose(&role, &change, &bundle, d.prompt, (files, lines, tokens));

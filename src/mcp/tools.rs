@@ -49,12 +49,8 @@ pub fn preview(root: &WorkspaceOptions, a: &PreviewArgs) -> Result<Answer> {
             text,
         });
     }
-    let caps = ByteCaps {
-        per_file: ws.config.max_file_bytes,
-        total: ws.config.max_total_bytes,
-    };
     let lang = a.lang.map_or(ws.config.lang, Into::into);
-    let job = Job::new(&ws, &s, &compiled, lang, caps);
+    let job = Job::new(&ws, &s, &compiled, lang, ByteCaps::of(&ws.config));
     let prompt = render::render_string(&job, a.template.name())?;
     Ok(Answer {
         structured: render::preview_json(&compiled, Some(&prompt), &warnings),

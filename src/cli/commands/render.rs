@@ -48,9 +48,10 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
             "the handoff template needs --task-file".to_owned(),
         ));
     }
+    let config = ByteCaps::of(&ws.config);
     let caps = ByteCaps {
-        per_file: a.max_file_bytes.unwrap_or(ws.config.max_file_bytes),
-        total: a.max_total_bytes.unwrap_or(ws.config.max_total_bytes),
+        per_file: a.max_file_bytes.unwrap_or(config.per_file),
+        total: a.max_total_bytes.unwrap_or(config.total),
     };
     let job = Job::new(&ws, &s, &compiled, a.lang.unwrap_or(ws.config.lang), caps);
     let mut report_text = report::human(&compiled, printer.style, printer.verbose, false, "");
