@@ -4,7 +4,7 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
@@ -316,16 +316,11 @@ fn the_kill_switch_and_the_deadline_give_nothing() {
     assert!(!repo.exists("changes/demo/analysis/worker-context.jsonl"));
 
     // A host that never closes stdin: the deadline covers reading it.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_curate"))
+    let mut child = repo
+        .curate()
         .args(["hook", "claude-code"])
-        .current_dir(&repo.root)
         .env("CURATE_HOOK_DEADLINE_MS", "300")
-        .env("CURATE_CACHE_DIR", repo.cache_dir())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .spawn();
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(b"{\"hook_event_name\":").unwrap();
     let started = Instant::now();
@@ -417,15 +412,17 @@ console.log(JSON.stringify(out))
         bin_dir.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let out = Command::new(node)
-        .args(["--input-type=module", "-e", driver])
+    let mut node = Command::new(node);
+    node.args(["--input-type=module", "-e", driver])
         .arg(plugin.to_string_lossy().as_ref())
         .arg(repo.root.to_string_lossy().as_ref())
         .env("PATH", path)
         .env("CURATE_CACHE_DIR", repo.cache_dir())
-        .current_dir(&repo.root)
-        .output()
-        .unwrap();
+        .current_dir(&repo.root);
+    for inherited in crate::DEVELOPER_ENV {
+        node.env_remove(inherited);
+    }
+    let out = node.output().unwrap();
     assert!(
         out.status.success(),
         "{}",

@@ -148,6 +148,15 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
+/// Variables of the developer's shell that would change what curate does in a test.
+pub const DEVELOPER_ENV: [&str; 5] = [
+    "CURATE_CONTRACTS",
+    "CURATE_CHANGE",
+    "CURATE_HOOKS",
+    "CURATE_HOOK_DEADLINE_MS",
+    "CURATE_ON_NOT_READY",
+];
+
 /// A command to run.
 pub struct Cmd {
     root: PathBuf,
@@ -184,25 +193,46 @@ impl Cmd {
         self
     }
 
-    pub fn run(self) -> Output {
-        let cache = self.root.with_file_name("cache");
+    /// The process to start: the binary, its arguments, the folder, and an environment
+    /// that nothing of the developer's own leaks into (contracts, change, hook switches),
+    /// with the token cache beside the repository. Every test that starts curate uses it.
+    pub fn command(&self) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_curate"));
         cmd.args(&self.args)
             .current_dir(&self.cwd)
-            .env_remove("CURATE_CONTRACTS")
             .env("NO_COLOR", "1")
-            .env("CURATE_CACHE_DIR", &cache)
+            .env("CURATE_CACHE_DIR", self.root.with_file_name("cache"));
+        for inherited in DEVELOPER_ENV {
+            cmd.env_remove(inherited);
+        }
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    /// Starts the command with stdin, stdout and stderr piped, for a test that talks to it.
+    pub fn spawn(&self) -> std::process::Child {
+        self.command()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start curate")
+    }
+
+    pub fn run(self) -> Output {
+        let mut child = self
+            .command()
             .stdin(if self.stdin.is_some() {
                 Stdio::piped()
             } else {
                 Stdio::null()
             })
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        for (k, v) in &self.env {
-            cmd.env(k, v);
-        }
-        let mut child = cmd.spawn().expect("run curate");
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run curate");
         if let Some(input) = &self.stdin {
             // A command may stop reading early (a cap): that is its answer, not a failure.
             if let Err(e) = child.stdin.take().unwrap().write_all(input) {

@@ -17,13 +17,7 @@ type Client = RunningService<RoleClient, ()>;
 
 /// A client connected to `curate mcp` started in the repository's root.
 async fn connect(repo: &Repo) -> Client {
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_curate"));
-    cmd.arg("mcp")
-        .current_dir(&repo.root)
-        .env_remove("CURATE_CONTRACTS")
-        .env_remove("CURATE_CHANGE")
-        .env("NO_COLOR", "1")
-        .env("CURATE_CACHE_DIR", repo.cache_dir());
+    let cmd = tokio::process::Command::from(repo.curate().args(["mcp"]).command());
     let (transport, _) = TokioChildProcess::builder(cmd)
         .stderr(Stdio::inherit())
         .spawn()
@@ -480,16 +474,7 @@ fn read_message(out: &mut impl BufRead) -> Value {
 fn older_protocol_versions_are_accepted_and_stdin_eof_exits_0() {
     let repo = Repo::fixture("aiws-basic");
     for version in ["2025-06-18", "2025-03-26"] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_curate"))
-            .arg("mcp")
-            .current_dir(&repo.root)
-            .env_remove("CURATE_CONTRACTS")
-            .env("CURATE_CACHE_DIR", repo.cache_dir())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = repo.curate().args(["mcp"]).spawn();
         let mut stdin = child.stdin.take().unwrap();
         let mut stdout = BufReader::new(child.stdout.take().unwrap());
         let send = |stdin: &mut std::process::ChildStdin, v: Value| {
