@@ -290,48 +290,40 @@ impl Rule {
     /// The rule's regex, compiled on first use; `None` when it does not compile (which
     /// the table's tests rule out; a scan then fails closed).
     fn compiled(&self) -> Option<&Compiled> {
-        self.compiled
-            .get_or_init(|| {
-                let regex = build_regex(&self.pattern).ok()?;
-                if self.secret_group.is_some_and(|g| g >= regex.captures_len()) {
-                    return None;
-                }
-                let named_secret = regex
-                    .capture_names()
-                    .position(|name| name == Some("secret"));
-                let allow = if self.allow_patterns.is_empty() {
-                    None
-                } else {
-                    Some(build_allow(&self.allow_patterns).ok()?)
-                };
-                Some(Compiled {
-                    regex,
-                    named_secret,
-                    allow,
-                })
-            })
-            .as_ref()
+        self.compiled.get_or_init(|| self.build().ok()).as_ref()
     }
 
     /// Compiles the rule now: the error a lazy compile would meet.
     fn compile_now(&self) -> Result<(), SecretsError> {
-        let regex = build_regex(&self.pattern).map_err(|source| SecretsError::Rule {
+        self.build().map(drop)
+    }
+
+    /// The regex, its `secret` group and the allowlist set, compiled.
+    fn build(&self) -> Result<Compiled, SecretsError> {
+        let failed = |source| SecretsError::Rule {
             rule: self.id,
             source,
-        })?;
+        };
+        let regex = build_regex(&self.pattern).map_err(failed)?;
         if self.secret_group.is_some_and(|g| g >= regex.captures_len()) {
             return Err(SecretsError::Invalid {
                 rule: self.id,
                 reason: "`secret_group` is not a group of the pattern",
             });
         }
-        if !self.allow_patterns.is_empty() {
-            build_allow(&self.allow_patterns).map_err(|source| SecretsError::Rule {
-                rule: self.id,
-                source,
-            })?;
-        }
-        Ok(())
+        let named_secret = regex
+            .capture_names()
+            .position(|name| name == Some("secret"));
+        let allow = if self.allow_patterns.is_empty() {
+            None
+        } else {
+            Some(build_allow(&self.allow_patterns).map_err(failed)?)
+        };
+        Ok(Compiled {
+            regex,
+            named_secret,
+            allow,
+        })
     }
 
     /// The secret part of a candidate.
