@@ -1276,7 +1276,6 @@ fn is_uuid(value: &[u8]) -> bool {
         })
 }
 
-/// Version strings and dates: digits and dots with an optional `v`.
 /// A constant of code, not a literal secret: a number with a type suffix (`16384u32`,
 /// `0x8031005Cu32`, `2i32`) or another constant's SCREAMING_SNAKE name
 /// (`FLG_ADDREG_64BITKEY`).
@@ -1336,6 +1335,7 @@ fn is_code_constant(value: &[u8]) -> bool {
     number || screaming
 }
 
+/// Version strings and dates: digits and dots with an optional `v`.
 fn is_version_like(value: &[u8]) -> bool {
     let body = value.strip_prefix(b"v").unwrap_or(value);
     let dots = memchr::memchr_iter(b'.', body).count();
