@@ -218,34 +218,27 @@ pub fn contained(
     given: &str,
 ) -> crate::error::Result<std::path::PathBuf> {
     use crate::error::Error;
-    use std::path::PathBuf;
     let escape = |problem| Error::Escape {
         origin: origin.to_owned(),
         path: given.to_owned(),
         problem,
     };
-    if crate::util::paths::has_control_char(given) {
+    if has_control_char(given) {
         return Err(escape("holds a control character"));
     }
-    let rel = crate::util::paths::normalize(given).map_err(|e| escape(e.problem()))?;
-    let path = root.join(&rel);
-    let real = match path.canonicalize() {
-        Ok(real) => real,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(path),
-        Err(source) => return Err(Error::Read { path, source }),
-    };
-    let Some(inside) = crate::util::paths::relative_to(root, &real) else {
-        return Err(escape(
+    let rel = RepoPath::new(given).map_err(|e| escape(e.problem()))?;
+    // The same name and link steps as a read's (`admit`).
+    match judge_name(rel.as_str()).and_then(|()| resolve(root, &rel)) {
+        Ok(target) => Ok(root.join(target)),
+        Err(Refusal::Missing(_)) => Ok(root.join(rel.as_str())),
+        Err(Refusal::Outside) => Err(escape(
             "leads out of the repository through a link: never read",
-        ));
-    };
-    if let Err(refusal) = judge_name(&inside) {
-        return Err(Error::Invalid {
-            path: PathBuf::from(rel),
+        )),
+        Err(refusal) => Err(Error::Invalid {
+            path: rel.as_str().into(),
             message: format!("never read: {refusal}"),
-        });
+        }),
     }
-    Ok(real)
 }
 
 /// Reads one of the small files curate keeps in a repository (an overrides file, an
