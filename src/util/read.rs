@@ -65,13 +65,7 @@ pub fn open_regular(path: &Path) -> Result<(File, u64), ReadError> {
         source,
     };
     // A cheap first look: a FIFO is refused before `open`, which would wait for a writer.
-    let meta = std::fs::metadata(path).map_err(io)?;
-    if !meta.is_file() {
-        return Err(ReadError::NotRegular {
-            path: path.to_owned(),
-            kind: kind_of(meta.file_type()),
-        });
-    }
+    regular(&std::fs::metadata(path).map_err(io)?, path)?;
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
@@ -82,13 +76,20 @@ pub fn open_regular(path: &Path) -> Result<(File, u64), ReadError> {
     }
     let file = options.open(path).map_err(io)?;
     let meta = file.metadata().map_err(io)?;
-    if !meta.is_file() {
-        return Err(ReadError::NotRegular {
+    regular(&meta, path)?;
+    Ok((file, meta.len()))
+}
+
+/// `Ok` for a regular file; else what it is.
+fn regular(meta: &std::fs::Metadata, path: &Path) -> Result<(), ReadError> {
+    if meta.is_file() {
+        Ok(())
+    } else {
+        Err(ReadError::NotRegular {
             path: path.to_owned(),
             kind: kind_of(meta.file_type()),
-        });
+        })
     }
-    Ok((file, meta.len()))
 }
 
 /// Opens `rel` (a `/` path without links) below the folder `root` for reading, the kernel
@@ -123,28 +124,16 @@ pub fn open_regular_beneath(root: &Path, rel: &str) -> Option<Result<(File, u64)
             Err(e) => Some(Err(io(e.into()))),
             Ok(fd) => Some(Ok(File::from(fd))),
         };
-    let looked = match open(OFlags::PATH)? {
-        Ok(f) => f,
-        Err(e) => return Some(Err(e)),
+    let checked = |file: File| -> Result<(File, u64), ReadError> {
+        let meta = file.metadata().map_err(io)?;
+        regular(&meta, &path)?;
+        Ok((file, meta.len()))
     };
-    let not_regular = |meta: &std::fs::Metadata| ReadError::NotRegular {
-        path: path.clone(),
-        kind: kind_of(meta.file_type()),
-    };
-    match looked.metadata() {
-        Ok(meta) if !meta.is_file() => return Some(Err(not_regular(&meta))),
-        Ok(_) => {}
-        Err(e) => return Some(Err(io(e))),
+    // Looked at first (`O_PATH` opens nothing), then opened for reading.
+    if let Err(e) = open(OFlags::PATH)?.and_then(checked) {
+        return Some(Err(e));
     }
-    let file = match open(OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY)? {
-        Ok(f) => f,
-        Err(e) => return Some(Err(e)),
-    };
-    Some(match file.metadata() {
-        Ok(meta) if !meta.is_file() => Err(not_regular(&meta)),
-        Ok(meta) => Ok((file, meta.len())),
-        Err(e) => Err(io(e)),
-    })
+    Some(open(OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY)?.and_then(checked))
 }
 
 /// [`open_regular_beneath`] where the platform has it, else [`open_regular`] by path.
