@@ -7,8 +7,8 @@
 //! delegation contracts) → [`expand`] (globs, with [`ignore`] rules) → [`overrides`] (the
 //! delegator's layer 2) → [`secrets`] by name → [`measure`] (read each file once, through
 //! the admission checks, with [`tokens`] and the on-disk [`cache`]) → [`budget`] (caps) →
-//! [`manifest`] (text and lock). [`adopt`] turns a hand-edited manifest back into overrides; [`commit`] compiles and
-//! writes, for every front-end that writes.
+//! [`manifest`] (text and lock). [`adopt`] turns a hand-edited manifest back into
+//! overrides; [`commit`] compiles and writes, for every front-end that writes.
 
 pub mod admit;
 pub mod adopt;
