@@ -8,10 +8,10 @@
 use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock};
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex::bytes::{Captures, Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 use serde::Deserialize;
 
+use super::keywords::Keywords;
 use super::validate::{self, Check};
 
 /// The rules table, embedded at build time.
@@ -164,7 +164,7 @@ fn build_allow(patterns: &[String]) -> Result<RegexSet, regex::Error> {
 /// The compiled content rules: the keyword automaton and the rules.
 #[derive(Debug)]
 pub struct ContentRules {
-    keywords: AhoCorasick,
+    keywords: Keywords,
     /// Keyword pattern index to the rules it enables.
     keyword_rules: Vec<Vec<usize>>,
     rules: Vec<Rule>,
@@ -467,14 +467,9 @@ impl ContentRules {
                 message: "no rules".to_owned(),
             });
         }
-        let keywords = AhoCorasick::builder()
-            .ascii_case_insensitive(true)
-            .match_kind(MatchKind::Standard)
-            .kind(Some(AhoCorasickKind::DFA))
-            .build(&keyword_index)
-            .map_err(|error| SecretsError::Keywords {
-                message: error.to_string(),
-            })?;
+        let keywords = Keywords::new(&keyword_index).map_err(|error| SecretsError::Keywords {
+            message: error.to_string(),
+        })?;
         let names = rules.iter().map(|rule| rule.id).collect();
         Ok(Self {
             keywords,
@@ -521,12 +516,12 @@ impl ContentRules {
     fn first_hit(&self, bytes: &[u8]) -> Option<(usize, &'static str)> {
         let mut enabled = vec![false; self.rules.len()];
         // For the local rules, the regions to search: the keyword's line and the lines on
-        // either side, merged (keyword matches come in order).
+        // either side, merged (keyword matches come in order of their start).
         let mut regions: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.rules.len()];
         let mut any = false;
-        for found in self.keywords.find_overlapping_iter(bytes) {
-            let Some(list) = self.keyword_rules.get(found.pattern().as_usize()) else {
-                continue;
+        self.keywords.each(bytes, |keyword, start, end| {
+            let Some(list) = self.keyword_rules.get(keyword) else {
+                return;
             };
             let mut region = None;
             for &index in list {
@@ -536,8 +531,7 @@ impl ContentRules {
                 *flag = true;
                 any = true;
                 if self.rules.get(index).is_some_and(|r| r.local) {
-                    let (from, to) =
-                        *region.get_or_insert_with(|| around(bytes, found.start(), found.end()));
+                    let (from, to) = *region.get_or_insert_with(|| around(bytes, start, end));
                     let list = &mut regions[index];
                     match list.last_mut() {
                         Some(last) if from <= last.1 => last.1 = last.1.max(to),
@@ -545,7 +539,7 @@ impl ContentRules {
                     }
                 }
             }
-        }
+        });
         if !any {
             return None;
         }
@@ -640,4 +634,18 @@ fn around(bytes: &[u8], start: usize, end: usize) -> (usize, usize) {
 fn line_of(bytes: &[u8], offset: usize) -> usize {
     let before = bytes.get(..offset).unwrap_or(bytes);
     memchr::memchr_iter(b'\n', before).count() + 1
+}
+
+/// The distinct keywords of the embedded table, in first-seen order (the
+/// keyword finder's tests search with them).
+#[cfg(test)]
+pub(super) fn keyword_list() -> Vec<String> {
+    let table: Table = toml::from_str(RULES_TOML).expect("the embedded table parses");
+    let mut list: Vec<String> = Vec::new();
+    for keyword in table.rule.into_iter().flat_map(|rule| rule.keywords) {
+        if !list.contains(&keyword) {
+            list.push(keyword);
+        }
+    }
+    list
 }

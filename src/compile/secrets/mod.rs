@@ -29,6 +29,7 @@
 //! that does not parse or compile is an error, never a silently skipped rule.
 
 mod content;
+mod keywords;
 mod names;
 mod utf16;
 mod validate;
