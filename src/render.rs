@@ -11,6 +11,7 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Mutex;
 
+use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -122,8 +123,21 @@ pub fn fence_language(path: &str) -> &'static str {
 /// The numbered, fenced text of one entry's selected lines, and whether it was cut.
 #[must_use]
 pub fn excerpt_text(path: &str, bytes: &[u8], sections: &Sections, per_file: u64) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    let lines: Vec<&str> = text.split('\n').collect();
+    // Valid UTF-8 (the usual case) is checked by the standard library's word-at-a-time
+    // validator and borrowed; only invalid text pays for the lossy copy.
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    };
+    let mut lines: Vec<&str> = Vec::with_capacity(bytes.len() / 32 + 1);
+    let mut from = 0;
+    for newline in memchr::memchr_iter(b'\n', text.as_bytes()) {
+        lines.push(text.get(from..newline).unwrap_or_default());
+        from = newline + 1;
+    }
+    lines.push(text.get(from..).unwrap_or_default());
+    // Most files hold no backtick: then no line needs looking at for the fence.
+    let backticks = memchr::memchr(b'`', text.as_bytes()).is_some();
     // A final "\n" does not start another line.
     let count = measure::count_lines(bytes) as usize;
     let ranges: Vec<[u64; 2]> = match sections {
@@ -162,7 +176,7 @@ pub fn excerpt_text(path: &str, bytes: &[u8], sections: &Sections, per_file: u64
                 break 'measure;
             }
             used += size;
-            if line.contains('`') {
+            if backticks && line.contains('`') {
                 let run = line.split(|c| c != '`').map(str::len).max().unwrap_or(0);
                 longest_run = longest_run.max(run);
             }
@@ -469,12 +483,33 @@ struct Excerpt {
     rules: &'static ContentRules,
     max_file_size: u64,
     entries: HashMap<String, (Sections, String)>,
+    /// The entries' files in manifest order, and each one's place and line count: the
+    /// order a template most likely asks for them in.
+    order: Vec<(String, u64)>,
+    place: HashMap<String, usize>,
+    /// Excerpts prepared ahead, taken once each.
+    ready: Mutex<HashMap<String, Prepared>>,
     caps: ByteCaps,
     used: Mutex<u64>,
 }
 
+/// One entry's excerpt made ahead of its call: the selected size and the text,
+/// or why the file may not be read.
+type Prepared = std::result::Result<(u64, String), String>;
+
+/// Entries prepared together, at most: their files are read, checked and
+/// formatted in parallel, and held until the template takes them.
+const BATCH_FILES: usize = 32;
+/// And at most this many lines between them (the batch's memory).
+const BATCH_LINES: u64 = 100_000;
+
 impl Excerpt {
     fn new(job: &Job<'_>, rules: &'static ContentRules) -> Excerpt {
+        let order: Vec<(String, u64)> = job
+            .kept
+            .iter()
+            .map(|k| (k.entry.file.clone(), k.lines))
+            .collect();
         Excerpt {
             root: job.ws.root.clone(),
             rules,
@@ -489,9 +524,82 @@ impl Excerpt {
                     )
                 })
                 .collect(),
+            place: order
+                .iter()
+                .enumerate()
+                .map(|(i, (file, _))| (file.clone(), i))
+                .collect(),
+            order,
+            ready: Mutex::new(HashMap::new()),
             caps: job.caps,
             used: Mutex::new(0),
         }
+    }
+
+    /// Read, check and format one entry: the bytes admitted when it was measured
+    /// (same hash), or a full admission.
+    fn prepare(&self, file: &str) -> Prepared {
+        let Some((sections, sha)) = self.entries.get(file) else {
+            return Err(format!(
+                "excerpt(): {} is not an entry of the manifest",
+                quoted(file)
+            ));
+        };
+        let path = crate::util::paths::RepoPath::new(file)
+            .map_err(|e| format!("{} {}", quoted(file), e.problem()))?;
+        let bytes = if sha.is_empty() {
+            admit(&self.root, &path, self.max_file_size, self.rules)
+        } else {
+            reread(&self.root, &path, self.max_file_size, sha)
+        }
+        .map_err(|r| format!("{} may not be read: {r}", quoted(file)))?;
+        let size = measure::selected(&bytes, sections).len() as u64;
+        Ok((
+            size,
+            excerpt_text(file, &bytes, sections, self.caps.per_file),
+        ))
+    }
+
+    /// The excerpt of `file`: prepared ahead if it was, else prepared now with the
+    /// entries after it in manifest order (in parallel; a template that walks the
+    /// entries in order then finds each next one ready).
+    fn take(&self, file: &str) -> Prepared {
+        let mut ready = self
+            .ready
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(prepared) = ready.remove(file) {
+            return prepared;
+        }
+        let Some(&from) = self.place.get(file) else {
+            return self.prepare(file);
+        };
+        let mut lines = 0;
+        let batch: Vec<&str> = self
+            .order
+            .iter()
+            .skip(from)
+            .take(BATCH_FILES)
+            .take_while(|(_, count)| {
+                lines += count;
+                lines <= BATCH_LINES
+            })
+            .map(|(file, _)| file.as_str())
+            .collect();
+        if batch.len() < 2 {
+            return self.prepare(file);
+        }
+        let mut prepared: Vec<(&str, Prepared)> = batch
+            .par_iter()
+            .map(|&next| (next, self.prepare(next)))
+            .collect();
+        let mine = prepared.remove(0).1;
+        ready.extend(
+            prepared
+                .into_iter()
+                .map(|(next, prepared)| (next.to_owned(), prepared)),
+        );
+        mine
     }
 }
 
@@ -501,22 +609,7 @@ impl tera::Function for Excerpt {
             .get("file")
             .and_then(Value::as_str)
             .ok_or_else(|| tera::Error::msg("excerpt() needs file=<an entry's file>"))?;
-        let (sections, sha) = self.entries.get(file).ok_or_else(|| {
-            tera::Error::msg(format!(
-                "excerpt(): {} is not an entry of the manifest",
-                quoted(file)
-            ))
-        })?;
-        // The bytes admitted when the entry was measured (same hash), or a full admission.
-        let path = crate::util::paths::RepoPath::new(file)
-            .map_err(|e| tera::Error::msg(format!("{} {}", quoted(file), e.problem())))?;
-        let bytes = if sha.is_empty() {
-            admit(&self.root, &path, self.max_file_size, self.rules)
-        } else {
-            reread(&self.root, &path, self.max_file_size, sha)
-        }
-        .map_err(|r| tera::Error::msg(format!("{} may not be read: {r}", quoted(file))))?;
-        let size = measure::selected(&bytes, sections).len() as u64;
+        let (size, text) = self.take(file).map_err(tera::Error::msg)?;
         // What this entry adds to the total: its selected bytes, or its cut when capped.
         let shown = if self.caps.per_file > 0 {
             size.min(self.caps.per_file)
@@ -531,7 +624,6 @@ impl tera::Function for Excerpt {
             return Ok(json!({"inlined": false, "size": size, "text": ""}));
         }
         *used += shown;
-        let text = excerpt_text(file, &bytes, sections, self.caps.per_file);
         Ok(json!({"inlined": true, "size": size, "text": text}))
     }
 
@@ -715,6 +807,15 @@ mod tests {
         let text: String = (1..=12).map(|i| format!("l{i}\n")).collect();
         let out = excerpt_text("x.rs", text.as_bytes(), &Sections::ranges(vec![[9, 10]]), 0);
         assert_eq!(out, "```rust\n 9 | l9\n10 | l10\n```");
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced_and_crlf_lines_lose_their_cr() {
+        let out = excerpt_text("x.txt", b"caf\xe9\r\nok\r\nlast", &Sections::Whole, 0);
+        assert_eq!(out, "```text\n1 | caf\u{fffd}\n2 | ok\n3 | last\n```");
+        // A backtick after invalid bytes still widens the fence.
+        let out = excerpt_text("x.txt", b"\xff ```", &Sections::Whole, 0);
+        assert_eq!(out, "````text\n1 | \u{fffd} ```\n````");
     }
 
     #[test]

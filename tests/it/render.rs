@@ -259,3 +259,57 @@ fn render_from_an_existing_manifest_checks_it() {
     assert_eq!(out.code, 1);
     assert!(!repo.exists(WORKER_MANIFEST));
 }
+
+#[test]
+fn excerpts_are_the_same_in_any_order_the_template_asks_for_them() {
+    // Enough files for the excerpts to be prepared in batches, ahead of the template's
+    // calls; a template that asks in reverse, or twice, must see what one asking in
+    // order sees, at any thread count.
+    let repo = Repo::fixture("aiws-basic");
+    for i in 0..70 {
+        let body: String = (0..=(i % 7))
+            .map(|line| format!("file {i} line {line} `tick`\n"))
+            .collect();
+        repo.write(&format!("src/many/f{i:02}.txt"), &body);
+    }
+    repo.write(
+        "in-order.tera",
+        "{% for e in entries %}{% set x = excerpt(file=e.file) %}@@@ {{ e.file }}\n{{ x.text }}\n{% endfor %}",
+    );
+    repo.write(
+        "reversed.tera",
+        "{% for e in entries | reverse %}{% set x = excerpt(file=e.file) %}{% set y = excerpt(file=e.file) %}@@@ {{ e.file }}\n{{ y.text }}\n{% endfor %}",
+    );
+    let run = |template: &str, threads: &str| {
+        let out = render(
+            &repo,
+            &[
+                "-j",
+                threads,
+                "--template",
+                template,
+                "--max-files",
+                "0",
+                "--max-lines",
+                "0",
+                "--owns",
+                "src/many/**",
+            ],
+        );
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        out.stdout
+    };
+    let blocks = |text: &str| {
+        let mut blocks: Vec<String> = text.split("@@@ ").map(str::to_owned).collect();
+        blocks.sort();
+        blocks
+    };
+    let in_order = run("in-order.tera", "2");
+    assert!(
+        in_order.contains("@@@ src/many/f69.txt\n```text\n1 | file 69 line 0 `tick`"),
+        "{in_order}"
+    );
+    assert_eq!(in_order.matches("```text").count(), 70, "{in_order}");
+    assert_eq!(run("in-order.tera", "1"), in_order);
+    assert_eq!(blocks(&run("reversed.tera", "2")), blocks(&in_order));
+}
