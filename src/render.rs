@@ -499,9 +499,9 @@ type Prepared = std::result::Result<(u64, String), String>;
 
 /// Entries prepared together, at most: their files are read, checked and
 /// formatted in parallel, and held until the template takes them.
-const BATCH_FILES: usize = 32;
+const BATCH_FILES: usize = 16;
 /// And at most this many lines between them (the batch's memory).
-const BATCH_LINES: u64 = 100_000;
+const BATCH_LINES: u64 = 40_000;
 
 impl Excerpt {
     fn new(job: &Job<'_>, rules: &'static ContentRules) -> Excerpt {
