@@ -10,7 +10,8 @@
 //! data table covering the provider families of gitleaks' default rule set
 //! (cloud, CI, registries, payment, chat, AI providers, private keys, JWTs,
 //! URLs with passwords, `curl` credentials and generic high-entropy
-//! assignments). One ASCII case-insensitive Aho-Corasick pass finds which
+//! assignments). One ASCII case-insensitive Aho-Corasick pass (behind a
+//! prefilter on the keywords' first four bytes, in `keywords.rs`) finds which
 //! rule keywords occur; only those rules run their byte regexes, and every
 //! candidate passes the rule's validator (placeholder and example filtering,
 //! entropy, URL-password and assignment checks, in `validate.rs`). UTF-16
