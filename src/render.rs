@@ -487,10 +487,18 @@ struct Excerpt {
     /// order a template most likely asks for them in.
     order: Vec<(String, u64)>,
     place: HashMap<String, usize>,
-    /// Excerpts prepared ahead, taken once each.
-    ready: Mutex<HashMap<String, Prepared>>,
+    /// Excerpts prepared ahead, and which places were ever prepared.
+    ahead: Mutex<Ahead>,
     caps: ByteCaps,
     used: Mutex<u64>,
+}
+
+/// Excerpts prepared ahead of the template's calls, each taken once; `done[i]`: the
+/// entry at place `i` was prepared once (a second call for it is prepared alone).
+#[derive(Default)]
+struct Ahead {
+    ready: HashMap<String, Prepared>,
+    done: Vec<bool>,
 }
 
 /// One entry's excerpt made ahead of its call: the selected size and the text,
@@ -530,7 +538,7 @@ impl Excerpt {
                 .map(|(i, (file, _))| (file.clone(), i))
                 .collect(),
             order,
-            ready: Mutex::new(HashMap::new()),
+            ahead: Mutex::new(Ahead::default()),
             caps: job.caps,
             used: Mutex::new(0),
         }
@@ -561,44 +569,54 @@ impl Excerpt {
     }
 
     /// The excerpt of `file`: prepared ahead if it was, else prepared now with the
-    /// entries after it in manifest order (in parallel; a template that walks the
-    /// entries in order then finds each next one ready).
+    /// entries after it in manifest order that were never prepared (in parallel; a
+    /// template that walks the entries in order then finds each next one ready).
     fn take(&self, file: &str) -> Prepared {
-        let mut ready = self
-            .ready
+        let mut ahead = self
+            .ahead
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(prepared) = ready.remove(file) {
+        if let Some(prepared) = ahead.ready.remove(file) {
             return prepared;
         }
         let Some(&from) = self.place.get(file) else {
             return self.prepare(file);
         };
-        let mut lines = 0;
-        let batch: Vec<&str> = self
-            .order
-            .iter()
-            .skip(from)
-            .take(BATCH_FILES)
-            .take_while(|(_, count)| {
-                lines += count;
-                lines <= BATCH_LINES
-            })
-            .map(|(file, _)| file.as_str())
-            .collect();
-        if batch.len() < 2 {
+        ahead.done.resize(self.order.len(), false);
+        if ahead.done.get(from).copied().unwrap_or(true) {
             return self.prepare(file);
         }
-        let mut prepared: Vec<(&str, Prepared)> = batch
-            .par_iter()
-            .map(|&next| (next, self.prepare(next)))
+        let mut lines = 0;
+        let batch: Vec<(usize, &str)> = self
+            .order
+            .iter()
+            .enumerate()
+            .skip(from)
+            .filter(|&(place, _)| !ahead.done.get(place).copied().unwrap_or(true))
+            .take(BATCH_FILES)
+            .take_while(|(place, (_, count))| {
+                lines += count;
+                *place == from || lines <= BATCH_LINES
+            })
+            .map(|(place, (file, _))| (place, file.as_str()))
             .collect();
-        let mine = prepared.remove(0).1;
-        ready.extend(
-            prepared
-                .into_iter()
-                .map(|(next, prepared)| (next.to_owned(), prepared)),
-        );
+        for &(place, _) in &batch {
+            if let Some(done) = ahead.done.get_mut(place) {
+                *done = true;
+            }
+        }
+        let prepared: Vec<(&str, Prepared)> = batch
+            .par_iter()
+            .map(|&(_, next)| (next, self.prepare(next)))
+            .collect();
+        // The batch starts with `file` itself.
+        let mut prepared = prepared.into_iter();
+        let mine = prepared
+            .next()
+            .map_or_else(|| self.prepare(file), |(_, mine)| mine);
+        ahead
+            .ready
+            .extend(prepared.map(|(next, prepared)| (next.to_owned(), prepared)));
         mine
     }
 }
