@@ -95,13 +95,18 @@ impl ByteSet {
     fn weight(self) -> u64 {
         // The lower-case letters, bytes 97 to 122, are bits 33 to 58 of the second word.
         const LETTERS: u64 = ((1 << 26) - 1) << 33;
-        let [ascii, high, upper, top] = self.0;
-        let wide = if upper | top == 0 {
+        let [from_0, from_64, from_128, from_192] = self.0;
+        let high = if from_128 | from_192 == 0 {
             0
         } else {
-            upper.count_ones() + top.count_ones()
+            from_128.count_ones() + from_192.count_ones()
         };
-        u64::from(ascii.count_ones() + high.count_ones() + 3 * (high & LETTERS).count_ones() + wide)
+        u64::from(
+            from_0.count_ones()
+                + from_64.count_ones()
+                + 3 * (from_64 & LETTERS).count_ones()
+                + high,
+        )
     }
 }
 
@@ -131,7 +136,8 @@ impl Bucket {
 }
 
 impl Keywords {
-    /// Build the finder over the keywords (each at least three bytes long).
+    /// Build the finder over the keywords (an empty one is never found; the rules
+    /// table asks for three bytes at least).
     ///
     /// # Errors
     /// The Aho-Corasick build error.
@@ -192,11 +198,14 @@ impl Keywords {
                 self.anchored(bytes, start, &mut found);
             }
         }
-        // A three-byte keyword may end the text, with no fourth byte to look at.
-        if heads.three != 0
-            && let Some(start) = bytes.len().checked_sub(3)
-        {
-            self.anchored(bytes, start, &mut found);
+        // A keyword shorter than four bytes may end the text, with no fourth byte to
+        // look at: the last three starts are tried if a bucket accepts what is left.
+        for (left, heads) in [(3, heads.three), (2, heads.two), (1, heads.one)] {
+            if heads != 0
+                && let Some(start) = bytes.len().checked_sub(left)
+            {
+                self.anchored(bytes, start, &mut found);
+            }
         }
     }
 
@@ -228,25 +237,22 @@ impl Keywords {
 /// The keywords' first four bytes in at most [`BUCKETS`] buckets.
 fn buckets(keywords: &[String]) -> Vec<Bucket> {
     // Keywords sharing their first two bytes share a bucket.
-    let mut heads: Vec<([u8; 2], Bucket)> = Vec::new();
+    let mut heads: Vec<Bucket> = Vec::new();
     for keyword in keywords.iter().map(String::as_bytes) {
-        let &[first, second, _, ..] = keyword else {
+        if keyword.is_empty() {
             continue;
-        };
-        let head = [first, second].map(|byte| byte.to_ascii_lowercase());
-        let index = heads
-            .iter()
-            .position(|(known, _)| *known == head)
-            .unwrap_or_else(|| {
-                heads.push((head, Bucket::default()));
-                heads.len() - 1
-            });
-        heads[index].1.add(keyword);
+        }
+        let mut alone = Bucket::default();
+        alone.add(keyword);
+        match heads
+            .iter_mut()
+            .find(|bucket| bucket.0[..2] == alone.0[..2])
+        {
+            Some(bucket) => bucket.add(keyword),
+            None => heads.push(alone),
+        }
     }
-    merge(
-        heads.into_iter().map(|(_, bucket)| bucket).collect(),
-        BUCKETS,
-    )
+    merge(heads, BUCKETS)
 }
 
 /// Merge the two buckets whose union admits the least extra text, again and
@@ -385,6 +391,25 @@ mod tests {
                 overlapping(&list, &text),
                 "round {round}"
             );
+        }
+    }
+
+    #[test]
+    fn short_keywords_are_found_anywhere_too() {
+        let list: Vec<String> = ["a", "bc", "xyz", "bcd", "q"].map(str::to_owned).to_vec();
+        let keywords = Keywords::new(&list).expect("builds");
+        for text in [
+            &b"a"[..],
+            b"bc",
+            b"xBc",
+            b"zzbcdQ",
+            b"xyz",
+            b"abcabcxyzq",
+            b"........bc",
+            b"........xYz.q",
+            b"",
+        ] {
+            assert_eq!(ours(&keywords, text), overlapping(&list, text), "{text:?}");
         }
     }
 
