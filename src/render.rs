@@ -477,7 +477,8 @@ pub fn envelope(task: &Task) -> Value {
     })
 }
 
-/// The `excerpt(file=…)` template function: reads one entry's file when called.
+/// The `excerpt(file=…)` template function: gives one entry's excerpt, reading the
+/// entries' files a batch at a time ahead of the calls.
 struct Excerpt {
     root: std::path::PathBuf,
     rules: &'static ContentRules,
@@ -495,7 +496,6 @@ struct Excerpt {
 
 /// Excerpts prepared ahead of the template's calls, each taken once; `done[i]`: the
 /// entry at place `i` was prepared once (a second call for it is prepared alone).
-#[derive(Default)]
 struct Ahead {
     ready: HashMap<String, Prepared>,
     done: Vec<bool>,
@@ -538,7 +538,10 @@ impl Excerpt {
                 .map(|(i, (file, _))| (file.clone(), i))
                 .collect(),
             order,
-            ahead: Mutex::new(Ahead::default()),
+            ahead: Mutex::new(Ahead {
+                ready: HashMap::new(),
+                done: vec![false; job.kept.len()],
+            }),
             caps: job.caps,
             used: Mutex::new(0),
         }
@@ -582,7 +585,6 @@ impl Excerpt {
         let Some(&from) = self.place.get(file) else {
             return self.prepare(file);
         };
-        ahead.done.resize(self.order.len(), false);
         if ahead.done.get(from).copied().unwrap_or(true) {
             return self.prepare(file);
         }
