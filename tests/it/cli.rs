@@ -1,7 +1,7 @@
 //! The command line as people meet it: help, version, completions, man page, init,
 //! contracts, progress, pipes.
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use crate::Repo;
 
@@ -180,19 +180,10 @@ fn no_progress_bar_off_a_terminal_or_in_json() {
 #[test]
 fn a_closed_pipe_is_not_an_error() {
     let repo = Repo::fixture("aiws-basic");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_curate"))
-        // Never the user's real cache.
-        .env("CURATE_CACHE_DIR", repo.cache_dir())
-        .args([
-            "-C",
-            repo.root.to_str().unwrap(),
-            "render",
-            "--role",
-            "worker",
-            "--change",
-            "add-auth",
-            "-q",
-        ])
+    let mut child = repo
+        .curate()
+        .args(["render", "--role", "worker", "--change", "add-auth", "-q"])
+        .command()
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

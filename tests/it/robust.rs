@@ -67,16 +67,11 @@ fn temp_files(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The curate binary with the harness's environment, not waited for.
+/// The curate binary as every test starts it (`Cmd::command`), not waited for.
 fn spawn(repo: &Repo, args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_curate"))
-        .arg("-C")
-        .arg(&repo.root)
+    repo.curate()
         .args(args)
-        .current_dir(&repo.root)
-        .env_remove("CURATE_CONTRACTS")
-        .env("NO_COLOR", "1")
-        .env("CURATE_CACHE_DIR", repo.root.with_extension("cache"))
+        .command()
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
