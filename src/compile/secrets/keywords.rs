@@ -394,6 +394,25 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Any keyword set (a few bytes from a small alphabet, so that keywords share
+        /// heads, nest and overlap, in both cases; often more two-byte heads than
+        /// buckets, so that they merge) over any text from the same alphabet: the same
+        /// finds as the overlapping search.
+        #[test]
+        fn any_keywords_any_text(
+            list in proptest::collection::vec("[a-eA-E0-3_.\\-]{1,6}", 1..160),
+            text in proptest::collection::vec(
+                proptest::sample::select(b"abcdeABCDE0123_.-x\n".to_vec()),
+                0..400,
+            ),
+        ) {
+            let list: Vec<String> = list.into_iter().map(|k| k.to_ascii_lowercase()).collect();
+            let keywords = Keywords::new(&list).expect("builds");
+            proptest::prop_assert_eq!(ours(&keywords, &text), overlapping(&list, &text));
+        }
+    }
+
     #[test]
     fn short_keywords_are_found_anywhere_too() {
         let list: Vec<String> = ["a", "bc", "xyz", "bcd", "q"].map(str::to_owned).to_vec();
