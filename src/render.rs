@@ -165,6 +165,7 @@ pub fn excerpt_text(path: &str, bytes: &[u8], sections: &Sections, per_file: u64
     // First pass: which lines fit the byte cap, and the longest backtick run among them
     // (the fence must be longer). Second pass: write them, with no copy per line.
     let mut used: u64 = 0;
+    let (mut shown, mut spaced): (usize, usize) = (0, 0);
     let mut cut = None;
     let mut longest_run = 0;
     'measure: for &[s, e] in &ranges {
@@ -176,6 +177,8 @@ pub fn excerpt_text(path: &str, bytes: &[u8], sections: &Sections, per_file: u64
                 break 'measure;
             }
             used += size;
+            shown += 1;
+            spaced += usize::from(!line.is_empty());
             if backticks && line.contains('`') {
                 let run = line.split(|c| c != '`').map(str::len).max().unwrap_or(0);
                 longest_run = longest_run.max(run);
@@ -183,7 +186,17 @@ pub fn excerpt_text(path: &str, bytes: &[u8], sections: &Sections, per_file: u64
         }
     }
     let fence = "`".repeat((longest_run + 1).max(3));
-    let mut out = String::with_capacity(usize::try_from(used).unwrap_or(0) * 2 + 64);
+    // Exactly what is written below, but for the cut note: each line with its number and
+    // " |" (its newline is in `used`), a space before a line's text, "...\n" between
+    // ranges, the two fences.
+    let capacity = usize::try_from(used).unwrap_or(0)
+        + shown * (width + 2)
+        + spaced
+        + ranges.len().saturating_sub(1) * 4
+        + 2 * fence.len()
+        + fence_language(path).len()
+        + 1;
+    let mut out = String::with_capacity(capacity);
     out.push_str(&fence);
     out.push_str(fence_language(path));
     out.push('\n');
@@ -483,10 +496,9 @@ struct Excerpt {
     root: std::path::PathBuf,
     rules: &'static ContentRules,
     max_file_size: u64,
-    entries: HashMap<String, (Sections, String)>,
-    /// The entries' files in manifest order, and each one's place and line count: the
-    /// order a template most likely asks for them in.
-    order: Vec<(String, u64)>,
+    /// The entries in manifest order: the order a template most likely asks for them in.
+    order: Vec<Wanted>,
+    /// An entry's place in `order`, by file.
     place: HashMap<String, usize>,
     /// Excerpts prepared ahead, and which places were ever prepared.
     ahead: Mutex<Ahead>,
@@ -494,10 +506,20 @@ struct Excerpt {
     used: Mutex<u64>,
 }
 
-/// Excerpts prepared ahead of the template's calls, each taken once; `done[i]`: the
-/// entry at place `i` was prepared once (a second call for it is prepared alone).
+/// What an excerpt needs of an entry.
+struct Wanted {
+    file: String,
+    sections: Sections,
+    /// The sha256 the content was admitted with (empty: admit it now).
+    sha256: String,
+    lines: u64,
+}
+
+/// Excerpts prepared ahead of the template's calls, by place, each taken once;
+/// `done[i]`: the entry at place `i` was prepared once (a second call for it is
+/// prepared alone).
 struct Ahead {
-    ready: HashMap<String, Prepared>,
+    ready: HashMap<usize, Prepared>,
     done: Vec<bool>,
 }
 
@@ -513,35 +535,30 @@ const BATCH_LINES: u64 = 40_000;
 
 impl Excerpt {
     fn new(job: &Job<'_>, rules: &'static ContentRules) -> Excerpt {
-        let order: Vec<(String, u64)> = job
+        let order: Vec<Wanted> = job
             .kept
             .iter()
-            .map(|k| (k.entry.file.clone(), k.lines))
+            .map(|k| Wanted {
+                file: k.entry.file.clone(),
+                sections: k.entry.sections.clone(),
+                sha256: k.sha256.clone(),
+                lines: k.lines,
+            })
             .collect();
         Excerpt {
             root: job.ws.root.clone(),
             rules,
             max_file_size: job.max_file_size,
-            entries: job
-                .kept
-                .iter()
-                .map(|k| {
-                    (
-                        k.entry.file.clone(),
-                        (k.entry.sections.clone(), k.sha256.clone()),
-                    )
-                })
-                .collect(),
             place: order
                 .iter()
                 .enumerate()
-                .map(|(i, (file, _))| (file.clone(), i))
+                .map(|(i, wanted)| (wanted.file.clone(), i))
                 .collect(),
-            order,
             ahead: Mutex::new(Ahead {
                 ready: HashMap::new(),
-                done: vec![false; job.kept.len()],
+                done: vec![false; order.len()],
             }),
+            order,
             caps: job.caps,
             used: Mutex::new(0),
         }
@@ -549,25 +566,20 @@ impl Excerpt {
 
     /// Read, check and format one entry: the bytes admitted when it was measured
     /// (same hash), or a full admission.
-    fn prepare(&self, file: &str) -> Prepared {
-        let Some((sections, sha)) = self.entries.get(file) else {
-            return Err(format!(
-                "excerpt(): {} is not an entry of the manifest",
-                quoted(file)
-            ));
-        };
+    fn prepare(&self, wanted: &Wanted) -> Prepared {
+        let file = &wanted.file;
         let path = crate::util::paths::RepoPath::new(file)
             .map_err(|e| format!("{} {}", quoted(file), e.problem()))?;
-        let bytes = if sha.is_empty() {
+        let bytes = if wanted.sha256.is_empty() {
             admit(&self.root, &path, self.max_file_size, self.rules)
         } else {
-            reread(&self.root, &path, self.max_file_size, sha)
+            reread(&self.root, &path, self.max_file_size, &wanted.sha256)
         }
         .map_err(|r| format!("{} may not be read: {r}", quoted(file)))?;
-        let size = measure::selected(&bytes, sections).len() as u64;
+        let size = measure::selected(&bytes, &wanted.sections).len() as u64;
         Ok((
             size,
-            excerpt_text(file, &bytes, sections, self.caps.per_file),
+            excerpt_text(file, &bytes, &wanted.sections, self.caps.per_file),
         ))
     }
 
@@ -575,50 +587,54 @@ impl Excerpt {
     /// entries after it in manifest order that were never prepared (in parallel; a
     /// template that walks the entries in order then finds each next one ready).
     fn take(&self, file: &str) -> Prepared {
+        let Some((from, wanted)) = self
+            .place
+            .get(file)
+            .and_then(|&from| Some((from, self.order.get(from)?)))
+        else {
+            return Err(format!(
+                "excerpt(): {} is not an entry of the manifest",
+                quoted(file)
+            ));
+        };
         let mut ahead = self
             .ahead
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(prepared) = ahead.ready.remove(file) {
+        if let Some(prepared) = ahead.ready.remove(&from) {
             return prepared;
         }
-        let Some(&from) = self.place.get(file) else {
-            return self.prepare(file);
-        };
         if ahead.done.get(from).copied().unwrap_or(true) {
-            return self.prepare(file);
+            return self.prepare(wanted);
         }
         let mut lines = 0;
-        let batch: Vec<(usize, &str)> = self
+        let batch: Vec<(usize, &Wanted)> = self
             .order
             .iter()
             .enumerate()
             .skip(from)
             .filter(|&(place, _)| !ahead.done.get(place).copied().unwrap_or(true))
             .take(BATCH_FILES)
-            .take_while(|(place, (_, count))| {
-                lines += count;
+            .take_while(|(place, next)| {
+                lines += next.lines;
                 *place == from || lines <= BATCH_LINES
             })
-            .map(|(place, (file, _))| (place, file.as_str()))
             .collect();
         for &(place, _) in &batch {
             if let Some(done) = ahead.done.get_mut(place) {
                 *done = true;
             }
         }
-        let prepared: Vec<(&str, Prepared)> = batch
+        let prepared: Vec<(usize, Prepared)> = batch
             .par_iter()
-            .map(|&(_, next)| (next, self.prepare(next)))
+            .map(|&(place, next)| (place, self.prepare(next)))
             .collect();
         // The batch starts with `file` itself.
         let mut prepared = prepared.into_iter();
         let mine = prepared
             .next()
-            .map_or_else(|| self.prepare(file), |(_, mine)| mine);
-        ahead
-            .ready
-            .extend(prepared.map(|(next, prepared)| (next.to_owned(), prepared)));
+            .map_or_else(|| self.prepare(wanted), |(_, mine)| mine);
+        ahead.ready.extend(prepared);
         mine
     }
 }
@@ -836,6 +852,18 @@ mod tests {
         // A backtick after invalid bytes still widens the fence.
         let out = excerpt_text("x.txt", b"\xff ```", &Sections::Whole, 0);
         assert_eq!(out, "````text\n1 | \u{fffd} ```\n````");
+    }
+
+    #[test]
+    fn an_excerpt_is_allocated_once_at_its_size() {
+        // A large file's excerpt is held whole (and a batch of them): no doubling, no growth.
+        let text: String = (1..=500).map(|i| format!("line {i}\n\n")).collect();
+        for sections in [Sections::Whole, Sections::ranges(vec![[1, 3], [9, 700]])] {
+            let out = excerpt_text("x.rs", text.as_bytes(), &sections, 0);
+            assert_eq!(out.capacity(), out.len(), "{sections:?}");
+        }
+        let out = excerpt_text("x.txt", b"``` a\r\nb", &Sections::Whole, 0);
+        assert_eq!(out.capacity(), out.len());
     }
 
     #[test]
