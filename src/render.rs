@@ -138,8 +138,8 @@ pub fn excerpt_text(path: &str, bytes: &[u8], sections: &Sections, per_file: u64
     lines.push(text.get(from..).unwrap_or_default());
     // Most files hold no backtick: then no line needs looking at for the fence.
     let backticks = memchr::memchr(b'`', text.as_bytes()).is_some();
-    // A final "\n" does not start another line.
-    let count = measure::count_lines(bytes) as usize;
+    // A final "\n" does not start another line (as `measure::count_lines` counts).
+    let count = lines.len() - usize::from(bytes.is_empty() || bytes.ends_with(b"\n"));
     let ranges: Vec<[u64; 2]> = match sections {
         Sections::Whole => {
             if count == 0 {
@@ -852,6 +852,27 @@ mod tests {
         // A backtick after invalid bytes still widens the fence.
         let out = excerpt_text("x.txt", b"\xff ```", &Sections::Whole, 0);
         assert_eq!(out, "````text\n1 | \u{fffd} ```\n````");
+    }
+
+    #[test]
+    fn the_last_line_number_is_the_measured_line_count() {
+        for text in [
+            &b""[..],
+            b"\n",
+            b"a",
+            b"a\n",
+            b"a\n\nb",
+            b"a\r\nb\r\n",
+            b"\xff\n\xfe",
+        ] {
+            let out = excerpt_text("x.txt", text, &Sections::Whole, 0);
+            let last = out
+                .lines()
+                .filter_map(|line| line.split(" |").next()?.trim().parse::<u64>().ok())
+                .next_back()
+                .unwrap_or(0);
+            assert_eq!(last, measure::count_lines(text), "{text:?}: {out}");
+        }
     }
 
     #[test]
