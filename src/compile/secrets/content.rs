@@ -431,34 +431,16 @@ impl ContentRules {
         let table: Table = toml::from_str(text).map_err(|error| SecretsError::Table {
             message: error.message().to_owned(),
         })?;
+        let (keyword_index, keyword_rules) = index_keywords(&table.rule);
         let mut rules = Vec::with_capacity(table.rule.len());
         let mut seen = HashSet::new();
-        let mut keyword_index: Vec<String> = Vec::new();
-        let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
         for spec in table.rule {
-            let keywords = spec.keywords.clone();
             let rule = Rule::compile(spec, check_syntax)?;
             if !seen.insert(rule.id) {
                 return Err(SecretsError::Invalid {
                     rule: rule.id,
                     reason: "duplicate rule id",
                 });
-            }
-            let index = rules.len();
-            for keyword in keywords {
-                let slot = match keyword_index.iter().position(|k| *k == keyword) {
-                    Some(slot) => slot,
-                    None => {
-                        keyword_index.push(keyword);
-                        keyword_rules.push(Vec::new());
-                        keyword_rules.len() - 1
-                    }
-                };
-                if let Some(list) = keyword_rules.get_mut(slot)
-                    && !list.contains(&index)
-                {
-                    list.push(index);
-                }
             }
             rules.push(rule);
         }
@@ -636,16 +618,35 @@ fn line_of(bytes: &[u8], offset: usize) -> usize {
     memchr::memchr_iter(b'\n', before).count() + 1
 }
 
+/// The distinct keywords of the rules, in first-seen order, and for each the
+/// indexes of the rules it enables.
+fn index_keywords(rules: &[RuleSpec]) -> (Vec<String>, Vec<Vec<usize>>) {
+    let mut keywords: Vec<String> = Vec::new();
+    let mut enables: Vec<Vec<usize>> = Vec::new();
+    for (index, rule) in rules.iter().enumerate() {
+        for keyword in &rule.keywords {
+            let slot = keywords
+                .iter()
+                .position(|known| known == keyword)
+                .unwrap_or_else(|| {
+                    keywords.push(keyword.clone());
+                    enables.push(Vec::new());
+                    keywords.len() - 1
+                });
+            if let Some(list) = enables.get_mut(slot)
+                && !list.contains(&index)
+            {
+                list.push(index);
+            }
+        }
+    }
+    (keywords, enables)
+}
+
 /// The distinct keywords of the embedded table, in first-seen order (the
 /// keyword finder's tests search with them).
 #[cfg(test)]
 pub(super) fn keyword_list() -> Vec<String> {
     let table: Table = toml::from_str(RULES_TOML).expect("the embedded table parses");
-    let mut list: Vec<String> = Vec::new();
-    for keyword in table.rule.into_iter().flat_map(|rule| rule.keywords) {
-        if !list.contains(&keyword) {
-            list.push(keyword);
-        }
-    }
-    list
+    index_keywords(&table.rule).0
 }
