@@ -122,13 +122,23 @@ fn contract_findings(file: &str, e: &crate::error::Error) -> Vec<Finding> {
 /// the changes root (both `changes` and `.aiws/changes` when it is chosen per change),
 /// sorted; an overrides file beside one is not a manifest.
 fn discover(ws: &Workspace) -> Vec<PathBuf> {
-    let roots: Vec<&str> = if ws.changes_root_given {
-        vec![ws.changes_root.as_str()]
+    let roots: Vec<String> = if ws.changes_root_given {
+        let mut roots = vec![ws.changes_root.clone()];
+        roots.extend(
+            ws.workflow()
+                .archive_roots()
+                .iter()
+                .map(|r| (*r).to_owned()),
+        );
+        roots
     } else {
-        crate::settings::CHANGES_ROOTS.to_vec()
+        crate::settings::CHANGES_ROOTS
+            .iter()
+            .map(|r| (*r).to_owned())
+            .collect()
     };
     let mut out = Vec::new();
-    for root in roots {
+    for root in &roots {
         let pattern = crate::config::fill(&ws.config.manifest, root, "*", "*");
         let Ok(pattern) = crate::util::paths::normalize(&pattern) else {
             continue;
@@ -208,7 +218,12 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
             return;
         }
     };
+    let authored = ws.workflow().authored();
     let parsed = manifest::parse(&text);
+    if authored && parsed.header.is_none() {
+        // The author's own list, untouched by curate: the workflow's own rules judge it.
+        return;
+    }
     for (line, column, message) in &parsed.errors {
         add(
             *line,
@@ -284,9 +299,29 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
         let Some(obj) = value.as_object() else {
             continue;
         };
-        // curate's own entries carry all five fields; a seed-style one may leave out
-        // `sections` and `kind`.
-        let required: &[&str] = if has_header {
+        // In a file that is also the author's list, a row without a file is the author's
+        // (Trellis' seed row, a drop), and a row curate did not mark is the author's entry.
+        let author_row =
+            authored && obj.get(manifest::BY.0).and_then(Value::as_str) != Some(manifest::BY.1);
+        if authored && !obj.contains_key("file") && !obj.contains_key("path") {
+            continue;
+        }
+        if author_row && obj.get("type").and_then(Value::as_str) == Some("directory") {
+            let folder = obj.get("file").and_then(Value::as_str).unwrap_or_default();
+            if crate::compile::authored::directory_members(&ws.root, folder).is_empty() {
+                add(
+                    line,
+                    Severity::Error,
+                    format!("the folder {} holds no .md file", quoted(folder)),
+                );
+            }
+            continue;
+        }
+        // curate's own entries carry all five fields; a seed-style one (or an author's row)
+        // may leave out `sections` and `kind`.
+        let required: &[&str] = if author_row {
+            &["file"]
+        } else if has_header {
             &["file", "reason", "sections", "priority", "kind"]
         } else {
             &["file", "reason", "priority"]
@@ -296,8 +331,15 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
                 add(line, Severity::Error, format!("missing field \"{key}\""));
             }
         }
+        let known: &[&str] = if authored {
+            &[
+                "file", "reason", "sections", "priority", "kind", "type", "by",
+            ]
+        } else {
+            &["file", "reason", "sections", "priority", "kind", "glob"]
+        };
         for key in obj.keys() {
-            if !["file", "reason", "sections", "priority", "kind", "glob"].contains(&key.as_str()) {
+            if !known.contains(&key.as_str()) {
                 add(
                     line,
                     Severity::Warning,
@@ -359,6 +401,23 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
             }
         };
         let normal = repo_path.as_str().to_owned();
+        let mut repo_path = repo_path;
+        if author_row
+            && let Some(rel) = rel.as_deref()
+            && let Some((folder, _)) = rel.rsplit_once('/')
+            && let Some((changes_root, change)) = folder.rsplit_once('/')
+        {
+            let moved = crate::workflow::archived_path(
+                &ws.root,
+                ws.workflow(),
+                changes_root,
+                change,
+                normal.clone(),
+            );
+            if let Ok(p) = crate::util::paths::RepoPath::new(&moved) {
+                repo_path = p;
+            }
+        }
         if normal != file {
             // Readers take the path as written: it must be the plain repository path.
             add(
@@ -382,6 +441,7 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
             );
         }
         seen.push((line, normal.clone()));
+        let normal = repo_path.as_str().to_owned();
         let bytes = match admit(&ws.root, &repo_path, max_file_size, rules) {
             Ok(bytes) => bytes,
             Err(refusal) => {
@@ -419,6 +479,7 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
                 priority,
                 lines,
                 tokens,
+                bytes: measure::cut_len(&measure::selected(&bytes, &sections), caps.file_bytes),
             });
         }
         if stale

@@ -15,18 +15,20 @@ use serde::Deserialize;
 use crate::compile::tokens::Encoding;
 use crate::error::{Error, Pos, Result};
 use crate::model::Lang;
+use crate::workflow::Workflow;
 
 /// Where the config file lives, relative to the repository root.
 pub const PATH: &str = ".curate/config.toml";
 
 /// The default manifest path template.
-pub const DEFAULT_MANIFEST: &str = "{changes}/{change}/analysis/{role}-context.jsonl";
+pub const DEFAULT_MANIFEST: &str = crate::workflow::DEFAULT_MANIFEST;
 
 /// The file as written.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct File {
-    pub profile: Option<Profile>,
+    #[serde(default, deserialize_with = "workflow_name")]
+    pub profile: Option<Wf>,
     pub contracts: Option<String>,
     pub changes: Option<String>,
     pub manifest: Option<String>,
@@ -72,80 +74,17 @@ pub enum OnNotReady {
     Deny,
 }
 
-/// A preset of the changes root, the manifest path, sections and role names, measured
-/// against the tool that reads the manifest.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum Profile {
-    /// curate's own layout: the changes root chosen per change.
-    #[default]
-    Curate,
-    /// aiws ≥ 0.0.96: changes under `.aiws/changes`, the manifest where its plugin reads it.
-    Aiws,
-    /// aiws 0.0.39: everything under `changes/`.
-    AiwsLegacy,
-    /// Trellis: `.trellis/tasks/<task>/<role>.jsonl`, whole files.
-    Trellis,
-}
+/// A workflow, as the config names it.
+pub type Wf = &'static dyn Workflow;
 
-impl Profile {
-    /// The profile's name in the config file.
-    #[must_use]
-    pub fn name(self) -> &'static str {
-        match self {
-            Profile::Curate => "curate",
-            Profile::Aiws => "aiws",
-            Profile::AiwsLegacy => "aiws-legacy",
-            Profile::Trellis => "trellis",
-        }
-    }
-
-    /// The changes root the profile sets (`None`: chosen per change).
-    #[must_use]
-    pub fn changes(self) -> Option<&'static str> {
-        match self {
-            Profile::Curate => None,
-            Profile::Aiws => Some(".aiws/changes"),
-            Profile::AiwsLegacy => Some("changes"),
-            Profile::Trellis => Some(".trellis/tasks"),
-        }
-    }
-
-    /// The manifest path template.
-    #[must_use]
-    pub fn manifest(self) -> &'static str {
-        match self {
-            Profile::Curate | Profile::AiwsLegacy => DEFAULT_MANIFEST,
-            Profile::Aiws => "changes/{change}/analysis/{role}-context.jsonl",
-            Profile::Trellis => ".trellis/tasks/{change}/{role}.jsonl",
-        }
-    }
-
-    /// Whether the consumer honours `sections` (Trellis inlines whole files).
-    #[must_use]
-    pub fn sections(self) -> bool {
-        self != Profile::Trellis
-    }
-
-    /// Role names the consumer uses, mapped to contract roles.
-    #[must_use]
-    pub fn roles(self) -> BTreeMap<String, String> {
-        let pairs: &[(&str, &str)] = match self {
-            Profile::Trellis => &[
-                ("implement", "worker"),
-                ("check", "reviewer"),
-                ("research", "explorer"),
-                ("trellis-implement", "worker"),
-                ("trellis-check", "reviewer"),
-                ("trellis-research", "explorer"),
-            ],
-            _ => &[],
-        };
-        pairs
-            .iter()
-            .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
-            .collect()
-    }
+/// `profile = "…"`: a workflow's name.
+fn workflow_name<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<Wf>, D::Error> {
+    let name = String::deserialize(d)?;
+    crate::workflow::parse(&name)
+        .map(Some)
+        .map_err(serde::de::Error::custom)
 }
 
 /// Where a resolved value came from.
@@ -155,6 +94,8 @@ pub enum Origin {
     Env,
     File,
     Profile,
+    /// Found in the repository (the workflow's folders).
+    Detected,
     Default,
 }
 
@@ -165,6 +106,7 @@ impl fmt::Display for Origin {
             Origin::Env => "env",
             Origin::File => "file",
             Origin::Profile => "profile",
+            Origin::Detected => "detected",
             Origin::Default => "default",
         })
     }
@@ -249,7 +191,7 @@ pub fn fill(template: &str, changes: &str, change: &str, role: &str) -> String {
 
 /// The text `curate init --profile` writes: the profile, and what it sets, as comments.
 #[must_use]
-pub fn template(profile: Profile) -> String {
+pub fn template(profile: Wf) -> String {
     let mut text = format!(
         "# curate settings. Flags and CURATE_* environment variables override them;\n\
          # `curate config show` prints the result and where each value came from.\n\
@@ -257,7 +199,7 @@ pub fn template(profile: Profile) -> String {
          # What the profile sets (uncomment a line to change it):\n",
         profile.name()
     );
-    match profile.changes() {
+    match profile.changes_root() {
         Some(c) => text.push_str(&format!("# changes = \"{c}\"\n")),
         None => text.push_str(
             "# changes = \"changes\"   # default: chosen per change (changes or .aiws/changes)\n",
@@ -285,12 +227,17 @@ pub fn template(profile: Profile) -> String {
 pub struct Given {
     pub changes: Option<String>,
     pub encoding: Option<Encoding>,
+    /// `--profile`.
+    pub profile: Option<Wf>,
+    /// The workflow the repository shows, when no profile names one.
+    pub detected: Option<Wf>,
 }
 
 /// The resolved settings of a repository, with where each came from.
 #[derive(Debug, Clone)]
 pub struct Config {
-    pub profile: Profile,
+    /// The workflow (named by `profile`, else detected, else the plain layout).
+    pub profile: Wf,
     /// A contracts file named by the config file (repository-relative).
     pub contracts: Option<String>,
     /// The changes root, when set (else chosen per change).
@@ -336,17 +283,25 @@ impl Config {
         };
         let profile_env = env_value("CURATE_PROFILE")
             .map(|v| {
-                <Profile as clap::ValueEnum>::from_str(v.trim(), false)
-                    .map_err(|_| bad("CURATE_PROFILE", &v, "curate, aiws, aiws-legacy or trellis"))
+                crate::workflow::parse(&v).map_err(|_| {
+                    bad(
+                        "CURATE_PROFILE",
+                        &v,
+                        &format!("a workflow ({})", crate::workflow::names().join(", ")),
+                    )
+                })
             })
             .transpose()?;
-        let (profile, o) = pick(
-            None,
+        let (profile, mut o) = pick(
+            given.profile,
             profile_env,
             file.and_then(|f| f.profile),
-            None,
-            Profile::Curate,
+            given.detected,
+            crate::workflow::plain(),
         );
+        if o == Origin::Profile {
+            o = Origin::Detected;
+        }
         origins.insert("profile", o);
 
         let (contracts, o) = pick_opt(None, None, file.and_then(|f| f.contracts.clone()), None);
@@ -356,7 +311,7 @@ impl Config {
             given.changes.clone(),
             env_value("CURATE_CHANGES"),
             file.and_then(|f| f.changes.clone()),
-            profile.changes().map(str::to_owned),
+            profile.changes_root().map(str::to_owned),
         );
         origins.insert("changes", o);
 
@@ -459,7 +414,11 @@ impl Config {
         );
         origins.insert("render.max_total_bytes", o);
 
-        let mut roles = profile.roles();
+        let mut roles: BTreeMap<String, String> = profile
+            .roles()
+            .iter()
+            .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+            .collect();
         let mut roles_origin = if roles.is_empty() {
             Origin::Default
         } else {
@@ -661,7 +620,10 @@ on_not_ready = "deny"
 "#,
         )
         .unwrap();
-        assert_eq!(f.profile, Some(Profile::Trellis));
+        assert_eq!(
+            f.profile.map(crate::workflow::Workflow::name),
+            Some("trellis")
+        );
         assert_eq!(f.render.unwrap().lang, Some(Lang::Zh));
         assert_eq!(f.hook.unwrap().on_not_ready, Some(OnNotReady::Deny));
         assert_eq!(f.roles.unwrap()["general-purpose"], "worker");
@@ -683,7 +645,9 @@ on_not_ready = "deny"
     #[test]
     fn a_template_stays_inside_and_names_every_manifest() {
         assert!(check_template(DEFAULT_MANIFEST).is_ok());
-        assert!(check_template(Profile::Trellis.manifest()).is_ok());
+        for w in crate::workflow::ALL {
+            assert!(check_template(w.manifest()).is_ok(), "{}", w.name());
+        }
         assert!(check_template("../{change}/{role}.jsonl").is_err());
         assert!(check_template("/tmp/{change}/{role}.jsonl").is_err());
         assert!(check_template("{changes}/{role}.jsonl").is_err());

@@ -32,3 +32,4 @@ pub mod state;
 pub mod task;
 pub mod util;
 pub mod verify;
+pub mod workflow;

@@ -728,6 +728,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
             &[(file.clone(), entry.sections.clone())],
             measure::Limits {
                 max_file_size: s.max_file_size,
+                cut_bytes: s.caps.file_bytes,
             },
             rules,
             &counter,
@@ -743,6 +744,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
                 },
                 lines: m.lines,
                 tokens: m.tokens.unwrap_or(0),
+                bytes: None,
                 sha256: m.sha256,
             }),
             Some(measure::Fate::Excluded(reason)) => {
@@ -782,6 +784,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
         overrides_file: None,
         changed_truth: Vec::new(),
         role_name: s.role.clone(),
+        workflow: crate::compile::Workflowed::of(ws),
     })
 }
 

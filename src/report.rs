@@ -66,8 +66,10 @@ pub fn human(c: &Compiled, style: Style, verbose: bool, explain: bool, outcome: 
     };
     let _ = writeln!(
         out,
-        "curate: role {role} · change {} · contracts: {}",
-        c.change, c.contracts_source
+        "curate: role {role} · change {} · contracts: {} · workflow: {}",
+        c.change,
+        c.contracts_source,
+        c.workflow.describe()
     );
     let width = c
         .kept
@@ -155,6 +157,10 @@ pub fn human(c: &Compiled, style: Style, verbose: bool, explain: bool, outcome: 
             format!(", {} tokens", c.caps.max_tokens)
         } else {
             String::new()
+        } + &if c.caps.max_bytes > 0 {
+            format!(", {} bytes", c.caps.max_bytes)
+        } else {
+            String::new()
         }
     );
     for w in c.warnings() {
@@ -166,6 +172,20 @@ pub fn human(c: &Compiled, style: Style, verbose: bool, explain: bool, outcome: 
                 out,
                 "BLOCKED: nothing survived selection and exclusion; do not dispatch"
             );
+            if !c.workflow.looked.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "looked for the change in: {} ({} layout)",
+                    c.workflow.looked.join(", "),
+                    c.workflow.name
+                );
+            }
+            for other in &c.workflow.elsewhere {
+                let _ = writeln!(out, "the change is also at {other}");
+            }
+            if let Some(hint) = elsewhere_hint(c) {
+                let _ = writeln!(out, "hint: {hint}");
+            }
         }
         crate::compile::budget::Status::OverBudget => {
             let _ = write!(out, "{}", over_budget_advice(c));
@@ -184,6 +204,43 @@ pub fn human(c: &Compiled, style: Style, verbose: bool, explain: bool, outcome: 
         );
     }
     out
+}
+
+/// The command that uses another workflow's folder holding the change: this run's own
+/// arguments with `--profile <that workflow>` (and no `--profile` or `--changes-dir` of its
+/// own), so no option given is lost.
+fn elsewhere_hint(c: &Compiled) -> Option<String> {
+    let other = c.workflow.elsewhere.first()?;
+    let name = other.rsplit_once(" (")?.1.trim_end_matches(')');
+    let mut args: Vec<String> = Vec::new();
+    let mut skip = false;
+    for a in std::env::args().skip(1) {
+        if skip {
+            skip = false;
+            continue;
+        }
+        if a == "--profile" || a == "--changes-dir" {
+            skip = true;
+            continue;
+        }
+        if a.starts_with("--profile=") || a.starts_with("--changes-dir=") {
+            continue;
+        }
+        args.push(shell_word(&a));
+    }
+    Some(format!("curate --profile {name} {}", args.join(" ")))
+}
+
+/// A word as a POSIX shell reads it back.
+fn shell_word(w: &str) -> String {
+    if !w.is_empty()
+        && w.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:@,+".contains(&b))
+    {
+        w.to_owned()
+    } else {
+        format!("'{}'", w.replace('\'', "'\\''"))
+    }
 }
 
 fn over_budget_advice(c: &Compiled) -> String {
@@ -228,6 +285,7 @@ pub fn json(c: &Compiled, written: bool, explain: bool) -> serde_json::Value {
         "manifest": c.manifest_path,
         "written": written,
         "contracts_source": c.contracts_source,
+        "workflow": c.workflow,
         "entries": c.kept,
         "dropped": c.dropped,
         "excluded": c.excluded,
@@ -236,6 +294,8 @@ pub fn json(c: &Compiled, written: bool, explain: bool) -> serde_json::Value {
             "max_files": c.caps.max_files,
             "max_lines": c.caps.max_lines,
             "max_tokens": c.caps.max_tokens,
+            "max_bytes": c.caps.max_bytes,
+            "file_bytes": c.caps.file_bytes,
             "overrun": c.overrun,
         },
         "warnings": c.warnings().map(|n| n.text.clone()).collect::<Vec<_>>(),

@@ -15,7 +15,7 @@ use crate::compile::contract;
 use crate::compile::manifest::{FileRef, Lock};
 use crate::compile::overrides::{self, Upsert};
 use crate::compile::tokens::Encoding;
-use crate::config::{self, Config, Given};
+use crate::config::{self, Config, Given, Origin, Wf};
 use crate::error::{Error, Result};
 use crate::task::{self, Task};
 use crate::util::read::{INPUT_CAP, read_capped, read_stdin};
@@ -42,6 +42,19 @@ pub struct Workspace {
     pub progress: bool,
     /// The resolved settings (`.curate/config.toml`, its profile, `CURATE_*`, flags).
     pub config: Config,
+    /// The workflows the repository shows, with what gave each away.
+    pub present: Vec<(Wf, String)>,
+    /// The folders a change was looked for in ([`Workspace::for_change`]), for a BLOCKED
+    /// report.
+    pub looked: Vec<String>,
+    /// Other workflows' folders that hold the change, for the report's hint.
+    pub elsewhere: Vec<(Wf, String)>,
+    /// The config file as read, and the flags, to resolve the settings again for another
+    /// workflow (several present: the one that holds the change wins).
+    file: Option<Arc<config::File>>,
+    given: Given,
+    /// `--contracts`, resolved against the working folder.
+    contracts_flag: Option<PathBuf>,
     /// The contracts once loaded from `contracts`, shared by the workspace's clones (a hook
     /// names the role, then compiles; `check --stale` compiles every manifest).
     loaded: Arc<Mutex<Loaded>>,
@@ -120,47 +133,180 @@ pub struct WorkspaceOptions {
     pub progress: bool,
     /// Do not read `.curate/config.toml` (`init`, which may replace a broken one).
     pub ignore_config: bool,
+    /// `--profile`: the workflow, instead of the one detected.
+    pub profile: Option<Wf>,
 }
 
 /// The changes roots a workspace may use when none is given, in order of preference.
-pub const CHANGES_ROOTS: [&str; 2] = ["changes", ".aiws/changes"];
+pub const CHANGES_ROOTS: [&str; 2] = crate::workflow::curate::ROOTS;
 
 impl Workspace {
-    /// The workspace with the changes root chosen for `change` (when `--changes-dir` did not
-    /// name one): the one of `changes` and `.aiws/changes` that holds the folder `<change>`;
-    /// both holding it (and not the same folder) is an error naming both; neither keeps the
-    /// default and warns that the change folder does not exist.
-    pub fn for_change(&self, change: &str) -> Result<Workspace> {
-        let mut ws = self.clone();
-        if self.changes_root_given {
-            return Ok(ws);
+    /// The workflow this workspace follows.
+    #[must_use]
+    pub fn workflow(&self) -> Wf {
+        self.config.profile
+    }
+
+    /// The caps of a compile with nothing given: the config's, with the consumer's byte
+    /// caps when its workflow cuts in bytes (Trellis' `.trellis/config.yaml`); then the
+    /// line cap is off unless the config sets one.
+    #[must_use]
+    pub fn caps(&self) -> Caps {
+        let c = &self.config;
+        let mut caps = Caps {
+            max_files: c.max_files,
+            max_lines: c.max_lines,
+            max_tokens: c.max_tokens,
+            max_bytes: 0,
+            file_bytes: 0,
+        };
+        if let Some(b) = self.workflow().byte_budget(&self.root) {
+            caps.max_bytes = b.total;
+            caps.file_bytes = b.per_file;
+            if c.origins.get("budget.max_lines") == Some(&Origin::Default) {
+                caps.max_lines = 0;
+            }
         }
+        caps
+    }
+
+    /// The workspace for change `id`, and the change's name there. The id may be written
+    /// as the workflow accepts it (Trellis: with its `archive/<yyyy-mm>/` prefix); it is
+    /// checked as a name before any path is built. With several workflows present and none
+    /// named, the one whose layout holds the change is used (none or several: an error
+    /// naming them). The changes root is the one a flag, `CURATE_CHANGES` or the config
+    /// file set; else where the workflow finds the change (archives included); else the
+    /// workflow's default. A change folder that does not exist is a warning, whatever set
+    /// the root, naming any other workflow's folder that holds the id.
+    pub fn for_change(&self, id: &str) -> Result<(Workspace, String)> {
+        let mut ws = self.clone();
+        check_change_id(id)?;
+        let named = !matches!(
+            ws.config.origins.get("profile"),
+            Some(Origin::Detected | Origin::Default) | None
+        );
+        if !named && self.present.len() > 1 {
+            let holding: Vec<&(Wf, String)> = self
+                .present
+                .iter()
+                .filter(|(w, _)| w.locate(&self.root, w.normalize_id(id)).is_some())
+                .collect();
+            match holding.as_slice() {
+                [(w, _)] => ws.switch(*w)?,
+                _ => {
+                    let names: Vec<String> = self
+                        .present
+                        .iter()
+                        .map(|(w, e)| format!("{} ({e})", w.name()))
+                        .collect();
+                    return Err(Error::Failed(format!(
+                        "this repository follows several workflows ({}) and {} of them hold{} the change {id:?}: name one with --profile",
+                        names.join(", "),
+                        if holding.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            holding.len().to_string()
+                        },
+                        if holding.len() == 1 { "s" } else { "" }
+                    )));
+                }
+            }
+        }
+        let wf = ws.workflow();
+        let change = wf.normalize_id(id).to_owned();
+        check_name("change id", &change)?;
+        let set_by_user = matches!(
+            ws.config.origins.get("changes"),
+            Some(Origin::Flag | Origin::Env | Origin::File)
+        );
+        let mut found = None;
+        if set_by_user {
+            ws.looked = vec![format!("{}/{change}", ws.changes_root)];
+            if self.root.join(&ws.changes_root).join(&change).is_dir() {
+                found = Some(change.clone());
+            }
+        } else if wf.changes_root().is_none() {
+            ws.choose_root(&change)?;
+            found = ws
+                .root
+                .join(&ws.changes_root)
+                .join(&change)
+                .is_dir()
+                .then(|| change.clone());
+        } else if let Some(l) = wf.locate(&self.root, &change) {
+            ws.looked = vec![l.path()];
+            ws.changes_root = l.changes_root;
+            ws.changes_root_given = true;
+            found = Some(l.folder);
+        } else if let Some(root) = wf.changes_root() {
+            root.clone_into(&mut ws.changes_root);
+            ws.changes_root_given = true;
+            ws.looked = vec![format!("{root}/{change}")];
+        }
+        let Some(folder) = found else {
+            ws.elsewhere = crate::workflow::elsewhere(&self.root, id, wf);
+            let mut warning = format!(
+                "the change folder {}/{change} does not exist",
+                ws.changes_root
+            );
+            for (w, path) in &ws.elsewhere {
+                warning.push_str(&format!(
+                    "; {path} holds it (the {} layout): use --profile {}",
+                    w.name(),
+                    w.name()
+                ));
+            }
+            ws.changes_warning = Some(warning);
+            return Ok((ws, change));
+        };
+        Ok((ws, folder))
+    }
+
+    /// The plain layout's root for `change`: the one of `changes` and `.aiws/changes` that
+    /// holds the folder (both, and not the same folder: an error naming both); neither keeps
+    /// the default.
+    fn choose_root(&mut self, change: &str) -> Result<()> {
         let holding: Vec<&str> = CHANGES_ROOTS
             .iter()
             .copied()
             .filter(|r| self.root.join(r).join(change).is_dir())
             .collect();
+        self.looked = CHANGES_ROOTS
+            .iter()
+            .map(|r| format!("{r}/{change}"))
+            .collect();
         match holding.as_slice() {
-            [one] => (*one).clone_into(&mut ws.changes_root),
+            [one] => (*one).clone_into(&mut self.changes_root),
             [a, b] => {
                 let same = self.root.join(a).join(change).canonicalize().ok()
                     == self.root.join(b).join(change).canonicalize().ok();
-                if same {
-                    (*a).clone_into(&mut ws.changes_root);
-                } else {
+                if !same {
                     return Err(Error::Failed(format!(
                         "the change {change:?} exists under both {a}/ and {b}/: name the one to use with --changes-dir"
                     )));
                 }
+                (*a).clone_into(&mut self.changes_root);
             }
-            _ => {
-                ws.changes_warning = Some(format!(
-                    "the change folder {}/{change} does not exist",
-                    ws.changes_root
-                ));
-            }
+            _ => {}
         }
-        Ok(ws)
+        Ok(())
+    }
+
+    /// Resolves the settings again for workflow `w` (the flags, environment and config file
+    /// as before).
+    fn switch(&mut self, w: Wf) -> Result<()> {
+        let given = Given {
+            detected: Some(w),
+            ..self.given.clone()
+        };
+        self.config = Config::resolve(self.file.as_deref(), &given, &|name| {
+            std::env::var(name).ok()
+        })?;
+        self.changes_root = default_root(&self.root, &self.config)?;
+        self.changes_root_given = self.config.changes.is_some();
+        self.contracts = contracts_source(self)?;
+        self.loaded = Arc::default();
+        Ok(())
     }
 
     /// Resolves the working folder, repository root, changes root and contracts source.
@@ -210,75 +356,90 @@ impl Workspace {
         let file = if o.ignore_config {
             None
         } else {
-            config::load(&root)?
+            config::load(&root)?.map(Arc::new)
         };
-        let config = Config::resolve(
-            file.as_ref(),
-            &Given {
-                changes: flag_changes,
-                encoding: o.encoding,
-            },
-            &|name| std::env::var(name).ok(),
-        )?;
+        let present = crate::workflow::detect(&root);
+        let given = Given {
+            changes: flag_changes,
+            encoding: o.encoding,
+            profile: o.profile,
+            // Several present: the first for now; the change decides (`for_change`).
+            detected: present.first().map(|(w, _)| *w),
+        };
+        let config = Config::resolve(file.as_deref(), &given, &|name| std::env::var(name).ok())?;
         let mut ws = Workspace {
             cwd,
+            changes_root: default_root(&root, &config)?,
+            changes_root_given: config.changes.is_some(),
             root,
-            changes_root: String::new(),
-            changes_root_given: false,
             changes_warning: None,
-            contracts: contract::Source::Embedded,
+            contracts: contract::Source::Embedded(contract::DEFAULT),
             encoding: config.encoding,
             no_cache: o.no_cache,
             progress: o.progress,
             config,
+            present,
+            looked: Vec::new(),
+            elsewhere: Vec::new(),
+            file,
+            given,
+            contracts_flag: None,
             loaded: Arc::default(),
         };
-        ws.changes_root = match &ws.config.changes {
-            Some(changes) => {
-                ws.changes_root_given = true;
-                crate::util::paths::normalize(changes).map_err(|e| Error::Escape {
-                    origin: "changes".to_owned(),
-                    path: changes.clone(),
-                    problem: e.problem(),
-                })?
-            }
-            None => {
-                if !ws.root.join("changes").exists() && ws.root.join(".aiws/changes").is_dir() {
-                    ".aiws/changes".to_owned()
-                } else {
-                    "changes".to_owned()
-                }
-            }
-        };
-        let flag = o.contracts.as_ref().map(|p| ws.arg_path(p));
-        let env = std::env::var_os("CURATE_CONTRACTS")
-            .filter(|v| !v.is_empty())
-            .map(|v| ws.arg_path(Path::new(&v)));
-        ws.contracts = match (&flag, &env, &ws.config.contracts) {
-            (None, None, Some(rel)) => {
-                let rel = crate::util::paths::normalize(rel).map_err(|e| Error::Escape {
-                    origin: format!("contracts in {}", config::PATH),
-                    path: rel.clone(),
-                    problem: e.problem(),
-                })?;
-                contract::Source::Repo(rel)
-            }
-            _ => contract::discover(flag, env, &ws.root),
-        };
+        ws.contracts_flag = o.contracts.as_ref().map(|p| ws.arg_path(p));
+        ws.contracts = contracts_source(&ws)?;
         Ok(ws)
     }
 }
 
+/// The changes root before a change is known: the config's (flag, environment, file,
+/// workflow), else `changes`, or `.aiws/changes` where only that exists.
+fn default_root(root: &Path, config: &Config) -> Result<String> {
+    match &config.changes {
+        Some(changes) => crate::util::paths::normalize(changes).map_err(|e| Error::Escape {
+            origin: "changes".to_owned(),
+            path: changes.clone(),
+            problem: e.problem(),
+        }),
+        None => Ok(
+            if !root.join("changes").exists() && root.join(".aiws/changes").is_dir() {
+                ".aiws/changes".to_owned()
+            } else {
+                "changes".to_owned()
+            },
+        ),
+    }
+}
+
+/// Where the contracts come from: `--contracts`, `CURATE_CONTRACTS`, the config file's, the
+/// repository's, else the workflow's embedded baseline.
+fn contracts_source(ws: &Workspace) -> Result<contract::Source> {
+    let flag = ws.contracts_flag.clone();
+    let env = std::env::var_os("CURATE_CONTRACTS")
+        .filter(|v| !v.is_empty())
+        .map(|v| ws.arg_path(Path::new(&v)));
+    Ok(match (&flag, &env, &ws.config.contracts) {
+        (None, None, Some(rel)) => {
+            let rel = crate::util::paths::normalize(rel).map_err(|e| Error::Escape {
+                origin: format!("contracts in {}", config::PATH),
+                path: rel.clone(),
+                problem: e.problem(),
+            })?;
+            contract::Source::Repo(rel)
+        }
+        _ => match contract::discover(flag, env, &ws.root) {
+            contract::Source::Embedded(_) => contract::Source::Embedded(contract::Baseline {
+                workflow: ws.workflow().name(),
+                text: ws.workflow().contracts(),
+            }),
+            other => other,
+        },
+    })
+}
+
 /// Checks an id or a role: `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`.
 pub fn check_name(what: &'static str, value: &str) -> Result<()> {
-    let bytes = value.as_bytes();
-    let ok = !bytes.is_empty()
-        && bytes.len() <= 128
-        && bytes[0].is_ascii_alphanumeric()
-        && bytes
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
-    if ok {
+    if crate::util::paths::is_name(value) {
         Ok(())
     } else {
         Err(Error::InvalidName {
@@ -286,6 +447,20 @@ pub fn check_name(what: &'static str, value: &str) -> Result<()> {
             value: value.to_owned(),
         })
     }
+}
+
+/// Checks a change id as a user may write it: a name, or a name in a form some workflow
+/// accepts (Trellis: `archive/<yyyy-mm>/<task>`).
+pub fn check_change_id(id: &str) -> Result<()> {
+    let plain = check_name("change id", id);
+    if plain.is_ok()
+        || crate::workflow::ALL.iter().any(|w| {
+            w.normalize_id(id) != id && check_name("change id", w.normalize_id(id)).is_ok()
+        })
+    {
+        return Ok(());
+    }
+    plain
 }
 
 /// Where the overrides come from.
@@ -365,11 +540,7 @@ impl CompileOptions {
             overrides: None,
             add: Vec::new(),
             drop: Vec::new(),
-            caps: Caps {
-                max_files: ws.config.max_files,
-                max_lines: ws.config.max_lines,
-                max_tokens: ws.config.max_tokens,
-            },
+            caps: ws.caps(),
             max_file_size: crate::compile::measure::DEFAULT_MAX_FILE_SIZE,
             no_ignore: false,
             explain: false,
@@ -383,7 +554,9 @@ impl CompileSettings {
     pub fn resolve(ws: &Workspace, o: &CompileOptions) -> Result<CompileSettings> {
         check_name("role", &o.role)?;
         check_name("change id", &o.change)?;
-        let (role, change) = (o.role.clone(), o.change.clone());
+        let role = ws.workflow().normalize_role(&o.role).to_owned();
+        check_name("role", &role)?;
+        let change = o.change.clone();
         let rules = crate::compile::admit::rules()?;
         // Text curate copies into a manifest and a prompt holds no secret.
         for (i, add) in o.add.iter().enumerate() {

@@ -61,6 +61,10 @@ impl CompileArgs {
     }
 }
 
+fn parse_workflow(name: &str) -> Result<crate::config::Wf, String> {
+    crate::workflow::parse(name)
+}
+
 /// Options every command takes.
 #[derive(Debug, Clone, Args)]
 pub struct GlobalArgs {
@@ -75,6 +79,11 @@ pub struct GlobalArgs {
     /// The changes root (default: `changes`, or `.aiws/changes` where only that exists).
     #[arg(long, value_name = "DIR", global = true)]
     pub changes_dir: Option<PathBuf>,
+
+    /// The workflow (curate, aiws, aiws-legacy, trellis, guild, openspec) instead of the
+    /// one detected from the repository's folders.
+    #[arg(long, value_name = "WORKFLOW", global = true, value_parser = parse_workflow)]
+    pub profile: Option<crate::config::Wf>,
 
     /// The BPE encoding tokens are counted with [default: the config's, else o200k_base].
     #[arg(long, value_enum, global = true)]
@@ -410,16 +419,12 @@ pub enum ConfigCommand {
 /// `init`.
 #[derive(Debug, Clone, Args)]
 pub struct InitArgs {
-    /// Write `.curate/config.toml` for this profile (aiws, aiws-legacy, trellis, curate)
-    /// instead of the contracts.
-    #[arg(long, value_enum, value_name = "PROFILE")]
-    pub profile: Option<crate::config::Profile>,
     /// Also write the default templates into .curate/templates/.
     #[arg(long)]
     pub templates: bool,
     /// Write or merge a host's wiring instead: `.claude/settings.json` (claude-code),
     /// `.opencode/plugins/curate.js` (opencode) or `.mcp.json` (mcp).
-    #[arg(long, value_enum, value_name = "HOST", conflicts_with_all = ["profile", "templates"])]
+    #[arg(long, value_enum, value_name = "HOST", conflicts_with = "templates")]
     pub host: Option<crate::hosts::HostKind>,
     /// Overwrite existing files.
     #[arg(long)]

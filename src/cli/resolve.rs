@@ -7,7 +7,7 @@ use crate::cli::args::{CompileArgs, GlobalArgs};
 use crate::cli::printer::Printer;
 use crate::error::{Error, Result};
 use crate::settings::{
-    CompileOptions, CompileSettings, ListSource, Workspace, WorkspaceOptions, check_name,
+    CompileOptions, ListSource, Workspace, WorkspaceOptions, check_change_id, check_name,
 };
 
 /// The workspace the global options name.
@@ -41,6 +41,7 @@ pub fn workspace_options(g: &GlobalArgs) -> WorkspaceOptions {
         no_cache: g.no_cache,
         progress: false,
         ignore_config: false,
+        profile: g.profile,
     }
 }
 
@@ -55,14 +56,23 @@ pub fn names(a: &CompileArgs) -> Result<(String, String)> {
         .clone()
         .ok_or_else(|| Error::Usage("--change is required".to_owned()))?;
     check_name("role", &role)?;
-    check_name("change id", &change)?;
+    check_change_id(&change)?;
     Ok((role, change))
 }
 
+/// The workspace of the change the compile flags name, and the compile's options there
+/// (the change as the workflow found it: an archived task's folder name).
+pub fn change_workspace(g: &GlobalArgs, a: &CompileArgs) -> Result<(Workspace, CompileOptions)> {
+    let (_, change) = names(a)?;
+    let (ws, change) = workspace(g)?.for_change(&change)?;
+    let options = compile_options(&ws, a, &change)?;
+    Ok((ws, options))
+}
+
 /// The compile options of the command line.
-pub fn compile_options(ws: &Workspace, a: &CompileArgs) -> Result<CompileOptions> {
-    let (role, change) = names(a)?;
-    let d = CompileOptions::defaults(ws, &role, &change);
+pub fn compile_options(ws: &Workspace, a: &CompileArgs, change: &str) -> Result<CompileOptions> {
+    let (role, _) = names(a)?;
+    let d = CompileOptions::defaults(ws, &role, change);
     Ok(CompileOptions {
         owns: a.owns.clone(),
         reads: a.reads.clone(),
@@ -83,9 +93,4 @@ pub fn compile_options(ws: &Workspace, a: &CompileArgs) -> Result<CompileOptions
         explain: a.explain,
         ..d
     })
-}
-
-/// The validated settings of a compile named on the command line.
-pub fn compile_settings(ws: &Workspace, a: &CompileArgs) -> Result<CompileSettings> {
-    CompileSettings::resolve(ws, &compile_options(ws, a)?)
 }

@@ -14,6 +14,18 @@ pub struct Caps {
     pub max_files: u64,
     pub max_lines: u64,
     pub max_tokens: u64,
+    /// Bytes of the whole selection, as the consumer counts them (Trellis' total).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub max_bytes: u64,
+    /// Bytes past which the consumer cuts a file (Trellis' per-file cap): a file counts at
+    /// most this much against `max_bytes`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub file_bytes: u64,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Caps {
@@ -24,6 +36,8 @@ impl Caps {
             max_files: files.unwrap_or(self.max_files),
             max_lines: lines.unwrap_or(self.max_lines),
             max_tokens: tokens.unwrap_or(self.max_tokens),
+            max_bytes: self.max_bytes,
+            file_bytes: self.file_bytes,
         }
     }
 }
@@ -34,6 +48,8 @@ impl Default for Caps {
             max_files: 5,
             max_lines: 4000,
             max_tokens: 0,
+            max_bytes: 0,
+            file_bytes: 0,
         }
     }
 }
@@ -45,6 +61,8 @@ pub struct Item {
     pub lines: u64,
     /// Needed only when a token cap is set.
     pub tokens: Option<u64>,
+    /// Bytes as the consumer injects them (after its per-file cut).
+    pub bytes: u64,
 }
 
 /// The rule that dropped an entry.
@@ -54,6 +72,7 @@ pub enum Rule {
     SoftCap,
     HardCap,
     TokenCap,
+    ByteCap,
 }
 
 impl Rule {
@@ -64,6 +83,7 @@ impl Rule {
             Rule::SoftCap => "soft cap",
             Rule::HardCap => "hard cap",
             Rule::TokenCap => "token cap",
+            Rule::ByteCap => "byte cap",
         }
     }
 }
@@ -132,16 +152,15 @@ pub fn allocate(items: &[Item], caps: Caps) -> Allocation {
     for (measure, cap, rule) in [
         ("lines", caps.max_lines, Rule::HardCap),
         ("tokens", caps.max_tokens, Rule::TokenCap),
+        ("bytes", caps.max_bytes, Rule::ByteCap),
     ] {
         if cap == 0 || overrun.is_some() {
             continue;
         }
-        let value = |i: &Item| {
-            if measure == "lines" {
-                i.lines
-            } else {
-                i.tokens.unwrap_or(0)
-            }
+        let value = |i: &Item| match measure {
+            "lines" => i.lines,
+            "bytes" => i.bytes,
+            _ => i.tokens.unwrap_or(0),
         };
         let total: u64 = kept(items, &dropped).map(value).sum();
         if total <= cap {
@@ -156,10 +175,10 @@ pub fn allocate(items: &[Item], caps: Caps) -> Allocation {
             decisions.push(format!(
                 "{}: {total} {measure} exceed {} {cap}; dropped {lower} medium and low entr{}",
                 rule.describe(),
-                if measure == "lines" {
-                    "--max-lines"
-                } else {
-                    "--max-tokens"
+                match measure {
+                    "lines" => "--max-lines",
+                    "bytes" => "--max-bytes",
+                    _ => "--max-tokens",
                 },
                 if lower == 1 { "y" } else { "ies" }
             ));
@@ -221,6 +240,7 @@ mod tests {
                 priority,
                 lines,
                 tokens: Some(lines * 10),
+                bytes: lines * 40,
             })
             .collect()
     }
@@ -321,11 +341,30 @@ mod tests {
     }
 
     #[test]
+    fn the_byte_cap_drops_below_high_then_overruns() {
+        let caps = Caps {
+            max_lines: 0,
+            max_bytes: 5_000,
+            ..Caps::default()
+        };
+        // 40 bytes a line (see `items`): 4000 + 2000 bytes.
+        let a = allocate(&items(&[(High, 100), (Medium, 50)]), caps);
+        assert_eq!(a.status, Status::Ready);
+        assert_eq!(a.dropped, vec![None, Some(Rule::ByteCap)]);
+        assert!(a.decisions[0].contains("--max-bytes"), "{:?}", a.decisions);
+        let a = allocate(&items(&[(High, 200)]), caps);
+        assert_eq!(a.status, Status::OverBudget);
+        assert_eq!(a.overrun.unwrap().measure, "bytes");
+    }
+
+    #[test]
     fn zero_means_no_cap() {
         let caps = Caps {
             max_files: 0,
             max_lines: 0,
             max_tokens: 0,
+            max_bytes: 0,
+            file_bytes: 0,
         };
         let a = allocate(&items(&[(High, 90_000), (Low, 90_000)]), caps);
         assert_eq!(a.status, Status::Ready);

@@ -67,7 +67,10 @@ pub fn commit(ws: &Workspace, o: &CompileOptions, mode: Mode) -> Result<Committe
     }
     let mut written = false;
     if mode.write && compiled.status == Status::Ready {
-        if let Some(existing) = read_text(ws, &path)?
+        // A file that is also the author's list is never a hand edit: the compile read
+        // the author's rows as layer 2 and writes every one of them back.
+        if !ws.workflow().authored()
+            && let Some(existing) = read_text(ws, &path)?
             && !manifest::is_intact(&existing)
         {
             if mode.adopt {

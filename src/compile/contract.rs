@@ -25,6 +25,20 @@ pub const REPO_PATHS: [&str; 2] = [
     "packages/spec/docs/workflow-delegation-contracts.json",
 ];
 
+/// A workflow's embedded contracts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Baseline {
+    /// The workflow's name.
+    pub workflow: &'static str,
+    pub text: &'static str,
+}
+
+/// The embedded default, as the plain layout uses it.
+pub const DEFAULT: Baseline = Baseline {
+    workflow: "curate",
+    text: EMBEDDED,
+};
+
 /// Where the contracts came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
@@ -34,8 +48,9 @@ pub enum Source {
     Env(PathBuf),
     /// Found in the repository (repository-relative path).
     Repo(String),
-    /// The embedded default.
-    Embedded,
+    /// The embedded baseline of a workflow (`curate`, `aiws` and `aiws-legacy` share the
+    /// embedded default).
+    Embedded(Baseline),
 }
 
 impl Source {
@@ -46,7 +61,13 @@ impl Source {
             Source::Flag(p) => format!("{} (--contracts)", p.display()),
             Source::Env(p) => format!("{} (CURATE_CONTRACTS)", p.display()),
             Source::Repo(p) => p.clone(),
-            Source::Embedded => "embedded default".to_owned(),
+            Source::Embedded(b) => {
+                if b.text == EMBEDDED {
+                    "embedded default".to_owned()
+                } else {
+                    format!("embedded {} baseline", b.workflow)
+                }
+            }
         }
     }
 
@@ -55,7 +76,7 @@ impl Source {
         match self {
             Source::Flag(p) | Source::Env(p) => p.clone(),
             Source::Repo(p) => PathBuf::from(p),
-            Source::Embedded => PathBuf::from("<embedded contracts>"),
+            Source::Embedded(_) => PathBuf::from("<embedded contracts>"),
         }
     }
 }
@@ -161,13 +182,13 @@ pub fn discover(flag: Option<PathBuf>, env: Option<PathBuf>, root: &Path) -> Sou
             return Source::Repo(rel.to_owned());
         }
     }
-    Source::Embedded
+    Source::Embedded(DEFAULT)
 }
 
 /// Reads and validates the contracts from `source` (`root` resolves a repository path).
 pub fn load(source: Source, root: &Path) -> Result<Contracts> {
     let bytes = match &source {
-        Source::Embedded => EMBEDDED.as_bytes().to_vec(),
+        Source::Embedded(b) => b.text.as_bytes().to_vec(),
         Source::Flag(p) | Source::Env(p) => {
             crate::util::read::read_capped(p, crate::util::read::INPUT_CAP)?
         }

@@ -38,6 +38,8 @@ pub enum Origin {
     Add(String),
     /// `--drop`.
     Drop(String),
+    /// Derived by the workflow from the change's content (the path).
+    Derived(String),
 }
 
 impl Origin {
@@ -54,6 +56,7 @@ impl Origin {
             Origin::Override { file, line } => format!("{file}:{line}"),
             Origin::Add(a) => format!("--add {}", quoted(a)),
             Origin::Drop(g) => format!("--drop {}", quoted(g)),
+            Origin::Derived(p) => format!("the workflow ({})", quoted(p)),
         }
     }
 }

@@ -15,6 +15,34 @@ pub const HEADER: &str = "// curate:";
 /// The marker of a curation line.
 pub const CURATION: &str = "// curation:";
 
+/// The key of the header row a manifest written as rows starts with (Trellis' form: a JSON
+/// row without a `file` key, which Trellis' readers skip).
+pub const HEADER_KEY: &str = "_curate";
+/// The key of a curation row.
+pub const CURATION_KEY: &str = "_curation";
+/// The key and value that mark an entry curate added (not the author's) in a manifest that
+/// is also the author's list.
+pub const BY: (&str, &str) = ("by", "curate");
+
+/// How the header and the notes are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// `// curate: …` and `// curation: …` lines (the aiws plugin skips them).
+    Comments,
+    /// `{"_curate": "…"}` and `{"_curation": "…"}` rows: every line is JSON (Trellis'
+    /// `task.py validate` refuses a line that is not).
+    Rows,
+}
+
+/// One line of the body: a note, a line kept as its author wrote it, or an entry.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Line<'a> {
+    /// A row of the author's, byte for byte.
+    Verbatim(&'a str),
+    /// An entry curate wrote; `marked` adds the [`BY`] key.
+    Entry { entry: &'a Entry, marked: bool },
+}
+
 /// A manifest's first line, parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Header {
@@ -26,27 +54,77 @@ pub struct Header {
 /// Formats a manifest: the header, the curation lines, one entry a line.
 #[must_use]
 pub fn format(contracts12: &str, curation: &[String], entries: &[Entry]) -> String {
-    let body = body(curation, entries);
-    format!(
-        "{HEADER} {} contracts={contracts12} digest={}\n{body}",
+    let lines: Vec<Line<'_>> = entries
+        .iter()
+        .map(|entry| Line::Entry {
+            entry,
+            marked: false,
+        })
+        .collect();
+    format_lines(Form::Comments, contracts12, curation, &lines)
+}
+
+/// Formats a manifest of `form` from its lines (entries, and rows kept as written).
+#[must_use]
+pub fn format_lines(
+    form: Form,
+    contracts12: &str,
+    curation: &[String],
+    lines: &[Line<'_>],
+) -> String {
+    let body = body(form, curation, lines);
+    let header = format!(
+        "{} contracts={contracts12} digest={}",
         env!("CARGO_PKG_VERSION"),
         digest::hex12(body.as_bytes())
-    )
+    );
+    match form {
+        Form::Comments => format!("{HEADER} {header}\n{body}"),
+        Form::Rows => format!("{}\n{body}", row(HEADER_KEY, &header)),
+    }
+}
+
+/// `{"<key>": "<text>"}`.
+fn row(key: &str, text: &str) -> String {
+    let mut map = serde_json::Map::new();
+    map.insert(key.to_owned(), serde_json::Value::String(text.to_owned()));
+    serde_json::Value::Object(map).to_string()
 }
 
 /// Everything below the header.
 #[must_use]
-pub fn body(curation: &[String], entries: &[Entry]) -> String {
+pub fn body(form: Form, curation: &[String], lines: &[Line<'_>]) -> String {
     let mut out = String::new();
     for line in curation {
-        out.push_str(CURATION);
-        out.push(' ');
-        out.push_str(&crate::model::one_line(line));
+        match form {
+            Form::Comments => {
+                out.push_str(CURATION);
+                out.push(' ');
+                out.push_str(&crate::model::one_line(line));
+            }
+            Form::Rows => out.push_str(&row(CURATION_KEY, &crate::model::one_line(line))),
+        }
         out.push('\n');
     }
-    for e in entries {
-        // Serialising a plain struct of strings and numbers cannot fail.
-        out.push_str(&serde_json::to_string(e).unwrap_or_default());
+    for line in lines {
+        match line {
+            Line::Verbatim(raw) => out.push_str(raw),
+            // Serialising a plain struct of strings and numbers cannot fail.
+            Line::Entry {
+                entry,
+                marked: false,
+            } => out.push_str(&serde_json::to_string(entry).unwrap_or_default()),
+            Line::Entry {
+                entry,
+                marked: true,
+            } => {
+                let mut v = serde_json::to_value(entry).unwrap_or_default();
+                if let Some(map) = v.as_object_mut() {
+                    map.insert(BY.0.to_owned(), serde_json::Value::String(BY.1.to_owned()));
+                }
+                out.push_str(&v.to_string());
+            }
+        }
         out.push('\n');
     }
     out
@@ -55,7 +133,13 @@ pub fn body(curation: &[String], entries: &[Entry]) -> String {
 /// Parses a `// curate: <version> contracts=<hex12> digest=<hex12>` line.
 #[must_use]
 pub fn parse_header(line: &str) -> Option<Header> {
-    let rest = line.strip_prefix(HEADER)?.trim();
+    let from_row;
+    let rest = if line.starts_with('{') {
+        from_row = row_text(line, HEADER_KEY)?;
+        from_row.trim()
+    } else {
+        line.strip_prefix(HEADER)?.trim()
+    };
     let mut parts = rest.split(' ');
     let version = parts.next()?.to_owned();
     let contracts = parts.next()?.strip_prefix("contracts=")?.to_owned();
@@ -69,6 +153,17 @@ pub fn parse_header(line: &str) -> Option<Header> {
         contracts,
         digest,
     })
+}
+
+/// The text of a `{"<key>": "<text>"}` row (one key only), when `line` is one.
+#[must_use]
+pub fn row_text(line: &str, key: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(line).ok()?;
+    let map = v.as_object()?;
+    if map.len() != 1 {
+        return None;
+    }
+    map.get(key)?.as_str().map(str::to_owned)
 }
 
 /// Splits a manifest into its first line and the rest.
@@ -117,6 +212,14 @@ pub fn parse(text: &str) -> Parsed {
         }
         if let Some(rest) = trimmed.strip_prefix(CURATION) {
             out.curation.push(rest.trim().to_owned());
+            continue;
+        }
+        if let Some(text) = trimmed
+            .starts_with("{\"_curation\"")
+            .then(|| row_text(trimmed, CURATION_KEY))
+            .flatten()
+        {
+            out.curation.push(text.trim().to_owned());
             continue;
         }
         if trimmed.starts_with("//") {
@@ -170,6 +273,9 @@ pub struct LockEntry {
     pub sha256: String,
     pub lines: u64,
     pub tokens: u64,
+    /// Bytes as the consumer injects them, when it counts bytes (Trellis' hook).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
     pub encoding: crate::compile::tokens::Encoding,
 }
 

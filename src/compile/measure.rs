@@ -25,6 +25,8 @@ pub const DEFAULT_MAX_FILE_SIZE: u64 = 10 * 1024 * 1024;
 pub struct Limits {
     /// Files larger than this are excluded unread.
     pub max_file_size: u64,
+    /// The consumer's per-file cut in bytes (Trellis' `max_file_bytes`; 0: none).
+    pub cut_bytes: u64,
 }
 
 /// A candidate that passed the content checks.
@@ -38,6 +40,8 @@ pub struct Measured {
     pub lines: u64,
     /// Bytes selected.
     pub bytes: u64,
+    /// Bytes of them the consumer injects after its per-file cut ([`cut_len`]).
+    pub injected: u64,
     /// sha256 of the whole file's bytes.
     pub sha256: String,
     /// Tokens of the selected text, once counted.
@@ -100,6 +104,21 @@ pub fn selected<'a>(bytes: &'a [u8], sections: &Sections) -> Cow<'a, [u8]> {
             Cow::Owned(out)
         }
     }
+}
+
+/// The length of `text` once a consumer cuts it at `cap` bytes (0: no cut) on a UTF-8
+/// character boundary, as Trellis' hook does: never inside a character.
+#[must_use]
+pub fn cut_len(text: &[u8], cap: u64) -> u64 {
+    let cap = usize::try_from(cap).unwrap_or(usize::MAX);
+    if cap == 0 || text.len() <= cap {
+        return text.len() as u64;
+    }
+    let mut end = cap;
+    while end > 0 && (text[end] & 0b1100_0000) == 0b1000_0000 {
+        end -= 1;
+    }
+    end as u64
 }
 
 /// Files and bytes above which a progress bar is worth showing.
@@ -224,6 +243,7 @@ fn read_one(
         file_lines,
         lines,
         bytes: chosen.len() as u64,
+        injected: cut_len(&chosen, limits.cut_bytes),
         sha256,
         tokens,
         sections: clamped.sections,

@@ -12,6 +12,7 @@
 
 pub mod admit;
 pub mod adopt;
+pub mod authored;
 pub mod budget;
 pub mod cache;
 pub mod commit;
@@ -51,6 +52,9 @@ pub struct Kept {
     pub entry: Entry,
     pub lines: u64,
     pub tokens: u64,
+    /// Bytes as the consumer counts them, when it counts bytes (Trellis).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
     #[serde(skip)]
     pub sha256: String,
 }
@@ -107,6 +111,61 @@ pub struct Compiled {
     pub changed_truth: Vec<String>,
     /// The role's name as the caller gave it (a `[roles]` alias, or the contract role).
     pub role_name: String,
+    /// The workflow, and how it was chosen (`detected: .trellis/tasks/`, `profile`, …).
+    pub workflow: Workflowed,
+}
+
+/// The workflow a compile ran under, for the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Workflowed {
+    pub name: &'static str,
+    /// `flag`, `env`, `file`, `detected` or `default`.
+    pub chosen_by: String,
+    /// What gave it away, when detected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
+    /// The folders the change was looked for in.
+    pub looked: Vec<String>,
+    /// Other workflows' folders that hold the change.
+    pub elsewhere: Vec<String>,
+}
+
+impl Workflowed {
+    /// The workflow of `ws`.
+    #[must_use]
+    pub fn of(ws: &Workspace) -> Workflowed {
+        let w = ws.workflow();
+        let chosen_by = ws
+            .config
+            .origins
+            .get("profile")
+            .map_or_else(|| "default".to_owned(), ToString::to_string);
+        Workflowed {
+            name: w.name(),
+            evidence: ws
+                .present
+                .iter()
+                .find(|(p, _)| p.name() == w.name())
+                .map(|(_, e)| e.clone()),
+            chosen_by,
+            looked: ws.looked.clone(),
+            elsewhere: ws
+                .elsewhere
+                .iter()
+                .map(|(w, p)| format!("{p} ({})", w.name()))
+                .collect(),
+        }
+    }
+
+    /// `trellis (detected: .trellis/tasks/)`.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        match &self.evidence {
+            Some(e) if self.chosen_by == "detected" => format!("{} (detected: {e})", self.name),
+            _ if self.chosen_by == "default" => self.name.to_owned(),
+            _ => format!("{} ({})", self.name, self.chosen_by),
+        }
+    }
 }
 
 impl Compiled {
@@ -162,7 +221,11 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
         ledger.notes.push(Note::warning(w.clone()));
     }
     let candidates = expand_layers(&scope, &contracts, &role, s, &mut ledger)?;
-    let (mut candidates, overrides) = apply_overrides(ws, &scope, s, candidates, &mut ledger)?;
+    let candidates = with_derived(ws, s, candidates);
+    let author = read_author_list(ws, s)?;
+    let (mut candidates, overrides) =
+        apply_overrides(ws, &scope, s, candidates, author.as_ref(), &mut ledger)?;
+    let consumer_injects = leave_out_injected(ws, s, &mut candidates, &mut ledger);
     if !ws.config.sections {
         // The consumer inlines whole files (Trellis): the budget must count what it reads.
         for c in &mut candidates {
@@ -177,7 +240,26 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
     let fast = Fast(ws.encoding);
     let counter = Cached::new(&cache, &fast);
     let measured = measure_candidates(ws, s, &counter, candidates, &mut ledger)?;
-    let allocation = allocate(&measured, s.caps, &mut ledger);
+    let caps = reserve_for_injected(ws, s, &mut ledger);
+    let mut allocation = allocate(ws, &measured, caps, &mut ledger);
+    if allocation.status == Status::Blocked && consumer_injects {
+        // Nothing to list, but the consumer injects the change's own files: not BLOCKED.
+        allocation.status = Status::Ready;
+    }
+    if ws.workflow().authored()
+        && let Some(over) = allocation.overrun.filter(|o| o.measure == "bytes")
+    {
+        // The author's list is the author's: the consumer cuts it as it always does, and
+        // the report says what it will leave out.
+        ledger.notes.push(Note::warning(format!(
+            "the listed files hold {} bytes as {} injects them, over the {} bytes left for the list: its hook will not inline the last ones (it names them instead)",
+            over.total,
+            ws.workflow().name(),
+            over.cap
+        )));
+        allocation.overrun = None;
+        allocation.status = Status::Ready;
+    }
     let kept = keep(ws, s, &counter, &measured, &allocation, &mut ledger);
     // The cache is an optimisation: a failed save changes nothing else.
     let _ = cache.save();
@@ -201,7 +283,7 @@ fn expand_layers(
     s: &CompileSettings,
     ledger: &mut Ledger,
 ) -> Result<Vec<Candidate>> {
-    let embedded = matches!(contracts.source, contract::Source::Embedded);
+    let embedded = matches!(contracts.source, contract::Source::Embedded(_));
     let requests = expand::with_plan_file(scope, &requests(role, s, embedded));
     let expanded = expand::expand(scope, &requests)?;
     ledger.notes.extend(expanded.notes);
@@ -209,11 +291,13 @@ fn expand_layers(
     Ok(expand::merge(&expanded.picks, &requests))
 }
 
-/// The overrides file as read: its curation lines and its path and hash (when it exists).
+/// The overrides file as read: its curation lines and its path and hash (when it exists),
+/// and how the author's list is written back (a workflow whose authors write it).
 #[derive(Debug)]
 struct OverridesRead {
     curation: Vec<String>,
     file: Option<FileRef>,
+    write_back: Option<WriteBack>,
 }
 
 /// Layer 2: the overrides file, then `--add`, then `--drop`. Returns the candidates and the
@@ -223,10 +307,19 @@ fn apply_overrides(
     scope: &Scope<'_>,
     s: &CompileSettings,
     mut candidates: Vec<Candidate>,
+    author: Option<&(String, authored::Authored)>,
     ledger: &mut Ledger,
 ) -> Result<(Vec<Candidate>, OverridesRead)> {
     let (parsed, overrides_file) = read_overrides(ws, s)?;
-    let mut directives = parsed.directives;
+    // The author's list first, then the delegator's overrides, then the command line.
+    let (mut directives, write_back) = match author {
+        Some((rel, list)) => {
+            let (d, back) = author_directives(ws, scope, rel, list, ledger);
+            (d, Some(back))
+        }
+        None => (Vec::new(), None),
+    };
+    directives.extend(parsed.directives);
     directives.extend(s.add.iter().cloned().map(Directive::Upsert));
     directives.extend(s.drop.iter().map(|g| Directive::Drop {
         glob: g.clone(),
@@ -282,6 +375,7 @@ fn apply_overrides(
         OverridesRead {
             curation: parsed.curation,
             file: overrides_file,
+            write_back,
         },
     ))
 }
@@ -329,6 +423,7 @@ fn measure_candidates(
         &inputs,
         Limits {
             max_file_size: s.max_file_size,
+            cut_bytes: s.caps.file_bytes,
         },
         rules,
         counter,
@@ -356,13 +451,19 @@ fn measure_candidates(
 }
 
 /// The budget rules, in the order of the spec.
-fn allocate(measured: &[(Candidate, Measured)], caps: Caps, ledger: &mut Ledger) -> Allocation {
+fn allocate(
+    ws: &Workspace,
+    measured: &[(Candidate, Measured)],
+    caps: Caps,
+    ledger: &mut Ledger,
+) -> Allocation {
     let items: Vec<Item> = measured
         .iter()
         .map(|(c, m)| Item {
             priority: c.priority,
             lines: m.lines,
             tokens: m.tokens,
+            bytes: consumer_bytes(ws, c, m, caps),
         })
         .collect();
     let allocation = budget::allocate(&items, caps);
@@ -370,6 +471,258 @@ fn allocate(measured: &[(Candidate, Measured)], caps: Caps, ledger: &mut Ledger)
         .notes
         .extend(allocation.decisions.iter().cloned().map(Note::warning));
     allocation
+}
+
+/// The bytes the consumer counts for a candidate (its per-file cut and its frame).
+fn consumer_bytes(ws: &Workspace, c: &Candidate, m: &Measured, caps: Caps) -> u64 {
+    ws.workflow()
+        .block_bytes(&c.path, m.injected, m.bytes, caps.file_bytes)
+}
+
+/// The files the workflow derives from the change (OpenSpec: the current specs its delta
+/// specs change), added after layers 0 and 1 unless already there.
+fn with_derived(
+    ws: &Workspace,
+    s: &CompileSettings,
+    mut candidates: Vec<Candidate>,
+) -> Vec<Candidate> {
+    let folder = crate::workflow::Located {
+        changes_root: ws.changes_root.clone(),
+        folder: s.change.clone(),
+    };
+    for d in ws.workflow().derived(&ws.root, &folder) {
+        if candidates.iter().any(|c| c.path == d.path) {
+            continue;
+        }
+        candidates.push(Candidate {
+            path: d.path.clone(),
+            priority: d.priority,
+            kind: d.kind,
+            sections: Sections::Whole,
+            reason: Some(d.reason),
+            origin: Origin::Derived(d.path),
+            merged: Vec::new(),
+        });
+    }
+    candidates
+}
+
+/// The author's list in the manifest file itself (a workflow whose authors write it:
+/// Trellis), with the author's removals of curate's rows since the last run.
+fn read_author_list(
+    ws: &Workspace,
+    s: &CompileSettings,
+) -> Result<Option<(String, authored::Authored)>> {
+    if !ws.workflow().authored() {
+        return Ok(None);
+    }
+    let rel = ws.manifest_path(&s.change, &s.role);
+    let Some(bytes) = admit::read_repo_file(&ws.root, &ws.root.join(&rel))? else {
+        return Ok(Some((rel, authored::Authored::default())));
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    refuse_copied_secrets(&text, Path::new(&rel))?;
+    let mut list = authored::parse(&text);
+    if !manifest::is_intact(&text)
+        && manifest::parse_header(manifest::split_header(&text).0).is_some()
+        && let Some(lock) = manifest::read_lock(&ws.root, &rel)
+    {
+        for row in authored::removals(&text, &lock.written, AUTHOR_KIND) {
+            if let Ok(serde_json::Value::Object(m)) = serde_json::from_str(&row)
+                && let Some(glob) = m.get("drop").and_then(|g| g.as_str())
+            {
+                list.drops.push((
+                    0,
+                    glob.to_owned(),
+                    Some("removed from the list by its author".to_owned()),
+                ));
+            }
+            list.kept.push(row);
+        }
+    }
+    Ok(Some((rel, list)))
+}
+
+/// The kind of an entry the author listed.
+pub const AUTHOR_KIND: &str = "author";
+
+/// The author's rows as layer-2 directives, and how each kept file is written back. A row
+/// that escapes the repository or names nothing that exists is left out with a note.
+fn author_directives(
+    ws: &Workspace,
+    scope: &Scope<'_>,
+    rel: &str,
+    list: &authored::Authored,
+    ledger: &mut Ledger,
+) -> (Vec<Directive>, WriteBack) {
+    let mut directives = Vec::new();
+    let mut back = WriteBack {
+        kept: list.kept.clone(),
+        ..WriteBack::default()
+    };
+    for row in &list.rows {
+        let origin = Origin::Override {
+            file: rel.to_owned(),
+            line: row.line,
+        };
+        let path = match scope.resolve(&row.file, &origin) {
+            Ok(p) => crate::workflow::archived_path(
+                &ws.root,
+                ws.workflow(),
+                scope.changes_root,
+                scope.change,
+                p,
+            ),
+            Err(e) => {
+                ledger.notes.push(Note::warning(format!(
+                    "{}: not taken: {e}",
+                    origin.describe()
+                )));
+                continue;
+            }
+        };
+        let files = if row.directory {
+            let members = authored::directory_members(&ws.root, &path);
+            if members.is_empty() {
+                ledger.notes.push(Note::warning(format!(
+                    "{}: the folder {} holds no .md file: nothing listed",
+                    origin.describe(),
+                    quoted(&row.file)
+                )));
+                continue;
+            }
+            back.folders.push((row.raw.clone(), members.clone()));
+            members
+        } else if ws.root.join(&path).is_file() {
+            back.rows
+                .entry(path.clone())
+                .or_insert_with(|| row.raw.clone());
+            vec![path]
+        } else {
+            ledger.notes.push(Note::warning(format!(
+                "{}: {} does not exist: left out (Trellis' validate would fail on it)",
+                origin.describe(),
+                quoted(&row.file)
+            )));
+            continue;
+        };
+        for file in files {
+            directives.push(Directive::Upsert(overrides::Upsert {
+                file,
+                reason: Some(
+                    row.reason
+                        .clone()
+                        .unwrap_or_else(|| "listed by the task's author".to_owned()),
+                ),
+                sections: None,
+                priority: Some(Priority::High),
+                kind: Some(AUTHOR_KIND.to_owned()),
+                origin: origin.clone(),
+            }));
+        }
+    }
+    for (line, glob, why) in &list.drops {
+        directives.push(Directive::Drop {
+            glob: glob.clone(),
+            why: why.clone(),
+            origin: Origin::Override {
+                file: rel.to_owned(),
+                line: *line,
+            },
+        });
+    }
+    (directives, back)
+}
+
+/// How the author's rows are written back: kept rows first, then each kept file as the
+/// author's row, a folder's row (when every file of it is kept), or curate's marked entry.
+#[derive(Debug, Default)]
+struct WriteBack {
+    kept: Vec<String>,
+    /// A file's own row, as written.
+    rows: std::collections::HashMap<String, String>,
+    /// A directory row and the files it stands for.
+    folders: Vec<(String, Vec<String>)>,
+}
+
+impl WriteBack {
+    fn lines<'a>(&'a self, entries: &'a [Entry]) -> Vec<manifest::Line<'a>> {
+        use manifest::Line;
+        let kept: std::collections::HashSet<&str> =
+            entries.iter().map(|e| e.file.as_str()).collect();
+        let mut out: Vec<Line<'a>> = self.kept.iter().map(|r| Line::Verbatim(r)).collect();
+        let mut folders_written = vec![false; self.folders.len()];
+        for e in entries {
+            if let Some(raw) = self.rows.get(&e.file) {
+                out.push(Line::Verbatim(raw));
+                continue;
+            }
+            if let Some(i) = self.folders.iter().position(|(_, m)| m.contains(&e.file)) {
+                let (raw, members) = &self.folders[i];
+                if members.iter().all(|m| kept.contains(m.as_str())) {
+                    if !folders_written[i] {
+                        folders_written[i] = true;
+                        out.push(Line::Verbatim(raw));
+                    }
+                    continue;
+                }
+            }
+            out.push(Line::Entry {
+                entry: e,
+                marked: e.kind != AUTHOR_KIND,
+            });
+        }
+        out
+    }
+}
+
+/// What the consumer injects on its own (Trellis: the task's `prd.md`, `design.md`,
+/// `implement.md`) is never listed; returns whether the change holds any of it.
+fn leave_out_injected(
+    ws: &Workspace,
+    s: &CompileSettings,
+    candidates: &mut Vec<Candidate>,
+    ledger: &mut Ledger,
+) -> bool {
+    let names = ws.workflow().injected();
+    if names.is_empty() {
+        return false;
+    }
+    let folder = format!("{}/{}", ws.changes_root, s.change);
+    let injected: Vec<String> = names.iter().map(|n| format!("{folder}/{n}")).collect();
+    candidates.retain(|c| {
+        let theirs = injected.contains(&c.path);
+        if theirs {
+            ledger.notes.push(Note::info(format!(
+                "{} is not listed: {} injects it itself",
+                quoted(&c.path),
+                ws.workflow().name()
+            )));
+        }
+        !theirs
+    });
+    injected.iter().any(|p| ws.root.join(p).is_file())
+}
+
+/// The caps with room kept in the consumer's byte total for what it injects itself.
+fn reserve_for_injected(ws: &Workspace, s: &CompileSettings, ledger: &mut Ledger) -> Caps {
+    let mut caps = s.caps;
+    if caps.max_bytes == 0 {
+        return caps;
+    }
+    let folder = format!("{}/{}", ws.changes_root, s.change);
+    let reserved = ws.workflow().reserved_bytes(&ws.root, &folder);
+    if reserved > 0 {
+        let left = caps.max_bytes.saturating_sub(reserved).max(1);
+        ledger.notes.push(Note::info(format!(
+            "{} of the {}-byte total are kept for the task's own files that {} injects after the list: {left} bytes for the list",
+            reserved,
+            caps.max_bytes,
+            ws.workflow().name()
+        )));
+        caps.max_bytes = left;
+    }
+    caps
 }
 
 /// The survivors, with tokens counted for those not counted yet, in manifest order (high →
@@ -390,6 +743,7 @@ fn keep(
         .collect::<Result<_>>()?;
     let limits = Limits {
         max_file_size: s.max_file_size,
+        cut_bytes: s.caps.file_bytes,
     };
     let mut counted = measure::count_tokens(&ws.root, &to_count, limits, counter).into_iter();
     let mut kept: Vec<(usize, Kept)> = Vec::new();
@@ -444,6 +798,8 @@ fn keep(
                 },
                 lines: m.lines,
                 tokens,
+                bytes: (s.caps.max_bytes > 0 || s.caps.file_bytes > 0)
+                    .then(|| consumer_bytes(ws, c, m, s.caps)),
                 sha256: m.sha256.clone(),
             },
         ));
@@ -468,6 +824,7 @@ fn finish(
     let OverridesRead {
         mut curation,
         file: overrides_file,
+        write_back,
     } = overrides;
     // Once each, in order; a set keeps this linear for a hundred thousand notes.
     let mut seen: std::collections::HashSet<String> = curation.iter().cloned().collect();
@@ -480,7 +837,15 @@ fn finish(
     let status = allocation.status;
     let (manifest, lock) = if status == Status::Ready {
         let entries: Vec<Entry> = kept.iter().map(|k| k.entry.clone()).collect();
-        let text = manifest::format(&contracts.hash12(), &curation, &entries);
+        let text = match &write_back {
+            Some(back) => manifest::format_lines(
+                manifest::Form::Rows,
+                &contracts.hash12(),
+                &curation,
+                &back.lines(&entries),
+            ),
+            None => manifest::format(&contracts.hash12(), &curation, &entries),
+        };
         let lock = lock(
             ws,
             s,
@@ -514,6 +879,7 @@ fn finish(
         overrides_file,
         changed_truth: ledger.changed_truth,
         role_name: s.role.clone(),
+        workflow: Workflowed::of(ws),
     }
 }
 
@@ -555,6 +921,7 @@ fn rule_name(rule: Rule) -> &'static str {
         Rule::SoftCap => "soft_cap",
         Rule::HardCap => "hard_cap",
         Rule::TokenCap => "token_cap",
+        Rule::ByteCap => "byte_cap",
     }
 }
 
@@ -717,6 +1084,7 @@ fn lock(
                 sha256: k.sha256.clone(),
                 lines: k.lines,
                 tokens: k.tokens,
+                bytes: k.bytes,
                 encoding: ws.encoding,
             })
             .collect(),

@@ -245,7 +245,7 @@ pub fn prepare(d: &Dispatch<'_>, o: &WorkspaceOptions) -> Option<Prepared> {
     let ws = workspace(d.cwd.as_deref(), o)?;
     let role = role_of(&ws, d)?;
     let change = change_of(&ws, d)?;
-    let ws = ws.for_change(&change).ok()?;
+    let (ws, change) = ws.for_change(&change).ok()?;
     let task_file = match prompt_line(d.prompt, "task") {
         Some(t) => Some(crate::compile::admit::contained(&ws.root, "task:", t).ok()?),
         None => None,

@@ -30,8 +30,8 @@ pub struct Answer {
 /// `curate_preview`: compile in memory and render; writes nothing.
 pub fn preview(root: &WorkspaceOptions, a: &PreviewArgs) -> Result<Answer> {
     let sel = a.selection();
-    let ws = workspace(root, &sel)?;
-    let s = CompileSettings::resolve(&ws, &options(&ws, &sel, false)?)?;
+    let (ws, change) = workspace(root, &sel)?;
+    let s = CompileSettings::resolve(&ws, &options(&ws, &sel, &change, false)?)?;
     if a.template == Template::Handoff && s.task.is_none() {
         return Err(Error::Usage(
             "the handoff template needs task_file".to_owned(),
@@ -62,8 +62,8 @@ pub fn preview(root: &WorkspaceOptions, a: &PreviewArgs) -> Result<Answer> {
 /// READY); a hand-edited manifest is an error, as on the command line.
 pub fn compile(root: &WorkspaceOptions, a: &CompileArgs) -> Result<Answer> {
     let sel = a.selection();
-    let ws = workspace(root, &sel)?;
-    let o = options(&ws, &sel, a.explain)?;
+    let (ws, change) = workspace(root, &sel)?;
+    let o = options(&ws, &sel, &change, a.explain)?;
     let mode = Mode {
         write: !a.dry_run,
         adopt: false,
@@ -154,20 +154,20 @@ pub fn verify(root: &WorkspaceOptions, a: &VerifyArgs) -> Result<Answer> {
 }
 
 /// The workspace for a selection's change (its id checked before any path is built).
-fn workspace(root: &WorkspaceOptions, sel: &Selection) -> Result<Workspace> {
+fn workspace(root: &WorkspaceOptions, sel: &Selection) -> Result<(Workspace, String)> {
     check_name("role", &sel.role)?;
-    check_name("change id", &sel.change)?;
+    crate::settings::check_change_id(&sel.change)?;
     Workspace::resolve(root)?.for_change(&sel.change)
 }
 
 /// The compile options of a selection: the config's budgets unless given, the task file
 /// contained in the repository.
-fn options(ws: &Workspace, sel: &Selection, explain: bool) -> Result<CompileOptions> {
+fn options(ws: &Workspace, sel: &Selection, change: &str, explain: bool) -> Result<CompileOptions> {
     let task_file = match &sel.task_file {
         Some(p) => Some(crate::compile::admit::contained(&ws.root, "task_file", p)?),
         None => None,
     };
-    let d = CompileOptions::defaults(ws, &sel.role, &sel.change);
+    let d = CompileOptions::defaults(ws, &sel.role, change);
     Ok(CompileOptions {
         owns: sel.owns.clone(),
         reads: sel.reads.clone(),

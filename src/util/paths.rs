@@ -6,6 +6,19 @@
 
 use std::path::{Path, PathBuf};
 
+/// A name curate builds paths from (an id, a role, a folder it found):
+/// `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`.
+#[must_use]
+pub fn is_name(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 128
+        && bytes[0].is_ascii_alphanumeric()
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
 /// Why a path was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Escape {

@@ -161,6 +161,8 @@ fn trellis_inlines_whole_files_and_curate_budgets_whole_files() {
         ".trellis/tasks/add-auth/prd.md",
         "# Add auth\n\nRequirements.\n",
     );
+    repo.write(".trellis/spec/backend/index.md", "# Backend\n\nRules.\n");
+    repo.write(".trellis/spec/guides/index.md", "# Guides\n");
     init(&repo, "trellis");
     for (role, contract) in [("implement", "worker"), ("check", "reviewer")] {
         let report = compile(&repo, role, "add-auth");

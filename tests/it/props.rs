@@ -35,11 +35,13 @@ fn item() -> impl Strategy<Value = Item> {
         priority(),
         0u64..2500,
         proptest::option::weighted(0.9, 0u64..20_000),
+        0u64..100_000,
     )
-        .prop_map(|(priority, lines, tokens)| Item {
+        .prop_map(|(priority, lines, tokens, bytes)| Item {
             priority,
             lines,
             tokens,
+            bytes,
         })
 }
 
@@ -49,11 +51,15 @@ fn cap(max: u64) -> impl Strategy<Value = u64> {
 }
 
 fn caps() -> impl Strategy<Value = Caps> {
-    (cap(10), cap(10_000), cap(60_000)).prop_map(|(max_files, max_lines, max_tokens)| Caps {
-        max_files,
-        max_lines,
-        max_tokens,
-    })
+    (cap(10), cap(10_000), cap(60_000), cap(200_000)).prop_map(
+        |(max_files, max_lines, max_tokens, max_bytes)| Caps {
+            max_files,
+            max_lines,
+            max_tokens,
+            max_bytes,
+            file_bytes: 0,
+        },
+    )
 }
 
 fn items() -> impl Strategy<Value = Vec<Item>> {
@@ -107,6 +113,10 @@ proptest! {
             if caps.max_tokens > 0 {
                 prop_assert!(tokens <= caps.max_tokens, "{} tokens > {}", tokens, caps.max_tokens);
             }
+            let bytes: u64 = kept.iter().map(|i| i.bytes).sum();
+            if caps.max_bytes > 0 {
+                prop_assert!(bytes <= caps.max_bytes, "{} bytes > {}", bytes, caps.max_bytes);
+            }
         } else {
             // Not ready: either nothing came in (BLOCKED) or a cap could not be met.
             prop_assert_eq!(a.status == Status::Blocked, items.is_empty());
@@ -115,7 +125,7 @@ proptest! {
 
     #[test]
     fn budget_with_no_caps_drops_nothing(items in items()) {
-        let none = Caps { max_files: 0, max_lines: 0, max_tokens: 0 };
+        let none = Caps { max_files: 0, max_lines: 0, max_tokens: 0, max_bytes: 0, file_bytes: 0 };
         let a = allocate(&items, none);
         prop_assert!(a.dropped.iter().all(Option::is_none), "{:?}", a);
         prop_assert!(a.overrun.is_none());
@@ -128,9 +138,11 @@ proptest! {
         let high_medium = items.iter().filter(|i| i.priority != Priority::Low).count() as u64;
         let lines: u64 = items.iter().map(|i| i.lines).sum();
         let tokens: u64 = items.iter().map(|i| i.tokens.unwrap_or(0)).sum();
+        let bytes: u64 = items.iter().map(|i| i.bytes).sum();
         let fits = (caps.max_files == 0 || high_medium <= caps.max_files)
             && (caps.max_lines == 0 || lines <= caps.max_lines)
-            && (caps.max_tokens == 0 || tokens <= caps.max_tokens);
+            && (caps.max_tokens == 0 || tokens <= caps.max_tokens)
+            && (caps.max_bytes == 0 || bytes <= caps.max_bytes);
         let a = allocate(&items, caps);
         if fits {
             prop_assert!(a.dropped.iter().all(Option::is_none), "{:?}", a);

@@ -14,7 +14,7 @@ use crate::report;
 /// Runs `curate` / `curate compile`.
 pub fn run(g: &GlobalArgs, a: &CompileArgs) -> Result<ExitCode> {
     let printer = Printer::new(g);
-    let (_, change) = resolve::names(a)?;
+    resolve::names(a)?;
     if a.stdout && printer.format == Format::Json {
         return Err(Error::Usage(
             "--stdout prints the manifest and cannot be combined with --format json".to_owned(),
@@ -25,8 +25,7 @@ pub fn run(g: &GlobalArgs, a: &CompileArgs) -> Result<ExitCode> {
             "--format github is for `curate check`".to_owned(),
         ));
     }
-    let ws = resolve::workspace(g)?.for_change(&change)?;
-    let options = resolve::compile_options(&ws, a)?;
+    let (ws, options) = resolve::change_workspace(g, a)?;
     let mode = Mode {
         write: !a.dry_run && !a.stdout,
         adopt: a.adopt,

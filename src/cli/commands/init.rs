@@ -16,11 +16,14 @@ pub fn run(g: &GlobalArgs, a: &InitArgs) -> Result<ExitCode> {
     if let Some(host) = a.host {
         return wire_host(&ws, printer, host, a.force);
     }
-    if let Some(profile) = a.profile {
+    if let Some(profile) = g.profile {
         return write_config(&ws, printer, a, profile);
     }
     let mut files: Vec<(String, &str)> = vec![
-        (contract::REPO_PATHS[0].to_owned(), contract::EMBEDDED),
+        (
+            contract::REPO_PATHS[0].to_owned(),
+            ws.workflow().contracts(),
+        ),
         (
             "contracts/workflow-delegation-contracts.schema.json".to_owned(),
             contract::SCHEMA,
@@ -85,7 +88,7 @@ fn write_config(
     ws: &crate::settings::Workspace,
     printer: Printer,
     a: &InitArgs,
-    profile: crate::config::Profile,
+    profile: crate::config::Wf,
 ) -> Result<ExitCode> {
     let path = ws.root.join(crate::config::PATH);
     if std::fs::symlink_metadata(&path).is_ok() && !a.force {

@@ -12,12 +12,13 @@ use crate::compile::budget::Status;
 use crate::error::{Error, Result};
 use crate::render::{self, ByteCaps, Job};
 use crate::report;
+use crate::settings::CompileSettings;
 use crate::util::atomic;
 
 /// Runs `curate render` (`preview = false`) or `curate preview`.
 pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
     let printer = Printer::new(g);
-    let (_, change) = resolve::names(&a.compile)?;
+    resolve::names(&a.compile)?;
     if !preview && printer.format != Format::Human {
         return Err(Error::Usage("render takes --format human only".to_owned()));
     }
@@ -31,8 +32,8 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
             "preview never writes: use render -o".to_owned(),
         ));
     }
-    let ws = resolve::workspace(g)?.for_change(&change)?;
-    let s = resolve::compile_settings(&ws, &a.compile)?;
+    let (ws, options) = resolve::change_workspace(g, &a.compile)?;
+    let s = CompileSettings::resolve(&ws, &options)?;
     let compiled = match &a.manifest {
         Some(m) => render::from_manifest(&ws, &s, &ws.arg_path(m))?,
         None => compile::compile(&ws, &s)?,

@@ -1,0 +1,187 @@
+//! The author's list: a manifest file that is also the list a workflow's own authors write
+//! (Trellis' `implement.jsonl` / `check.jsonl`), read as layer 2 and written back with every
+//! author row kept.
+//!
+//! Reads rows the way Trellis' readers do (one JSON object a line; `file`, or `path`, with
+//! `type: "directory"` for a folder; rows without a file are skipped by Trellis and kept
+//! here as they are). curate's own rows are told apart by their form: the header and notes
+//! (`_curate`, `_curation`) and entries marked `"by": "curate"`, all regenerated on each
+//! run; every other row is the author's. Pure text work but for listing a directory row's
+//! folder.
+
+use std::path::Path;
+
+use crate::compile::manifest::{BY, CURATION_KEY, HEADER_KEY};
+use crate::model::Entry;
+
+/// A row of the author's that names a file or a folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    /// 1-based line in the file.
+    pub line: usize,
+    /// The row as written.
+    pub raw: String,
+    /// The path as written.
+    pub file: String,
+    pub reason: Option<String>,
+    /// `type: "directory"`: the folder's `*.md` files, as Trellis' hook reads it.
+    pub directory: bool,
+}
+
+/// The author's part of a manifest file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Authored {
+    /// Rows kept byte for byte that name no file (Trellis' seed row `{"_example": …}`, a
+    /// `{"drop": …}` row), in order.
+    pub kept: Vec<String>,
+    /// Rows that name a file or folder, in order.
+    pub rows: Vec<Row>,
+    /// `{"drop": GLOB, "why"?}` rows: (line, glob, why).
+    pub drops: Vec<(usize, String, Option<String>)>,
+}
+
+/// Reads the author's rows of `text`.
+#[must_use]
+pub fn parse(text: &str) -> Authored {
+    let mut out = Authored::default();
+    for (i, line) in text.lines().enumerate() {
+        let raw = line.trim();
+        if raw.is_empty() {
+            continue;
+        }
+        // Not JSON (a `//` line curate wrote in the comments form): Trellis skips it.
+        let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(raw)
+        else {
+            continue;
+        };
+        if map.contains_key(HEADER_KEY) || map.contains_key(CURATION_KEY) {
+            continue;
+        }
+        if map.get(BY.0).and_then(serde_json::Value::as_str) == Some(BY.1) {
+            continue;
+        }
+        let text_of = |k: &str| map.get(k).and_then(serde_json::Value::as_str);
+        let file = text_of("file")
+            .or_else(|| text_of("path"))
+            .filter(|f| !f.is_empty());
+        match file {
+            Some(file) => out.rows.push(Row {
+                line: i + 1,
+                raw: raw.to_owned(),
+                file: file.to_owned(),
+                reason: text_of("reason").map(str::to_owned),
+                directory: text_of("type") == Some("directory"),
+            }),
+            None => {
+                if let Some(glob) = text_of("drop") {
+                    out.drops
+                        .push((i + 1, glob.to_owned(), text_of("why").map(str::to_owned)));
+                }
+                out.kept.push(raw.to_owned());
+            }
+        }
+    }
+    out
+}
+
+/// The files a directory row stands for, as Trellis' hook reads them: the regular `*.md`
+/// files directly in `folder` (repository-relative), sorted by name, the first 20.
+#[must_use]
+pub fn directory_members(root: &Path, folder: &str) -> Vec<String> {
+    let Ok(read) = std::fs::read_dir(root.join(folder)) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = read
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| {
+            std::path::Path::new(n)
+                .extension()
+                .is_some_and(|x| x == "md")
+        })
+        .collect();
+    names.sort();
+    names.truncate(20);
+    let folder = folder.trim_end_matches('/');
+    names
+        .into_iter()
+        .map(|n| {
+            if folder.is_empty() {
+                n
+            } else {
+                format!("{folder}/{n}")
+            }
+        })
+        .collect()
+}
+
+/// The drop rows an author's removals stand for: each entry curate added last time (in
+/// `written`, not the author's) that is gone from the hand-edited `text`, as a
+/// `{"drop": …}` row to keep in the file.
+#[must_use]
+pub fn removals(text: &str, written: &[Entry], author_kind: &str) -> Vec<String> {
+    let present: std::collections::HashSet<String> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l.trim()).ok())
+        .filter_map(|v| v.get("file").and_then(|f| f.as_str()).map(str::to_owned))
+        .collect();
+    written
+        .iter()
+        .filter(|e| e.kind != author_kind && !present.contains(&e.file))
+        .map(|e| {
+            serde_json::json!({
+                "drop": globset::escape(&e.file),
+                "why": "removed from the list by its author",
+            })
+            .to_string()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_are_the_authors_unless_curate_marked_them() {
+        let text = concat!(
+            "{\"_curate\":\"0.1.0 contracts=aaaaaaaaaaaa digest=bbbbbbbbbbbb\"}\n",
+            "{\"_curation\":\"a note\"}\n",
+            "{\"_example\": \"Fill with …\"}\n",
+            "\n",
+            "// an old comment line\n",
+            "{\"file\": \"docs/a.md\", \"reason\": \"why\"}\n",
+            "{\"file\":\"docs/b.md\",\"reason\":\"x\",\"sections\":null,\"priority\":\"medium\",\"kind\":\"truth\",\"by\":\"curate\"}\n",
+            "{\"file\": \".trellis/spec/backend/\", \"type\": \"directory\", \"reason\": \"specs\"}\n",
+            "{\"path\": \"docs/c.md\"}\n",
+            "{\"drop\": \"docs/old.md\", \"why\": \"stale\"}\n",
+            "[1]\n",
+        );
+        let a = parse(text);
+        let files: Vec<(&str, bool)> = a
+            .rows
+            .iter()
+            .map(|r| (r.file.as_str(), r.directory))
+            .collect();
+        assert_eq!(
+            files,
+            [
+                ("docs/a.md", false),
+                (".trellis/spec/backend/", true),
+                ("docs/c.md", false)
+            ]
+        );
+        assert_eq!(a.rows[0].line, 6);
+        assert_eq!(
+            a.rows[0].raw,
+            "{\"file\": \"docs/a.md\", \"reason\": \"why\"}"
+        );
+        assert_eq!(a.rows[0].reason.as_deref(), Some("why"));
+        assert_eq!(a.kept.len(), 2, "{:?}", a.kept);
+        assert_eq!(
+            a.drops,
+            [(10, "docs/old.md".to_owned(), Some("stale".to_owned()))]
+        );
+    }
+}

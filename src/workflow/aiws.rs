@@ -1,0 +1,54 @@
+//! aiws ≥ 0.0.96: changes under `.aiws/changes/<id>/` (archived ones under
+//! `.aiws/changes/archive/<id>/`), the manifest where its OpenCode plugin reads it,
+//! `changes/<id>/analysis/<role>-context.jsonl` from the repository root.
+
+use std::path::Path;
+
+use super::{Located, Workflow, direct};
+
+pub struct Aiws;
+
+/// The first aiws version whose plugin reads changes under `.aiws/changes`.
+const FIRST: (u64, u64, u64) = (0, 0, 96);
+
+impl Workflow for Aiws {
+    fn name(&self) -> &'static str {
+        "aiws"
+    }
+
+    fn detect(&self, root: &Path) -> Option<String> {
+        let version = recorded_version(root)?;
+        (version >= FIRST).then(|| format!(".aiws/manifest.json (aiws {})", show(version)))
+    }
+
+    fn locate(&self, root: &Path, id: &str) -> Option<Located> {
+        direct(root, ".aiws/changes", id).or_else(|| direct(root, ".aiws/changes/archive", id))
+    }
+
+    fn changes_root(&self) -> Option<&'static str> {
+        Some(".aiws/changes")
+    }
+
+    fn manifest(&self) -> &'static str {
+        "changes/{change}/analysis/{role}-context.jsonl"
+    }
+}
+
+/// The aiws version `.aiws/manifest.json` records (`version`, `aiws_version` or
+/// `aiwsVersion`), as three numbers.
+pub fn recorded_version(root: &Path) -> Option<(u64, u64, u64)> {
+    let path = root.join(".aiws/manifest.json");
+    let bytes = crate::compile::admit::read_repo_file(root, &path).ok()??;
+    let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    let text = ["aiws_version", "aiwsVersion", "version"]
+        .iter()
+        .find_map(|k| value.get(k).and_then(serde_json::Value::as_str))?;
+    let mut parts = text.trim_start_matches('v').split(['.', '-', '+']);
+    let mut next = || parts.next().and_then(|p| p.parse::<u64>().ok());
+    Some((next()?, next()?, next().unwrap_or(0)))
+}
+
+/// A version as `a.b.c`.
+pub fn show((a, b, c): (u64, u64, u64)) -> String {
+    format!("{a}.{b}.{c}")
+}

@@ -1,0 +1,340 @@
+//! Workflows: everything curate knows about one way of working, one file each.
+//!
+//! A [`Workflow`] says how a repository that follows it is recognised, where a change (a
+//! task, a lane) lives and how its id resolves (archives included), which embedded baseline
+//! its roles start from, the role names its hosts use, where and in what form its consumer
+//! reads curate's result, what that consumer injects on its own, and in which units it cuts.
+//! The compile pipeline, render, check and the hooks ask the workflow; none of them names
+//! one. Adding a workflow is adding a file here and a line to [`ALL`].
+
+mod aiws;
+mod aiws_legacy;
+pub mod curate;
+mod guild;
+mod openspec;
+pub mod trellis;
+
+use std::fmt;
+use std::path::Path;
+
+/// The plain layout's manifest path template.
+pub const DEFAULT_MANIFEST: &str = "{changes}/{change}/analysis/{role}-context.jsonl";
+
+/// Every workflow, in the order detection tries them (the most specific layout first).
+pub static ALL: &[&dyn Workflow] = &[
+    &trellis::Trellis,
+    &guild::Guild,
+    &openspec::OpenSpec,
+    &aiws::Aiws,
+    &aiws_legacy::AiwsLegacy,
+    &curate::Curate,
+];
+
+/// Where a change was found: its changes root and its folder's name there (an archived
+/// change's root is its archive folder).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located {
+    /// Repository-relative, `/`-separated.
+    pub changes_root: String,
+    /// The change folder's name under `changes_root`.
+    pub folder: String,
+}
+
+impl Located {
+    /// The change folder, repository-relative.
+    #[must_use]
+    pub fn path(&self) -> String {
+        format!("{}/{}", self.changes_root, self.folder)
+    }
+}
+
+/// A file the workflow derives from a change's content (OpenSpec: the current spec of each
+/// capability a delta spec changes), added to the baseline as a literal path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Derived {
+    /// Repository-relative.
+    pub path: String,
+    pub priority: crate::model::Priority,
+    pub kind: String,
+    pub reason: String,
+}
+
+/// The units a consumer cuts its injected text in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ByteBudget {
+    /// Bytes a file may have before the consumer cuts it (0: no cap).
+    pub per_file: u64,
+    /// Bytes each of the change's own files the consumer injects may have (0: no cap).
+    pub per_artifact: u64,
+    /// Bytes of the whole injection (0: no cap).
+    pub total: u64,
+}
+
+/// One way of working. Every method but [`Workflow::name`], [`Workflow::detect`] and
+/// [`Workflow::locate`] has the plain layout's answer as its default.
+pub trait Workflow: Sync + std::panic::RefUnwindSafe {
+    /// The name `profile` takes (`trellis`).
+    fn name(&self) -> &'static str;
+
+    /// What the repository shows when it follows this workflow (the folder or file that
+    /// gave it away), or `None`.
+    fn detect(&self, root: &Path) -> Option<String>;
+
+    /// Finds the change `id` (already checked as a name) in this workflow's layout,
+    /// archives included.
+    fn locate(&self, root: &Path, id: &str) -> Option<Located>;
+
+    /// The changes root when the change is not found (`None`: chosen per change among
+    /// `changes` and `.aiws/changes`).
+    fn changes_root(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Globs of the folders archived changes sit in, as changes roots (`check` looks there
+    /// too).
+    fn archive_roots(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// An id as a user may write it, reduced to the change's name (Trellis accepts
+    /// `archive/2026-11/<task>`). Returns the id unchanged when there is nothing to strip.
+    fn normalize_id<'a>(&self, id: &'a str) -> &'a str {
+        id
+    }
+
+    /// A role name as a user or host may write it, reduced to the name the manifest's file
+    /// is named after (Trellis: `trellis-implement` is `implement`).
+    fn normalize_role<'a>(&self, role: &'a str) -> &'a str {
+        role
+    }
+
+    /// The manifest path template (`{changes}`, `{change}`, `{role}`).
+    fn manifest(&self) -> &'static str {
+        DEFAULT_MANIFEST
+    }
+
+    /// Whether the consumer honours `sections` (false: it inlines whole files).
+    fn sections(&self) -> bool {
+        true
+    }
+
+    /// Role names the workflow's hosts use, mapped to contract roles.
+    fn roles(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+
+    /// The embedded contracts the roles' baselines come from when the repository has no
+    /// contracts file of its own.
+    fn contracts(&self) -> &'static str {
+        include_str!("../../contracts/workflow-delegation-contracts.json")
+    }
+
+    /// Files derived from the change's content, added after the role's baseline.
+    fn derived(&self, _root: &Path, _change: &Located) -> Vec<Derived> {
+        Vec::new()
+    }
+
+    /// The files of a change folder the consumer injects on its own (names relative to the
+    /// change folder): never listed, but they count as context (a change holding one is
+    /// not BLOCKED).
+    fn injected(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// True when the manifest file is also the author's list (Trellis' `implement.jsonl`):
+    /// its entries are read as layer 2 and kept, and curate's notes are written as JSON
+    /// rows without a `file` key instead of `//` lines.
+    fn authored(&self) -> bool {
+        false
+    }
+
+    /// The consumer's byte caps, read from the repository (`None`: it counts nothing).
+    fn byte_budget(&self, _root: &Path) -> Option<ByteBudget> {
+        None
+    }
+
+    /// The bytes the consumer counts for a listed file: `injected` of its `whole` bytes
+    /// after its per-file cut at `cap`, with whatever frame it adds (Trellis: a header line
+    /// and, when cut, a notice).
+    fn block_bytes(&self, _path: &str, injected: u64, _whole: u64, _cap: u64) -> u64 {
+        injected
+    }
+
+    /// The bytes of the consumer's total its own injections of change `folder`
+    /// (repository-relative) take, so that they still fit after curate's selection.
+    fn reserved_bytes(&self, _root: &Path, _folder: &str) -> u64 {
+        0
+    }
+
+    /// The consumer's own injector, when one is installed in the repository (a path): curate
+    /// then writes its result for it and does not inject a second time.
+    fn injector(&self, _root: &Path) -> Option<String> {
+        None
+    }
+
+    /// What the listed files are, in the sticky instruction's words.
+    fn describes(&self) -> &'static str {
+        "the project's constraints, the delegation contract, the change plan and the module assigned to you"
+    }
+}
+
+impl fmt::Debug for dyn Workflow {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl PartialEq for dyn Workflow {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
+    }
+}
+
+/// The plain layout: curate's own.
+#[must_use]
+pub fn plain() -> &'static dyn Workflow {
+    &curate::Curate
+}
+
+/// The workflow called `name`.
+#[must_use]
+pub fn by_name(name: &str) -> Option<&'static dyn Workflow> {
+    ALL.iter().copied().find(|w| w.name() == name)
+}
+
+/// Every workflow's name, for messages and completions.
+#[must_use]
+pub fn names() -> Vec<&'static str> {
+    ALL.iter().map(|w| w.name()).collect()
+}
+
+/// Parses a workflow name (the `--profile` flag, `CURATE_PROFILE`, the config's `profile`).
+///
+/// # Errors
+/// A message listing the names when `name` is none of them.
+pub fn parse(name: &str) -> Result<&'static dyn Workflow, String> {
+    by_name(name.trim()).ok_or_else(|| {
+        format!(
+            "unknown profile {:?}: use one of {}",
+            name.trim(),
+            names().join(", ")
+        )
+    })
+}
+
+/// The workflows the repository shows, each with its evidence, in [`ALL`]'s order (the
+/// plain layout is never listed: it is what is left).
+#[must_use]
+pub fn detect(root: &Path) -> Vec<(&'static dyn Workflow, String)> {
+    ALL.iter()
+        .copied()
+        .filter(|w| w.name() != plain().name())
+        .filter_map(|w| w.detect(root).map(|e| (w, e)))
+        .collect()
+}
+
+/// Every other workflow's folder that holds `id`, as `(workflow, folder)`, for a warning
+/// that says where the change is and how to use it.
+#[must_use]
+pub fn elsewhere(
+    root: &Path,
+    id: &str,
+    except: &dyn Workflow,
+) -> Vec<(&'static dyn Workflow, String)> {
+    let mut out: Vec<(&'static dyn Workflow, String)> = Vec::new();
+    for w in ALL.iter().copied().filter(|w| w.name() != except.name()) {
+        if let Some(found) = w.locate(root, w.normalize_id(id)) {
+            let path = found.path();
+            if !out.iter().any(|(_, p)| *p == path) {
+                out.push((w, path));
+            }
+        }
+    }
+    out
+}
+
+/// A path into change `change`'s folder as it was before the change was archived under
+/// `changes_root`, moved to the archived folder when only that holds it (as Trellis'
+/// `task.py validate` reads such rows); any other path as it is.
+#[must_use]
+pub fn archived_path(
+    root: &Path,
+    w: &dyn Workflow,
+    changes_root: &str,
+    change: &str,
+    path: String,
+) -> String {
+    let Some(live) = w.changes_root() else {
+        return path;
+    };
+    if live == changes_root || root.join(&path).exists() {
+        return path;
+    }
+    match path.strip_prefix(&format!("{live}/{change}/")) {
+        Some(rest) => {
+            let moved = format!("{changes_root}/{change}/{rest}");
+            if root.join(&moved).exists() {
+                moved
+            } else {
+                path
+            }
+        }
+        None => path,
+    }
+}
+
+/// A folder `root/rel` exists (the admission rules apply to whatever is read from it).
+fn is_dir(root: &Path, rel: &str) -> bool {
+    root.join(rel).is_dir()
+}
+
+/// `id` as a folder directly under `changes_root`.
+fn direct(root: &Path, changes_root: &str, id: &str) -> Option<Located> {
+    is_dir(root, &format!("{changes_root}/{id}")).then(|| Located {
+        changes_root: changes_root.to_owned(),
+        folder: id.to_owned(),
+    })
+}
+
+/// The names of the folders in `root/rel` that are names ([`crate::util::paths::is_name`]),
+/// sorted in byte order (an empty list when `rel` is not a folder).
+fn folders(root: &Path, rel: &str) -> Vec<String> {
+    let Ok(read) = std::fs::read_dir(root.join(rel)) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = read
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| crate::util::paths::is_name(n))
+        .collect();
+    names.sort();
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_parse_back() {
+        let names = names();
+        for n in &names {
+            assert_eq!(parse(n).unwrap().name(), *n);
+        }
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), names.len());
+        let e = parse("guilds").unwrap_err();
+        assert!(e.contains("trellis") && e.contains("guild"), "{e}");
+    }
+
+    #[test]
+    fn every_baseline_is_valid_contracts() {
+        for w in ALL {
+            crate::compile::contract::parse(w.contracts().as_bytes(), Path::new(w.name()))
+                .unwrap_or_else(|e| panic!("{}: {e}", w.name()));
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! OpenSpec (`openspec/`): a change is `openspec/changes/<id>/` (`proposal.md`, `design.md`,
+//! `tasks.md`, delta specs `specs/<capability>/spec.md`), archived as
+//! `openspec/changes/archive/<YYYY-MM-DD>-<id>/`; the project's truth is `openspec/project.md`
+//! and the current specs `openspec/specs/<capability>/spec.md`.
+
+use std::path::Path;
+
+use super::{Derived, Located, Workflow, direct, folders, is_dir};
+use crate::model::Priority;
+
+pub struct OpenSpec;
+
+const CHANGES: &str = "openspec/changes";
+
+impl Workflow for OpenSpec {
+    fn name(&self) -> &'static str {
+        "openspec"
+    }
+
+    fn detect(&self, root: &Path) -> Option<String> {
+        is_dir(root, CHANGES).then(|| format!("{CHANGES}/"))
+    }
+
+    fn locate(&self, root: &Path, id: &str) -> Option<Located> {
+        let archive = format!("{CHANGES}/archive");
+        direct(root, CHANGES, id).or_else(|| {
+            // `2026-10-02-add-login` for `add-login`; the newest when archived twice.
+            folders(root, &archive)
+                .into_iter()
+                .rev()
+                .find(|name| archived_id(name) == Some(id))
+                .map(|folder| Located {
+                    changes_root: archive.clone(),
+                    folder,
+                })
+        })
+    }
+
+    fn changes_root(&self) -> Option<&'static str> {
+        Some(CHANGES)
+    }
+
+    fn contracts(&self) -> &'static str {
+        include_str!("../../contracts/workflows/openspec.json")
+    }
+
+    /// The current spec of every capability the change's delta specs touch.
+    fn derived(&self, root: &Path, change: &Located) -> Vec<Derived> {
+        folders(root, &format!("{}/specs", change.path()))
+            .into_iter()
+            .map(|capability| Derived {
+                path: format!("openspec/specs/{capability}/spec.md"),
+                priority: Priority::Medium,
+                kind: "truth".to_owned(),
+                reason: format!(
+                    "the current spec of `{capability}`, which this change's delta spec changes"
+                ),
+            })
+            .filter(|d| root.join(&d.path).is_file())
+            .collect()
+    }
+
+    fn describes(&self) -> &'static str {
+        "the project's conventions, the change's proposal, design, tasks and delta specs, and the current specs they change"
+    }
+}
+
+/// The change id of an archive folder's name: the name after its `YYYY-MM-DD-` prefix.
+fn archived_id(name: &str) -> Option<&str> {
+    let (date, id) = (name.get(..10)?, name.get(11..)?);
+    let b = date.as_bytes();
+    let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
+    (digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10)
+        && name.as_bytes()[10] == b'-')
+        .then_some(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_archive_name_gives_its_id() {
+        assert_eq!(archived_id("2026-10-02-add-login"), Some("add-login"));
+        assert_eq!(archived_id("2026-10-02"), None);
+        assert_eq!(archived_id("add-login"), None);
+        assert_eq!(archived_id("2026-1x-02-add"), None);
+    }
+}

@@ -1,0 +1,256 @@
+//! Trellis (`.trellis/`, mindfold-ai/Trellis): a task is `.trellis/tasks/<task>/` (archived:
+//! `.trellis/tasks/archive/<yyyy-mm>/<task>/`); its author lists the files a sub-agent needs
+//! in `implement.jsonl` / `check.jsonl`, which Trellis' hook inlines whole, in file order,
+//! cut at the byte caps of `.trellis/config.yaml`, together with the task's `prd.md`,
+//! `design.md` and `implement.md`.
+//!
+//! curate reads the author's rows as layer 2 (kept, in order, with their reasons), writes
+//! its result into the same file as rows Trellis reads (its header and notes are rows
+//! without a `file` key, which Trellis skips), and budgets in Trellis' bytes.
+
+use std::path::Path;
+
+use super::{ByteBudget, Located, Workflow, direct, folders, is_dir};
+
+pub struct Trellis;
+
+const TASKS: &str = ".trellis/tasks";
+const ARCHIVE: &str = ".trellis/tasks/archive";
+const CONFIG: &str = ".trellis/config.yaml";
+
+/// Trellis' defaults when `.trellis/config.yaml` sets nothing.
+pub const DEFAULT_BUDGET: ByteBudget = ByteBudget {
+    per_file: 32_768,
+    per_artifact: 65_536,
+    total: 131_072,
+};
+
+/// The task's own files Trellis' hook injects after the listed ones, with the header it
+/// gives each.
+const ARTIFACTS: [(&str, &str); 3] = [
+    ("prd.md", "Requirements"),
+    ("design.md", "Technical Design"),
+    ("implement.md", "Execution Plan"),
+];
+
+/// Where Trellis' own injector is installed, per host.
+const INJECTORS: [&str; 4] = [
+    ".claude/hooks/inject-subagent-context.py",
+    ".cursor/hooks/inject-subagent-context.py",
+    ".opencode/plugins/inject-subagent-context.js",
+    ".codex/hooks/inject-subagent-context.py",
+];
+
+/// A block as Trellis' hook counts it against its total: `=== <header> ===\n`, the
+/// content cut at `cap`, and the notice when cut.
+fn block(header: &str, path: &str, injected: u64, whole: u64, cap: u64) -> u64 {
+    let mut n = format!("=== {header} ===\n").len() as u64 + injected;
+    if injected < whole {
+        n += format!("\n[Trellis: truncated at {cap} bytes — read {path} for the full content]")
+            .len() as u64;
+    }
+    n
+}
+
+impl Workflow for Trellis {
+    fn name(&self) -> &'static str {
+        "trellis"
+    }
+
+    fn detect(&self, root: &Path) -> Option<String> {
+        if is_dir(root, TASKS) {
+            Some(format!("{TASKS}/"))
+        } else {
+            is_dir(root, ".trellis").then(|| ".trellis/".to_owned())
+        }
+    }
+
+    fn locate(&self, root: &Path, id: &str) -> Option<Located> {
+        direct(root, TASKS, id).or_else(|| {
+            // The newest month first: a task archived twice is the later one.
+            folders(root, ARCHIVE)
+                .into_iter()
+                .rev()
+                .find_map(|month| direct(root, &format!("{ARCHIVE}/{month}"), id))
+        })
+    }
+
+    fn changes_root(&self) -> Option<&'static str> {
+        Some(TASKS)
+    }
+
+    fn archive_roots(&self) -> &'static [&'static str] {
+        &[".trellis/tasks/archive/*"]
+    }
+
+    /// `archive/2026-11/<task>` (as `task.py list --archived` shows it) is the task.
+    fn normalize_id<'a>(&self, id: &'a str) -> &'a str {
+        let id = id.strip_prefix(".trellis/tasks/").unwrap_or(id);
+        let Some(rest) = id.strip_prefix("archive/") else {
+            return id;
+        };
+        match rest.split_once('/') {
+            Some((month, task)) if is_month(month) && !task.contains('/') => task,
+            _ => id,
+        }
+    }
+
+    fn manifest(&self) -> &'static str {
+        "{changes}/{change}/{role}.jsonl"
+    }
+
+    fn sections(&self) -> bool {
+        false
+    }
+
+    fn roles(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("implement", "worker"),
+            ("check", "reviewer"),
+            ("research", "explorer"),
+            ("trellis-implement", "worker"),
+            ("trellis-check", "reviewer"),
+            ("trellis-research", "explorer"),
+        ]
+    }
+
+    fn normalize_role<'a>(&self, role: &'a str) -> &'a str {
+        role.strip_prefix("trellis-").unwrap_or(role)
+    }
+
+    fn contracts(&self) -> &'static str {
+        include_str!("../../contracts/workflows/trellis.json")
+    }
+
+    fn injected(&self) -> &'static [&'static str] {
+        &["prd.md", "design.md", "implement.md"]
+    }
+
+    fn block_bytes(&self, path: &str, injected: u64, whole: u64, cap: u64) -> u64 {
+        block(path, path, injected, whole, cap)
+    }
+
+    fn reserved_bytes(&self, root: &Path, folder: &str) -> u64 {
+        let cap = self
+            .byte_budget(root)
+            .unwrap_or(DEFAULT_BUDGET)
+            .per_artifact;
+        ARTIFACTS
+            .iter()
+            .filter_map(|(name, title)| {
+                let path = format!("{folder}/{name}");
+                let bytes = crate::compile::admit::read_repo_file(root, &root.join(&path))
+                    .ok()
+                    .flatten()?;
+                let injected = crate::compile::measure::cut_len(&bytes, cap);
+                Some(block(
+                    &format!("{path} ({title})"),
+                    &path,
+                    injected,
+                    bytes.len() as u64,
+                    cap,
+                ))
+            })
+            .sum()
+    }
+
+    fn injector(&self, root: &Path) -> Option<String> {
+        INJECTORS
+            .iter()
+            .find(|p| root.join(p).is_file())
+            .map(|p| (*p).to_owned())
+    }
+
+    fn authored(&self) -> bool {
+        true
+    }
+
+    fn byte_budget(&self, root: &Path) -> Option<ByteBudget> {
+        let path = root.join(CONFIG);
+        let text = crate::compile::admit::read_repo_file(root, &path)
+            .ok()
+            .flatten()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        Some(budget_of(&text))
+    }
+
+    fn describes(&self) -> &'static str {
+        "the files this task's author listed, the project's specs and the module assigned to you (the task's prd.md and design.md come with this prompt)"
+    }
+}
+
+fn is_month(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 7
+        && b[4] == b'-'
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| i == 4 || c.is_ascii_digit())
+}
+
+/// The `context_injection:` caps of `.trellis/config.yaml`, read the way Trellis' own
+/// `config.py` reads them; each cap Trellis' default where absent or not a number.
+#[must_use]
+pub fn budget_of(text: &str) -> ByteBudget {
+    let mut budget = DEFAULT_BUDGET;
+    let mut inside = false;
+    for line in text.lines() {
+        let bare = line.split('#').next().unwrap_or_default();
+        if bare.trim().is_empty() {
+            continue;
+        }
+        let indented = bare.starts_with([' ', '\t']);
+        if !indented {
+            inside = bare.trim_end() == "context_injection:";
+            continue;
+        }
+        if !inside {
+            continue;
+        }
+        let Some((key, value)) = bare.trim().split_once(':') else {
+            continue;
+        };
+        let Ok(n) = value.trim().trim_matches(['"', '\'']).parse::<u64>() else {
+            continue;
+        };
+        match key.trim() {
+            "max_file_bytes" => budget.per_file = n,
+            "max_artifact_bytes" => budget.per_artifact = n,
+            "max_total_bytes" => budget.total = n,
+            _ => {}
+        }
+    }
+    budget
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn archived_ids_reduce_to_the_task() {
+        let t = Trellis;
+        assert_eq!(t.normalize_id("archive/2026-11/12-01-login"), "12-01-login");
+        assert_eq!(t.normalize_id(".trellis/tasks/12-01-login"), "12-01-login");
+        assert_eq!(t.normalize_id("12-01-login"), "12-01-login");
+        assert_eq!(t.normalize_id("archive/26-11/x"), "archive/26-11/x");
+        assert_eq!(t.normalize_id("archive/2026-11/a/b"), "archive/2026-11/a/b");
+    }
+
+    #[test]
+    fn the_caps_come_from_context_injection() {
+        assert_eq!(budget_of(""), DEFAULT_BUDGET);
+        let b = budget_of(
+            "session:\n  max_file_bytes: 1\ncontext_injection:\n  max_file_bytes: 4096 # cut\n  max_total_bytes: \"16384\"\nother: 3\n",
+        );
+        assert_eq!(
+            b,
+            ByteBudget {
+                per_file: 4096,
+                per_artifact: 65_536,
+                total: 16384
+            }
+        );
+    }
+}
