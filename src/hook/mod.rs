@@ -269,6 +269,10 @@ pub fn prepare(d: &Dispatch<'_>, o: &WorkspaceOptions) -> Option<Prepared> {
         }
         Err(_) => return None,
     };
+    if compiled.status == Status::Ready && ws.workflow().injector(&ws.root).is_some() {
+        // The workflow's own hook injects the file curate just wrote: one injection only.
+        return None;
+    }
     if compiled.status != Status::Ready {
         let style = crate::report::Style { color: false };
         let report = truncate(

@@ -26,6 +26,7 @@ mod render;
 mod robust;
 mod trust;
 mod verify;
+mod workflows;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,424 @@
+//! Workflows on fixtures that follow the real layouts (Trellis, OpenSpec, aiws), with no
+//! config: the workflow is detected, the right entries are picked, and what curate writes
+//! is accepted by the workflow's own reader.
+//!
+//! Trellis' `task.py validate` and its hook are not on a package registry this project can
+//! reach (`@mindfoldhq/trellis` is not served), so [`trellis_validate`] and
+//! [`trellis_injects`] reproduce their rules from Trellis' source
+//! (`.trellis/scripts/common/task_context.py`, `shared-hooks/inject-subagent-context.py`):
+//! every non-blank line must be JSON; a row with a truthy `file` must name an existing file
+//! (or, with `type: "directory"`, a folder); rows without one are skipped; the hook injects
+//! the rows' files in order, a folder as its `*.md` files sorted (at most 20), each block
+//! `=== path ===\n` + the content cut at `max_file_bytes` on a character boundary + a
+//! notice when cut.
+
+use crate::Repo;
+
+/// Trellis' `task.py validate` on one jsonl file: its errors (empty = it passes).
+fn trellis_validate(repo: &Repo, rel: &str) -> Vec<String> {
+    let mut errors = Vec::new();
+    for (i, line) in repo.read(rel).lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            errors.push(format!("{}: Invalid JSON", i + 1));
+            continue;
+        };
+        let obj = v.as_object().expect("a non-object row crashes task.py");
+        let Some(file) = obj
+            .get("file")
+            .and_then(|f| f.as_str())
+            .filter(|f| !f.is_empty())
+        else {
+            continue;
+        };
+        let path = repo.root.join(file);
+        let dir = obj.get("type").and_then(|t| t.as_str()) == Some("directory");
+        if dir && !path.is_dir() {
+            errors.push(format!("{}: Directory not found: {file}", i + 1));
+        } else if !dir && !path.is_file() {
+            errors.push(format!("{}: File not found: {file}", i + 1));
+        }
+    }
+    errors
+}
+
+/// What Trellis' hook injects from one jsonl file: each file with the bytes its block
+/// counts against the total.
+fn trellis_injects(repo: &Repo, rel: &str, cap: usize) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    for line in repo
+        .read(rel)
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+    {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let Some(obj) = v.as_object() else { break };
+        let Some(file) = obj
+            .get("file")
+            .or_else(|| obj.get("path"))
+            .and_then(|f| f.as_str())
+        else {
+            continue;
+        };
+        let files: Vec<String> = if obj.get("type").and_then(|t| t.as_str()) == Some("directory") {
+            let mut names: Vec<String> = std::fs::read_dir(repo.root.join(file))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                // Trellis compares the extension case-sensitively, so this does too.
+                .filter(|n| {
+                    #[allow(clippy::case_sensitive_file_extension_comparisons)]
+                    n.ends_with(".md")
+                })
+                .collect();
+            names.sort();
+            names.truncate(20);
+            names
+                .iter()
+                .map(|n| format!("{}/{n}", file.trim_end_matches('/')))
+                .collect()
+        } else {
+            vec![file.to_owned()]
+        };
+        for f in files {
+            let bytes = std::fs::read(repo.root.join(&f)).unwrap();
+            let mut end = bytes.len().min(cap);
+            while end < bytes.len() && end > 0 && (bytes[end] & 0xC0) == 0x80 {
+                end -= 1;
+            }
+            let mut n = format!("=== {f} ===\n").len() + end;
+            if end < bytes.len() {
+                n += format!(
+                    "\n[Trellis: truncated at {cap} bytes — read {f} for the full content]"
+                )
+                .len();
+            }
+            out.push((f, n as u64));
+        }
+    }
+    out
+}
+
+fn compile(repo: &Repo, args: &[&str]) -> serde_json::Value {
+    let out = repo.curate().args(args).args(["--format", "json"]).run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    out.json()
+}
+
+fn files(report: &serde_json::Value) -> Vec<String> {
+    report["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["file"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+const CURATED: &str = ".trellis/tasks/11-28-login-rate-limit";
+
+#[test]
+fn trellis_is_detected_and_the_authors_list_reaches_the_sub_agent_in_order() {
+    let repo = Repo::fixture("trellis");
+    let authored = repo.read(&format!("{CURATED}/implement.jsonl"));
+    let report = compile(
+        &repo,
+        &["--role", "implement", "--change", "11-28-login-rate-limit"],
+    );
+    assert_eq!(report["workflow"]["name"], "trellis");
+    assert_eq!(report["workflow"]["chosen_by"], "detected");
+    assert_eq!(report["manifest"], format!("{CURATED}/implement.jsonl"));
+    // Every file the author listed, the folder's guidelines as Trellis reads them, in order.
+    assert_eq!(
+        files(&report),
+        [
+            ".trellis/spec/backend/index.md",
+            ".trellis/spec/backend/error-handling.md",
+            ".trellis/spec/backend/logging.md",
+            ".trellis/spec/backend/routes.md",
+            "src/store/userStore.ts",
+            "src/routes/sessions.ts",
+            ".trellis/tasks/11-28-login-rate-limit/research/limiter-options.md",
+        ]
+    );
+    // The task's own files are Trellis' to inject: never listed.
+    assert!(
+        !files(&report)
+            .iter()
+            .any(|f| f.ends_with("/prd.md") || f.ends_with("/design.md"))
+    );
+    let written = repo.read(&format!("{CURATED}/implement.jsonl"));
+    // Every author row is still there, byte for byte, in the author's order.
+    let rows: Vec<&str> = authored.lines().filter(|l| !l.trim().is_empty()).collect();
+    let mut at = 0;
+    for row in &rows {
+        let found = written.lines().skip(at).position(|l| l == *row);
+        assert!(found.is_some(), "{row} lost or moved:\n{written}");
+        at += found.unwrap() + 1;
+    }
+    // Trellis' validate accepts the file, and its hook injects exactly curate's selection
+    // (the author's folder row and index.md row both name index.md: the hook reads it twice).
+    let path = format!("{CURATED}/implement.jsonl");
+    assert_eq!(
+        trellis_validate(&repo, &path),
+        Vec::<String>::new(),
+        "{written}"
+    );
+    let injected = trellis_injects(&repo, &path, 4096);
+    let mut injected_files: Vec<&str> = injected.iter().map(|(f, _)| f.as_str()).collect();
+    injected_files.dedup();
+    let mut once: Vec<&str> = Vec::new();
+    for f in injected_files {
+        if !once.contains(&f) {
+            once.push(f);
+        }
+    }
+    assert_eq!(once, files(&report));
+    // The lock's byte counts are the hook's, cut files included.
+    let lock: serde_json::Value =
+        serde_json::from_str(&repo.read(&format!("{CURATED}/implement.lock.json"))).unwrap();
+    for e in lock["entries"].as_array().unwrap() {
+        let file = e["file"].as_str().unwrap();
+        let hook = injected.iter().find(|(f, _)| f == file).unwrap().1;
+        assert_eq!(e["bytes"].as_u64(), Some(hook), "{file}");
+    }
+    let cut = lock["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["file"] == "src/store/userStore.ts")
+        .unwrap();
+    assert!(cut["bytes"].as_u64().unwrap() < 4096 + 200);
+
+    // A second compile writes the same bytes; the author's later edits are the author's.
+    let again = repo
+        .curate()
+        .args([
+            "--role",
+            "implement",
+            "--change",
+            "11-28-login-rate-limit",
+            "-q",
+        ])
+        .run();
+    assert_eq!(again.code, 0, "{}", again.all());
+    assert_eq!(repo.read(&path), written);
+    let added = format!(
+        "{written}{{\"file\": \"src/config.ts\", \"reason\": \"added later by the author\"}}\n"
+    );
+    repo.write(&path, &added);
+    let report = compile(
+        &repo,
+        &["--role", "implement", "--change", "11-28-login-rate-limit"],
+    );
+    assert!(files(&report).contains(&"src/config.ts".to_owned()));
+    assert!(
+        repo.read(&path)
+            .contains("\"reason\": \"added later by the author\"")
+    );
+    assert_eq!(trellis_validate(&repo, &path), Vec::<String>::new());
+}
+
+#[test]
+fn trellis_seeded_prd_only_and_archived_tasks() {
+    let repo = Repo::fixture("trellis");
+    // Freshly seeded: the seed row stays, curate's baseline is added as marked rows, and
+    // every line is JSON for Trellis.
+    let task = ".trellis/tasks/12-01-paginate-member-list";
+    let seed = repo.read(&format!("{task}/implement.jsonl"));
+    compile(
+        &repo,
+        &[
+            "--role",
+            "trellis-implement",
+            "--change",
+            "12-01-paginate-member-list",
+        ],
+    );
+    let written = repo.read(&format!("{task}/implement.jsonl"));
+    assert!(written.contains(seed.trim_end()), "{written}");
+    assert!(written.starts_with("{\"_curate\":\""), "{written}");
+    assert!(written.contains("\"by\":\"curate\""), "{written}");
+    assert_eq!(
+        trellis_validate(&repo, &format!("{task}/implement.jsonl")),
+        Vec::<String>::new()
+    );
+    // Removing curate's row by hand is the author's drop, kept across compiles.
+    let kept: String = written
+        .lines()
+        .filter(|l| !l.contains(".trellis/spec/guides/index.md"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    repo.write(&format!("{task}/implement.jsonl"), &kept);
+    for _ in 0..2 {
+        let report = compile(
+            &repo,
+            &[
+                "--role",
+                "implement",
+                "--change",
+                "12-01-paginate-member-list",
+            ],
+        );
+        assert!(!files(&report).contains(&".trellis/spec/guides/index.md".to_owned()));
+    }
+    assert!(
+        repo.read(&format!("{task}/implement.jsonl"))
+            .contains("\"drop\":")
+    );
+
+    // Only prd.md: READY, nothing of the task listed (Trellis injects prd.md itself).
+    let report = compile(
+        &repo,
+        &[
+            "--role",
+            "implement",
+            "--change",
+            "11-30-fix-health-status-code",
+        ],
+    );
+    assert_eq!(report["status"], "READY");
+    assert!(
+        !files(&report)
+            .iter()
+            .any(|f| f.contains("11-30-fix-health-status-code"))
+    );
+
+    // Archived: found with or without its archive prefix, written in its own folder, no
+    // phantom folder under tasks/.
+    for id in [
+        "11-12-structured-logging",
+        "archive/2026-11/11-12-structured-logging",
+    ] {
+        let report = compile(&repo, &["--role", "implement", "--change", id]);
+        assert_eq!(
+            report["manifest"],
+            ".trellis/tasks/archive/2026-11/11-12-structured-logging/implement.jsonl"
+        );
+    }
+    assert!(!repo.exists(".trellis/tasks/11-12-structured-logging"));
+
+    // check passes on what curate wrote and leaves author-only files alone.
+    let out = repo.curate().args(["check"]).run();
+    assert_eq!(out.code, 0, "{}", out.all());
+}
+
+#[test]
+fn an_untouched_trellis_repository_passes_check() {
+    let repo = Repo::fixture("trellis");
+    let out = repo.curate().args(["check"]).run();
+    assert_eq!(out.code, 0, "{}", out.all());
+}
+
+#[test]
+fn with_trellis_hook_installed_curate_writes_the_list_and_does_not_inject_again() {
+    let repo = Repo::fixture("trellis");
+    repo.write(
+        ".claude/hooks/inject-subagent-context.py",
+        "# Trellis' hook\n",
+    );
+    let input = br#"{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Agent","tool_input":{"prompt":"Do it.\nchange: 11-28-login-rate-limit","subagent_type":"trellis-implement"}}"#;
+    let out = repo
+        .curate()
+        .args(["hook", "claude-code"])
+        .stdin(input)
+        .run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert_eq!(out.stdout, "", "one injection: Trellis' own");
+    assert!(
+        repo.read(&format!("{CURATED}/implement.jsonl"))
+            .starts_with("{\"_curate\":")
+    );
+}
+
+#[test]
+fn openspec_worker_gets_the_delta_specs_and_the_specs_they_change() {
+    let repo = Repo::fixture("openspec");
+    let report = compile(&repo, &["--role", "worker", "--change", "add-2fa"]);
+    assert_eq!(report["workflow"]["name"], "openspec");
+    let got = files(&report);
+    for want in [
+        "openspec/project.md",
+        "openspec/changes/add-2fa/proposal.md",
+        "openspec/changes/add-2fa/design.md",
+        "openspec/changes/add-2fa/tasks.md",
+        "openspec/changes/add-2fa/specs/auth/spec.md",
+        "openspec/specs/auth/spec.md",
+    ] {
+        assert!(
+            got.contains(&want.to_owned()),
+            "{want} missing from {got:?}"
+        );
+    }
+    assert!(!got.iter().any(|f| f.contains("notifications")), "{got:?}");
+    assert_eq!(
+        report["manifest"],
+        "openspec/changes/add-2fa/analysis/worker-context.jsonl"
+    );
+    // An archived change is found by its id, without the date.
+    let report = compile(
+        &repo,
+        &["--role", "worker", "--change", "add-login", "--dry-run"],
+    );
+    assert!(
+        files(&report)
+            .iter()
+            .any(|f| f.starts_with("openspec/changes/archive/2026-10-02-add-login/")),
+        "{report}"
+    );
+}
+
+#[test]
+fn a_layout_the_profile_does_not_serve_is_named_with_the_command_that_uses_it() {
+    let repo = Repo::fixture("aiws-legacy-mismatch");
+    let out = repo
+        .curate()
+        .args([
+            "--profile",
+            "aiws-legacy",
+            "--role",
+            "worker",
+            "--change",
+            "fix-login",
+        ])
+        .args(["--owns", "src/**"])
+        .run();
+    assert!(
+        out.stderr.contains(
+            "the change folder changes/fix-login does not exist; .aiws/changes/fix-login holds it"
+        ),
+        "{}",
+        out.all()
+    );
+    // A change nobody holds is BLOCKED with every place looked and, where another layout
+    // holds it, the same command with that profile.
+    let repo = Repo::fixture("openspec");
+    let out = repo
+        .curate()
+        .args([
+            "--profile",
+            "curate",
+            "--role",
+            "explorer",
+            "--change",
+            "add-2fa",
+        ])
+        .run();
+    assert_eq!(out.code, 3, "{}", out.all());
+    assert!(
+        out.stderr
+            .contains("looked for the change in: changes/add-2fa"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("hint: curate --profile openspec --role explorer --change add-2fa"),
+        "{}",
+        out.stderr
+    );
+}
