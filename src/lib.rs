@@ -18,6 +18,7 @@ pub mod check;
 pub mod cli;
 pub mod compile;
 pub mod config;
+pub mod criteria;
 pub mod error;
 pub mod hook;
 pub mod hosts;

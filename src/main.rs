@@ -14,12 +14,23 @@ fn main() {
             std::process::exit(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    let style = curate::cli::printer::Printer::new(&cli.global).style;
+    let printer = curate::cli::printer::Printer::new(&cli.global);
+    let style = printer.style;
+    let json = printer.json();
     match curate::cli::run(cli) {
         Ok(code) => std::process::exit(code.code()),
         Err(e) => {
             let text = curate::error::render(&e, &style.error("error:"));
             curate::cli::printer::stderr(&text);
+            if json {
+                // A caller that asked for JSON reads stdout: it gets an object there too.
+                let first = text.lines().next().unwrap_or_default();
+                let message = first
+                    .strip_prefix(&style.error("error:"))
+                    .unwrap_or(first)
+                    .trim();
+                let _ = printer.out_json(&serde_json::json!({"status": "ERROR", "error": message}));
+            }
             std::process::exit(curate::cli::exit::ExitCode::of_error(&e).code());
         }
     }

@@ -415,6 +415,11 @@ pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
     );
     ctx.insert("status", job.status.name());
     ctx.insert("changed_truth", job.changed_truth);
+    let workflow = job.ws.workflow();
+    ctx.insert(
+        "workflow",
+        &json!({"name": workflow.name(), "describes": workflow.describes()}),
+    );
     let rules = crate::compile::admit::rules()?;
     tera.register_function("excerpt", Excerpt::new(job, rules));
     tera.render_to(&main_name, &ctx, out)

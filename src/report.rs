@@ -280,6 +280,7 @@ fn over_budget_advice(c: &Compiled) -> String {
 #[must_use]
 pub fn json(c: &Compiled, written: bool, explain: bool) -> serde_json::Value {
     let (files, lines, tokens) = c.totals();
+    let warnings: std::collections::HashSet<&str> = c.warnings().map(|n| n.text.as_str()).collect();
     let mut v = json!({
         "status": c.status.name(),
         "manifest": c.manifest_path,
@@ -299,7 +300,12 @@ pub fn json(c: &Compiled, written: bool, explain: bool) -> serde_json::Value {
             "overrun": c.overrun,
         },
         "warnings": c.warnings().map(|n| n.text.clone()).collect::<Vec<_>>(),
-        "notes": c.curation,
+        // Each line once: the warnings above are not repeated among the notes.
+        "notes": c
+            .curation
+            .iter()
+            .filter(|line| !warnings.contains(line.as_str()))
+            .collect::<Vec<_>>(),
     });
     if explain {
         v["candidates"] = json!(c.candidates);

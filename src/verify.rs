@@ -121,6 +121,8 @@ pub enum ViolationRule {
     ReadOnly,
     /// The file matches none of the owned patterns.
     OutsideOwned,
+    /// A checkable success criterion failed (`--run-criteria`).
+    CriterionFailed,
 }
 
 impl ViolationRule {
@@ -130,6 +132,17 @@ impl ViolationRule {
         match self {
             Self::ReadOnly => "read-only file",
             Self::OutsideOwned => "outside the owned globs",
+            Self::CriterionFailed => "success criterion failed",
+        }
+    }
+
+    /// The learning signal an orchestrator records (seed 000's `swarm_complete`).
+    #[must_use]
+    pub const fn signal(self) -> &'static str {
+        match self {
+            Self::ReadOnly => "readonly_touched",
+            Self::OutsideOwned => "scope_creep",
+            Self::CriterionFailed => "criterion_failed",
         }
     }
 }
@@ -140,18 +153,56 @@ impl fmt::Display for ViolationRule {
     }
 }
 
-/// One touched file that broke a rule.
+/// One touched file that broke a rule, or a success criterion that failed.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Violation {
-    /// The normalised path of the file.
+    /// The normalised path of the file (empty for a criterion).
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub file: String,
     /// The rule it broke.
     pub rule: ViolationRule,
+    /// The rule's learning signal: `scope_creep`, `readonly_touched`, `criterion_failed`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// The criterion that failed, with its exit code (`None`: a signal or the timeout).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub criterion: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+}
+
+impl Violation {
+    /// A file that broke `rule`.
+    #[must_use]
+    pub fn file(file: String, rule: ViolationRule) -> Violation {
+        Violation {
+            file,
+            rule,
+            kind: rule.signal(),
+            criterion: None,
+            exit_code: None,
+        }
+    }
+
+    /// A criterion that failed.
+    #[must_use]
+    pub fn criterion(o: &crate::criteria::Outcome) -> Violation {
+        Violation {
+            file: String::new(),
+            rule: ViolationRule::CriterionFailed,
+            kind: ViolationRule::CriterionFailed.signal(),
+            criterion: Some(o.criterion.clone()),
+            exit_code: o.exit_code,
+        }
+    }
 }
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.file, self.rule)
+        match &self.criterion {
+            Some(c) => write!(f, "{}: {}", c, self.rule),
+            None => write!(f, "{}: {}", self.file, self.rule),
+        }
     }
 }
 
@@ -161,8 +212,28 @@ impl fmt::Display for Violation {
 pub struct Verdict {
     /// Whether every touched file was allowed.
     pub valid: bool,
-    /// Violations, in the byte-wise order of the normalised file paths.
+    /// Violations, in the byte-wise order of the normalised file paths (then the failed
+    /// criteria, in order).
     pub violations: Vec<Violation>,
+    /// The checkable success criteria, run (`--run-criteria`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub criteria: Vec<crate::criteria::Outcome>,
+}
+
+impl Verdict {
+    /// Adds the criteria that ran; each failure is a violation.
+    #[must_use]
+    pub fn with_criteria(mut self, criteria: Vec<crate::criteria::Outcome>) -> Verdict {
+        self.violations.extend(
+            criteria
+                .iter()
+                .filter(|o| !o.passed)
+                .map(Violation::criterion),
+        );
+        self.valid = self.violations.is_empty();
+        self.criteria = criteria;
+        self
+    }
 }
 
 /// The compiled owned and read-only patterns of one change.
@@ -336,11 +407,12 @@ pub fn verify(scope: &Scope, touched: &[String]) -> Result<Verdict, VerifyError>
         .collect::<Result<BTreeSet<String>, _>>()?;
     let violations: Vec<Violation> = files
         .into_iter()
-        .filter_map(|file| scope.check(&file).map(|rule| Violation { file, rule }))
+        .filter_map(|file| scope.check(&file).map(|rule| Violation::file(file, rule)))
         .collect();
     Ok(Verdict {
         valid: violations.is_empty(),
         violations,
+        criteria: Vec::new(),
     })
 }
 
@@ -604,7 +676,7 @@ mod tests {
         assert!(!verdict.valid);
         assert_eq!(
             serde_json::to_string(&verdict).unwrap(),
-            r#"{"valid":false,"violations":[{"file":"src/ro.rs","rule":"read_only"},{"file":"x","rule":"outside_owned"}]}"#
+            r#"{"valid":false,"violations":[{"file":"src/ro.rs","rule":"read_only","type":"readonly_touched"},{"file":"x","rule":"outside_owned","type":"scope_creep"}]}"#
         );
         assert_eq!(ViolationRule::ReadOnly.to_string(), "read-only file");
         assert_eq!(

@@ -380,6 +380,19 @@ pub struct VerifyArgs {
     /// Take the touched files from git: changed since REV, plus untracked-not-ignored.
     #[arg(long, value_name = "REV", group = "touched_src")]
     pub git_diff: Option<String>,
+    /// Also run the task file's checkable success criteria (`Tests pass: <cmd>`, `Type
+    /// check passes: <cmd>`, `Lint passes: <cmd>`) in the repository; a failure is a
+    /// violation.
+    #[arg(long, requires = "task_file")]
+    pub run_criteria: bool,
+    /// Seconds each criterion may run before it is stopped (and fails).
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 600,
+        requires = "run_criteria"
+    )]
+    pub criteria_timeout: u64,
 }
 
 /// `receipt …`.

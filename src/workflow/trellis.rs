@@ -176,7 +176,7 @@ impl Workflow for Trellis {
     }
 
     fn describes(&self) -> &'static str {
-        "the files this task's author listed, the project's specs and the module assigned to you (the task's prd.md and design.md come with this prompt)"
+        "the files this task's author listed, the project's specs and the module assigned to you; the task's own prd.md, design.md and implement.md sit beside the list and are read too"
     }
 }
 

@@ -318,8 +318,8 @@ async fn verify_reports_a_violation_as_a_result() {
     assert_eq!(
         *ok(&r),
         json!({"valid": false, "violations": [
-            {"file": "README.md", "rule": "outside_owned"},
-            {"file": "src/api/routes.ts", "rule": "read_only"},
+            {"file": "README.md", "rule": "outside_owned", "type": "scope_creep"},
+            {"file": "src/api/routes.ts", "rule": "read_only", "type": "readonly_touched"},
         ]})
     );
     let r = call(

@@ -22,14 +22,32 @@ fn contracts(name: &str) -> String {
     format!("{}/fixtures/contracts/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The error shape: a first line `error: …`, then only `caused by: …` and `hint: …` lines; nothing
-/// on stdout.
+/// The error shape: a first line `error: …`, then only `caused by: …` and `hint: …` lines;
+/// nothing on stdout, except under `--format json`: one object `{status: "ERROR", error}`
+/// whose `error` is the first line's message.
 fn assert_one_clear_error(out: &Output, what: &str) {
-    assert!(
-        out.stdout.trim().is_empty(),
-        "{what}: stdout is not empty:\n{}",
-        out.stdout
-    );
+    if what.contains("--format json") && !out.stdout.trim().is_empty() {
+        let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "{what}: stdout is not one JSON object ({e}):\n{}",
+                out.stdout
+            )
+        });
+        assert_eq!(v["status"], "ERROR", "{what}");
+        let first = out.stderr.lines().next().unwrap_or_default();
+        assert_eq!(
+            Some(first.trim_start_matches("error: ")),
+            v["error"].as_str(),
+            "{what}"
+        );
+        assert_eq!(v.as_object().map(serde_json::Map::len), Some(2), "{what}");
+    } else {
+        assert!(
+            out.stdout.trim().is_empty(),
+            "{what}: stdout is not empty:\n{}",
+            out.stdout
+        );
+    }
     assert!(
         out.stderr.ends_with('\n'),
         "{what}: stderr does not end a line: {:?}",

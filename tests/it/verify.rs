@@ -70,8 +70,8 @@ fn json_verdict_has_exactly_valid_and_violations() {
         json!({
             "valid": false,
             "violations": [
-                {"file": "docs/guide.md", "rule": "outside_owned"},
-                {"file": "src/auth/credentials.ts", "rule": "read_only"},
+                {"file": "docs/guide.md", "rule": "outside_owned", "type": "scope_creep"},
+                {"file": "src/auth/credentials.ts", "rule": "read_only", "type": "readonly_touched"},
             ]
         })
     );
@@ -806,4 +806,70 @@ fn git_diff_failures_are_errors() {
         .run();
     assert_eq!(out.code, 1, "{}", out.all());
     assert!(!repo.exists("pwned"));
+}
+
+#[test]
+fn run_criteria_runs_the_checkable_success_criteria_with_a_timeout() {
+    let repo = Repo::empty();
+    repo.write(
+        "task.json",
+        r#"{"task_id": "t1", "files_owned": ["src/**"], "success_criteria": [
+            "Tests pass: `test -f src/a.rs && echo tests ok`",
+            "Lint passes: echo 'lint: 2 problems' >&2; exit 2",
+            "Type check passes: sleep 20",
+            "The login works for a user with 2FA"
+        ]}"#,
+    );
+    repo.write("src/a.rs", "fn main() {}\n");
+    let out = repo
+        .curate()
+        .args([
+            "verify",
+            "--change",
+            "c",
+            "--task-file",
+            "task.json",
+            "--touched",
+            "src/a.rs",
+        ])
+        .args([
+            "--run-criteria",
+            "--criteria-timeout",
+            "1",
+            "--format",
+            "json",
+        ])
+        .run();
+    assert_eq!(out.code, 1, "{}", out.all());
+    let v = out.json();
+    let criteria = v["criteria"].as_array().unwrap();
+    assert_eq!(criteria.len(), 3, "{v:#}");
+    assert_eq!(criteria[0]["passed"], true);
+    assert_eq!(criteria[0]["output_tail"], "tests ok\n");
+    assert_eq!(criteria[1]["exit_code"], 2);
+    assert_eq!(criteria[1]["output_tail"], "lint: 2 problems\n");
+    assert_eq!(criteria[2]["timed_out"], true);
+    let types: Vec<&str> = v["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(types, ["criterion_failed", "criterion_failed"]);
+    // Without the flag nothing runs.
+    let out = repo
+        .curate()
+        .args([
+            "verify",
+            "--change",
+            "c",
+            "--task-file",
+            "task.json",
+            "--touched",
+            "src/a.rs",
+        ])
+        .args(["--format", "json"])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert!(out.json().get("criteria").is_none());
 }

@@ -12,7 +12,42 @@ use crate::error::Result;
 pub fn show(g: &GlobalArgs) -> Result<ExitCode> {
     let ws = resolve::workspace(g)?;
     let p = Printer::new(g);
-    let rows = ws.config.rows();
+    let mut rows = ws.config.rows();
+    // What the repository shows, and the budget its workflow's consumer sets.
+    let detected: Vec<String> = ws
+        .present
+        .iter()
+        .map(|(w, e)| format!("{} ({e})", w.name()))
+        .collect();
+    rows.insert(
+        1,
+        (
+            "detected".to_owned(),
+            if detected.is_empty() {
+                "(no workflow's folders: the plain layout)".to_owned()
+            } else {
+                detected.join(", ")
+            },
+            crate::config::Origin::Detected,
+        ),
+    );
+    let caps = ws.caps();
+    if caps.max_bytes > 0 || caps.file_bytes > 0 {
+        if let Some(row) = rows.iter_mut().find(|(k, _, _)| k == "budget.max_lines") {
+            row.1 = caps.max_lines.to_string();
+            row.2 = crate::config::Origin::Profile;
+        }
+        for (key, value) in [
+            ("budget.max_bytes", caps.max_bytes),
+            ("budget.file_bytes", caps.file_bytes),
+        ] {
+            rows.push((
+                key.to_owned(),
+                value.to_string(),
+                crate::config::Origin::Profile,
+            ));
+        }
+    }
     let file = ws
         .root
         .join(crate::config::PATH)

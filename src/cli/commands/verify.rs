@@ -14,13 +14,13 @@ pub fn run(g: &GlobalArgs, a: &VerifyArgs) -> Result<ExitCode> {
     let printer = Printer::new(g);
     check_name("change id", &a.change)?;
     let ws = resolve::workspace(g)?;
-    let (owned, readonly) = match &a.task_file {
+    let (owned, readonly, criteria) = match &a.task_file {
         Some(p) => {
             let bytes = read_capped(&ws.arg_path(p), INPUT_CAP)?;
             let task = crate::task::parse(&bytes, p)?;
-            (task.files_owned, task.files_readonly)
+            (task.files_owned, task.files_readonly, task.success_criteria)
         }
-        None => (a.owns.clone(), a.reads.clone()),
+        None => (a.owns.clone(), a.reads.clone(), Vec::new()),
     };
     let scope = Scope::new(&a.change, &owned, &readonly).map_err(failed)?;
     let touched = if let Some(rev) = &a.git_diff {
@@ -34,11 +34,44 @@ pub fn run(g: &GlobalArgs, a: &VerifyArgs) -> Result<ExitCode> {
     } else {
         a.touched.clone()
     };
-    let verdict = verify::verify(&scope, &touched).map_err(failed)?;
+    let mut verdict = verify::verify(&scope, &touched).map_err(failed)?;
+    if a.run_criteria {
+        let outcomes = crate::criteria::run_all(
+            &ws.root,
+            &criteria,
+            std::time::Duration::from_secs(a.criteria_timeout),
+        );
+        verdict = verdict.with_criteria(outcomes);
+    }
     if printer.format == Format::Json {
         printer.out_json(&verdict)?;
     } else {
         let mut text = String::new();
+        for o in &verdict.criteria {
+            text.push_str(&format!(
+                "criterion {}: {} (exit {})\n",
+                if o.passed { "passed" } else { "failed" },
+                o.criterion,
+                match (o.exit_code, o.timed_out) {
+                    (_, true) => "none: stopped at the timeout".to_owned(),
+                    (Some(c), _) => c.to_string(),
+                    (None, _) => "none: killed by a signal".to_owned(),
+                }
+            ));
+            if !o.passed && !o.output_tail.is_empty() {
+                for line in o
+                    .output_tail
+                    .lines()
+                    .rev()
+                    .take(10)
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                {
+                    text.push_str(&format!("  | {line}\n"));
+                }
+            }
+        }
         for v in &verdict.violations {
             text.push_str(&format!("violation: {v}\n"));
         }
