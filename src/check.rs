@@ -124,12 +124,7 @@ fn contract_findings(file: &str, e: &crate::error::Error) -> Vec<Finding> {
 fn discover(ws: &Workspace) -> Vec<PathBuf> {
     let roots: Vec<String> = if ws.changes_root_given {
         let mut roots = vec![ws.changes_root.clone()];
-        roots.extend(
-            ws.workflow()
-                .archive_roots()
-                .iter()
-                .map(|r| (*r).to_owned()),
-        );
+        roots.extend(ws.workflow().more_roots().iter().map(|r| (*r).to_owned()));
         roots
     } else {
         crate::settings::CHANGES_ROOTS

@@ -28,7 +28,7 @@ use crate::settings::{CompileSettings, Workspace};
 use crate::task::Task;
 
 /// The embedded templates, by file name.
-pub const TEMPLATES: [(&str, &str); 4] = [
+pub const TEMPLATES: [(&str, &str); 5] = [
     (
         "sticky.en.tera",
         include_str!("../templates/sticky.en.tera"),
@@ -39,6 +39,10 @@ pub const TEMPLATES: [(&str, &str); 4] = [
     ),
     ("bundle.tera", include_str!("../templates/bundle.tera")),
     ("handoff.tera", include_str!("../templates/handoff.tera")),
+    (
+        "guild-bundle.tera",
+        include_str!("../templates/guild-bundle.tera"),
+    ),
 ];
 
 /// Byte caps of the bundle (0 = off).
@@ -416,9 +420,17 @@ pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
     ctx.insert("status", job.status.name());
     ctx.insert("changed_truth", job.changed_truth);
     let workflow = job.ws.workflow();
+    let located = crate::workflow::Located {
+        changes_root: job.ws.changes_root.clone(),
+        folder: job.change.to_owned(),
+    };
     ctx.insert(
         "workflow",
-        &json!({"name": workflow.name(), "describes": workflow.describes()}),
+        &json!({
+            "name": workflow.name(),
+            "describes": workflow.describes(),
+            "values": workflow.template_values(&job.ws.root, &located),
+        }),
     );
     let rules = crate::compile::admit::rules()?;
     tera.register_function("excerpt", Excerpt::new(job, rules));

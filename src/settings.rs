@@ -49,6 +49,8 @@ pub struct Workspace {
     pub looked: Vec<String>,
     /// Other workflows' folders that hold the change, for the report's hint.
     pub elsewhere: Vec<(Wf, String)>,
+    /// `--run`: the run a lane is looked for in (Guild).
+    pub run: Option<String>,
     /// The config file as read, and the flags, to resolve the settings again for another
     /// workflow (several present: the one that holds the change wins).
     file: Option<Arc<config::File>>,
@@ -135,6 +137,8 @@ pub struct WorkspaceOptions {
     pub ignore_config: bool,
     /// `--profile`: the workflow, instead of the one detected.
     pub profile: Option<Wf>,
+    /// `--run`: the run a lane is looked for in (Guild).
+    pub run: Option<String>,
 }
 
 /// The changes roots a workspace may use when none is given, in order of preference.
@@ -189,7 +193,10 @@ impl Workspace {
             let holding: Vec<&(Wf, String)> = self
                 .present
                 .iter()
-                .filter(|(w, _)| w.locate(&self.root, w.normalize_id(id)).is_some())
+                .filter(|(w, _)| {
+                    w.locate(&self.root, w.normalize_id(id), self.run.as_deref())
+                        .is_some()
+                })
                 .collect();
             match holding.as_slice() {
                 [(w, _)] => ws.switch(*w)?,
@@ -233,7 +240,7 @@ impl Workspace {
                 .join(&change)
                 .is_dir()
                 .then(|| change.clone());
-        } else if let Some(l) = wf.locate(&self.root, &change) {
+        } else if let Some(l) = wf.locate(&self.root, &change, self.run.as_deref()) {
             ws.looked = vec![l.path()];
             ws.changes_root = l.changes_root;
             ws.changes_root_given = true;
@@ -292,6 +299,14 @@ impl Workspace {
         Ok(())
     }
 
+    /// The role names the repository gives its workflow (Guild's specialists), under the
+    /// ones the config names.
+    fn add_dynamic_roles(&mut self) {
+        for (name, role) in self.workflow().dynamic_roles(&self.root) {
+            self.config.roles.entry(name).or_insert(role);
+        }
+    }
+
     /// Resolves the settings again for workflow `w` (the flags, environment and config file
     /// as before).
     fn switch(&mut self, w: Wf) -> Result<()> {
@@ -306,6 +321,7 @@ impl Workspace {
         self.changes_root_given = self.config.changes.is_some();
         self.contracts = contracts_source(self)?;
         self.loaded = Arc::default();
+        self.add_dynamic_roles();
         Ok(())
     }
 
@@ -381,13 +397,18 @@ impl Workspace {
             present,
             looked: Vec::new(),
             elsewhere: Vec::new(),
+            run: o.run.clone(),
             file,
             given,
             contracts_flag: None,
             loaded: Arc::default(),
         };
+        if let Some(run) = &o.run {
+            check_name("run id", run)?;
+        }
         ws.contracts_flag = o.contracts.as_ref().map(|p| ws.arg_path(p));
         ws.contracts = contracts_source(&ws)?;
+        ws.add_dynamic_roles();
         Ok(ws)
     }
 }

@@ -85,6 +85,10 @@ pub struct GlobalArgs {
     #[arg(long, value_name = "WORKFLOW", global = true, value_parser = parse_workflow)]
     pub profile: Option<crate::config::Wf>,
 
+    /// The run a Guild lane is looked for in (default: the one run that holds the task).
+    #[arg(long, value_name = "RUN", global = true)]
+    pub run: Option<String>,
+
     /// The BPE encoding tokens are counted with [default: the config's, else o200k_base].
     #[arg(long, value_enum, global = true)]
     pub encoding: Option<Encoding>,

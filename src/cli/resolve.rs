@@ -42,6 +42,7 @@ pub fn workspace_options(g: &GlobalArgs) -> WorkspaceOptions {
         progress: false,
         ignore_config: false,
         profile: g.profile,
+        run: g.run.clone(),
     }
 }
 

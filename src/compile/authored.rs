@@ -40,9 +40,14 @@ pub struct Authored {
     pub drops: Vec<(usize, String, Option<String>)>,
 }
 
-/// Reads the author's rows of `text`.
+/// Reads the author's rows of `text`. With `ours` (the rows curate wrote last, when the file
+/// was edited since), a row marked as curate's that is not one of them was changed by the
+/// author: it is the author's from now on (kept without the mark).
 #[must_use]
-pub fn parse(text: &str) -> Authored {
+pub fn parse<S: std::hash::BuildHasher>(
+    text: &str,
+    ours: Option<&std::collections::HashSet<String, S>>,
+) -> Authored {
     let mut out = Authored::default();
     for (i, line) in text.lines().enumerate() {
         let raw = line.trim();
@@ -50,15 +55,22 @@ pub fn parse(text: &str) -> Authored {
             continue;
         }
         // Not JSON (a `//` line curate wrote in the comments form): Trellis skips it.
-        let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(raw)
+        let Ok(serde_json::Value::Object(mut map)) = serde_json::from_str::<serde_json::Value>(raw)
         else {
             continue;
         };
         if map.contains_key(HEADER_KEY) || map.contains_key(CURATION_KEY) {
             continue;
         }
+        let mut raw = raw.to_owned();
         if map.get(BY.0).and_then(serde_json::Value::as_str) == Some(BY.1) {
-            continue;
+            match ours {
+                Some(ours) if !ours.contains(&raw) => {
+                    map.remove(BY.0);
+                    raw = serde_json::Value::Object(map.clone()).to_string();
+                }
+                _ => continue,
+            }
         }
         let text_of = |k: &str| map.get(k).and_then(serde_json::Value::as_str);
         let file = text_of("file")
@@ -67,7 +79,7 @@ pub fn parse(text: &str) -> Authored {
         match file {
             Some(file) => out.rows.push(Row {
                 line: i + 1,
-                raw: raw.to_owned(),
+                raw: raw.clone(),
                 file: file.to_owned(),
                 reason: text_of("reason").map(str::to_owned),
                 directory: text_of("type") == Some("directory"),
@@ -77,7 +89,7 @@ pub fn parse(text: &str) -> Authored {
                     out.drops
                         .push((i + 1, glob.to_owned(), text_of("why").map(str::to_owned)));
                 }
-                out.kept.push(raw.to_owned());
+                out.kept.push(raw);
             }
         }
     }
@@ -158,7 +170,7 @@ mod tests {
             "{\"drop\": \"docs/old.md\", \"why\": \"stale\"}\n",
             "[1]\n",
         );
-        let a = parse(text);
+        let a = parse::<std::collections::hash_map::RandomState>(text, None);
         let files: Vec<(&str, bool)> = a
             .rows
             .iter()

@@ -177,7 +177,8 @@ pub fn allocate(items: &[Item], caps: Caps) -> Allocation {
                 rule.describe(),
                 match measure {
                     "lines" => "--max-lines",
-                    "bytes" => "--max-bytes",
+                    // Not a flag: the consumer's own cap (Trellis' `.trellis/config.yaml`).
+                    "bytes" => "the consumer's byte cap of",
                     _ => "--max-tokens",
                 },
                 if lower == 1 { "y" } else { "ies" }
@@ -351,7 +352,11 @@ mod tests {
         let a = allocate(&items(&[(High, 100), (Medium, 50)]), caps);
         assert_eq!(a.status, Status::Ready);
         assert_eq!(a.dropped, vec![None, Some(Rule::ByteCap)]);
-        assert!(a.decisions[0].contains("--max-bytes"), "{:?}", a.decisions);
+        assert!(
+            a.decisions[0].contains("exceed the consumer's byte cap of 5000"),
+            "{:?}",
+            a.decisions
+        );
         let a = allocate(&items(&[(High, 200)]), caps);
         assert_eq!(a.status, Status::OverBudget);
         assert_eq!(a.overrun.unwrap().measure, "bytes");

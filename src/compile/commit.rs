@@ -85,7 +85,7 @@ pub fn commit(ws: &Workspace, o: &CompileOptions, mode: Mode) -> Result<Committe
             }
         }
         if compiled.status == Status::Ready {
-            write_outputs(ws, &compiled)?;
+            write_outputs(ws, &s, &compiled)?;
             written = true;
             outcome.push_str(&format!("wrote {}", compiled.manifest_path));
         }
@@ -102,9 +102,28 @@ fn read_text(ws: &Workspace, path: &Path) -> Result<Option<String>> {
     Ok(read_repo_file(&ws.root, path)?.map(|b| String::from_utf8_lossy(&b).into_owned()))
 }
 
-fn write_outputs(ws: &Workspace, c: &Compiled) -> Result<()> {
+fn write_outputs(ws: &Workspace, s: &CompileSettings, c: &Compiled) -> Result<()> {
     let (Some(text), Some(lock)) = (&c.manifest, &c.lock) else {
         return Ok(());
+    };
+    // The workflow's second file (Guild's lane bundle) is rendered before anything is
+    // written: a render that fails writes nothing.
+    let located = crate::workflow::Located {
+        changes_root: ws.changes_root.clone(),
+        folder: c.change.clone(),
+    };
+    let companion = match ws.workflow().companion(&located, &s.role) {
+        Some((path, template)) => {
+            let job = crate::render::Job::new(
+                ws,
+                s,
+                c,
+                ws.config.lang,
+                crate::render::ByteCaps::of(&ws.config),
+            );
+            Some((path, crate::render::render_string(&job, template)?))
+        }
+        None => None,
     };
     // The lock first, the manifest last: the manifest is the commit point.
     let inside = Bound::Inside(&ws.root);
@@ -113,6 +132,9 @@ fn write_outputs(ws: &Workspace, c: &Compiled) -> Result<()> {
         inside,
         lock.to_text().as_bytes(),
     )?;
+    if let Some((path, text)) = companion {
+        atomic::write_bounded(&ws.root.join(path), inside, text.as_bytes())?;
+    }
     atomic::write_bounded(&ws.root.join(&c.manifest_path), inside, text.as_bytes())
 }
 

@@ -53,6 +53,7 @@ impl Origin {
             Origin::FilesFrom => "--files-from".to_owned(),
             Origin::TaskOwned(g) => format!("task files_owned {}", quoted(g)),
             Origin::TaskReadonly(g) => format!("task files_readonly {}", quoted(g)),
+            Origin::Override { file, line: 0 } => file.clone(),
             Origin::Override { file, line } => format!("{file}:{line}"),
             Origin::Add(a) => format!("--add {}", quoted(a)),
             Origin::Drop(g) => format!("--drop {}", quoted(g)),

@@ -221,7 +221,7 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
         ledger.notes.push(Note::warning(w.clone()));
     }
     let candidates = expand_layers(&scope, &contracts, &role, s, &mut ledger)?;
-    let candidates = with_derived(ws, s, candidates);
+    let candidates = with_derived(ws, s, candidates, &mut ledger);
     let author = read_author_list(ws, s)?;
     let (mut candidates, overrides) =
         apply_overrides(ws, &scope, s, candidates, author.as_ref(), &mut ledger)?;
@@ -245,6 +245,16 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
     if allocation.status == Status::Blocked && consumer_injects {
         // Nothing to list, but the consumer injects the change's own files: not BLOCKED.
         allocation.status = Status::Ready;
+    }
+    if ws.changes_warning.is_some() && ws.workflow().changes_root().is_some() {
+        // A workflow's changes are made by its own tools: curate does not create one (and
+        // writes nothing that would look like one).
+        ledger.notes.push(Note::warning(format!(
+            "nothing is written for a change that {} has not created",
+            ws.workflow().name()
+        )));
+        allocation.status = Status::Blocked;
+        allocation.overrun = None;
     }
     if ws.workflow().authored()
         && let Some(over) = allocation.overrun.filter(|o| o.measure == "bytes")
@@ -311,11 +321,20 @@ fn apply_overrides(
     ledger: &mut Ledger,
 ) -> Result<(Vec<Candidate>, OverridesRead)> {
     let (parsed, overrides_file) = read_overrides(ws, s)?;
-    // The author's list first, then the delegator's overrides, then the command line.
+    // The author's list first, in the author's order and ahead of the baseline (a baseline
+    // file the author lists is the author's entry); then the delegator's overrides, then the
+    // command line.
     let (mut directives, write_back) = match author {
         Some((rel, list)) => {
-            let (d, back) = author_directives(ws, scope, rel, list, ledger);
-            (d, Some(back))
+            let (mut entries, drops, back) = author_layer(ws, scope, rel, list, ledger);
+            for c in candidates {
+                match entries.iter_mut().find(|a| a.path == c.path) {
+                    Some(a) => a.merged.push(c.origin),
+                    None => entries.push(c),
+                }
+            }
+            candidates = entries;
+            (drops, Some(back))
         }
         None => (Vec::new(), None),
     };
@@ -485,11 +504,15 @@ fn with_derived(
     ws: &Workspace,
     s: &CompileSettings,
     mut candidates: Vec<Candidate>,
+    ledger: &mut Ledger,
 ) -> Vec<Candidate> {
     let folder = crate::workflow::Located {
         changes_root: ws.changes_root.clone(),
         folder: s.change.clone(),
     };
+    for missing in ws.workflow().missing(&ws.root, &folder) {
+        ledger.notes.push(Note::warning(missing));
+    }
     for d in ws.workflow().derived(&ws.root, &folder) {
         if candidates.iter().any(|c| c.path == d.path) {
             continue;
@@ -498,7 +521,7 @@ fn with_derived(
             path: d.path.clone(),
             priority: d.priority,
             kind: d.kind,
-            sections: Sections::Whole,
+            sections: d.sections,
             reason: Some(d.reason),
             origin: Origin::Derived(d.path),
             merged: Vec::new(),
@@ -522,11 +545,31 @@ fn read_author_list(
     };
     let text = String::from_utf8_lossy(&bytes);
     refuse_copied_secrets(&text, Path::new(&rel))?;
-    let mut list = authored::parse(&text);
-    if !manifest::is_intact(&text)
-        && manifest::parse_header(manifest::split_header(&text).0).is_some()
-        && let Some(lock) = manifest::read_lock(&ws.root, &rel)
-    {
+    let edited = !manifest::is_intact(&text)
+        && manifest::parse_header(manifest::split_header(&text).0).is_some();
+    let lock = if edited {
+        manifest::read_lock(&ws.root, &rel)
+    } else {
+        None
+    };
+    // The rows curate wrote last, to tell the author's changes to them.
+    let ours: Option<std::collections::HashSet<String>> = lock.as_ref().map(|l| {
+        let entries: Vec<Entry> = l.written.clone();
+        let lines: Vec<manifest::Line<'_>> = entries
+            .iter()
+            .filter(|e| e.kind != AUTHOR_KIND)
+            .map(|entry| manifest::Line::Entry {
+                entry,
+                marked: true,
+            })
+            .collect();
+        manifest::body(manifest::Form::Rows, &[], &lines)
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    });
+    let mut list = authored::parse(&text, ours.as_ref());
+    if let Some(lock) = &lock {
         for row in authored::removals(&text, &lock.written, AUTHOR_KIND) {
             if let Ok(serde_json::Value::Object(m)) = serde_json::from_str(&row)
                 && let Some(glob) = m.get("drop").and_then(|g| g.as_str())
@@ -546,16 +589,18 @@ fn read_author_list(
 /// The kind of an entry the author listed.
 pub const AUTHOR_KIND: &str = "author";
 
-/// The author's rows as layer-2 directives, and how each kept file is written back. A row
-/// that escapes the repository or names nothing that exists is left out with a note.
-fn author_directives(
+/// The author's rows as layer-2 entries in the author's order (ahead of the baseline), the
+/// author's drops, and how each kept file is written back. A row that escapes the
+/// repository is left out, one that names nothing that exists is kept as written; a note
+/// each.
+fn author_layer(
     ws: &Workspace,
     scope: &Scope<'_>,
     rel: &str,
     list: &authored::Authored,
     ledger: &mut Ledger,
-) -> (Vec<Directive>, WriteBack) {
-    let mut directives = Vec::new();
+) -> (Vec<Candidate>, Vec<Directive>, WriteBack) {
+    let mut entries: Vec<Candidate> = Vec::new();
     let mut back = WriteBack {
         kept: list.kept.clone(),
         ..WriteBack::default()
@@ -575,7 +620,7 @@ fn author_directives(
             ),
             Err(e) => {
                 ledger.notes.push(Note::warning(format!(
-                    "{}: not taken: {e}",
+                    "{}: left out of the list: {e}",
                     origin.describe()
                 )));
                 continue;
@@ -585,10 +630,11 @@ fn author_directives(
             let members = authored::directory_members(&ws.root, &path);
             if members.is_empty() {
                 ledger.notes.push(Note::warning(format!(
-                    "{}: the folder {} holds no .md file: nothing listed",
+                    "{}: the folder {} holds no .md file: kept as written, nothing to read",
                     origin.describe(),
                     quoted(&row.file)
                 )));
+                back.kept.push(row.raw.clone());
                 continue;
             }
             back.folders.push((row.raw.clone(), members.clone()));
@@ -600,38 +646,45 @@ fn author_directives(
             vec![path]
         } else {
             ledger.notes.push(Note::warning(format!(
-                "{}: {} does not exist: left out (Trellis' validate would fail on it)",
+                "{}: {} does not exist: kept as the author wrote it, nothing to read",
                 origin.describe(),
                 quoted(&row.file)
             )));
+            back.kept.push(row.raw.clone());
             continue;
         };
         for file in files {
-            directives.push(Directive::Upsert(overrides::Upsert {
-                file,
+            if entries.iter().any(|c| c.path == file) {
+                continue;
+            }
+            entries.push(Candidate {
+                path: file,
+                priority: Priority::High,
+                kind: AUTHOR_KIND.to_owned(),
+                sections: Sections::Whole,
                 reason: Some(
                     row.reason
                         .clone()
                         .unwrap_or_else(|| "listed by the task's author".to_owned()),
                 ),
-                sections: None,
-                priority: Some(Priority::High),
-                kind: Some(AUTHOR_KIND.to_owned()),
                 origin: origin.clone(),
-            }));
+                merged: Vec::new(),
+            });
         }
     }
-    for (line, glob, why) in &list.drops {
-        directives.push(Directive::Drop {
+    let drops = list
+        .drops
+        .iter()
+        .map(|(line, glob, why)| Directive::Drop {
             glob: glob.clone(),
             why: why.clone(),
             origin: Origin::Override {
                 file: rel.to_owned(),
                 line: *line,
             },
-        });
-    }
-    (directives, back)
+        })
+        .collect();
+    (entries, drops, back)
 }
 
 /// How the author's rows are written back: kept rows first, then each kept file as the

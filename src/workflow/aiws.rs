@@ -21,7 +21,7 @@ impl Workflow for Aiws {
         (version >= FIRST).then(|| format!(".aiws/manifest.json (aiws {})", show(version)))
     }
 
-    fn locate(&self, root: &Path, id: &str) -> Option<Located> {
+    fn locate(&self, root: &Path, id: &str, _run: Option<&str>) -> Option<Located> {
         direct(root, ".aiws/changes", id).or_else(|| direct(root, ".aiws/changes/archive", id))
     }
 

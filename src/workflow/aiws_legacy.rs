@@ -18,7 +18,7 @@ impl Workflow for AiwsLegacy {
         (version < (0, 0, 96)).then(|| format!(".aiws/manifest.json (aiws {})", show(version)))
     }
 
-    fn locate(&self, root: &Path, id: &str) -> Option<Located> {
+    fn locate(&self, root: &Path, id: &str, _run: Option<&str>) -> Option<Located> {
         direct(root, "changes", id)
     }
 

@@ -20,7 +20,7 @@ impl Workflow for Curate {
         None
     }
 
-    fn locate(&self, root: &Path, id: &str) -> Option<Located> {
+    fn locate(&self, root: &Path, id: &str, _run: Option<&str>) -> Option<Located> {
         ROOTS.iter().find_map(|r| direct(root, r, id))
     }
 }

@@ -1,10 +1,23 @@
-//! Guild Stack (`.guild/`, lookatitude/guild).
+//! Guild Stack (`.guild/`, lookatitude/guild): a lane is a specialist and a task id within a
+//! run (`.guild/runs/<run-id>/`). Its plan (`.guild/plan/<slug>.md`) has one `## Lane: <owner>`
+//! section a lane, told apart by its `- task-id:` bullet, with `- depends-on: [..]`; the
+//! receipts of finished lanes are `.guild/runs/<run-id>/handoffs/<owner>-<task-id>.md`.
+//!
+//! curate builds a lane's context from those artifacts (the specialist's agent file, the
+//! spec, the PRD, the lane's part of the plan, the receipts of the lanes it depends on, the
+//! wiki's context and standards pages, the in-repository paths the lane names) and writes,
+//! beside its manifest and lock in `.guild/context/<run-id>/`, the lane's context bundle
+//! `<specialist>-<task-id>.md` in Guild's `guild.context_bundle.v1` form.
 
 use std::path::Path;
 
-use super::{Located, Workflow, is_dir};
+use super::{Derived, Located, Workflow, folders, is_dir};
+use crate::model::{Priority, Sections};
 
 pub struct Guild;
+
+const RUNS: &str = ".guild/runs";
+const CONTEXT: &str = ".guild/context";
 
 impl Workflow for Guild {
     fn name(&self) -> &'static str {
@@ -15,7 +28,341 @@ impl Workflow for Guild {
         is_dir(root, ".guild").then(|| ".guild/".to_owned())
     }
 
-    fn locate(&self, _root: &Path, _id: &str) -> Option<Located> {
-        None
+    /// The run that holds lane `id` (its `run-state.json` lists it, or its plan has it), or
+    /// `run` when named; the lane's results go to `.guild/context/<run-id>/`.
+    fn locate(&self, root: &Path, id: &str, run: Option<&str>) -> Option<Located> {
+        let runs: Vec<String> = match run {
+            Some(r) => vec![r.to_owned()],
+            None => folders(root, RUNS),
+        };
+        let holding: Vec<String> = runs
+            .into_iter()
+            .filter(|r| lane(root, r, id).is_some())
+            .collect();
+        match holding.as_slice() {
+            [one] => Some(Located {
+                changes_root: format!("{CONTEXT}/{one}"),
+                folder: id.to_owned(),
+            }),
+            _ => None,
+        }
     }
+
+    fn changes_root(&self) -> Option<&'static str> {
+        Some(CONTEXT)
+    }
+
+    fn more_roots(&self) -> &'static [&'static str] {
+        &[".guild/context/*"]
+    }
+
+    fn manifest(&self) -> &'static str {
+        "{changes}/{role}-{change}.jsonl"
+    }
+
+    fn contracts(&self) -> &'static str {
+        include_str!("../../contracts/workflows/guild.json")
+    }
+
+    /// Every specialist of `.guild/agents/` is a lane's role: the worker's contract.
+    fn dynamic_roles(&self, root: &Path) -> Vec<(String, String)> {
+        let Ok(read) = std::fs::read_dir(root.join(".guild/agents")) else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = read
+            .filter_map(Result::ok)
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter_map(|n| n.strip_suffix(".md").map(str::to_owned))
+            .filter(|n| crate::util::paths::is_name(n))
+            .collect();
+        names.sort();
+        names
+            .into_iter()
+            .map(|n| (n, "worker".to_owned()))
+            .collect()
+    }
+
+    fn derived(&self, root: &Path, change: &Located) -> Vec<Derived> {
+        let Some(run) = change.changes_root.strip_prefix(&format!("{CONTEXT}/")) else {
+            return Vec::new();
+        };
+        let Some(l) = lane(root, run, &change.folder) else {
+            return Vec::new();
+        };
+        let d = |path: String, priority, kind: &str, reason: String, sections| Derived {
+            path,
+            priority,
+            kind: kind.to_owned(),
+            reason,
+            sections,
+        };
+        let mut out = vec![
+            d(
+                format!(".guild/agents/{}.md", l.owner),
+                Priority::High,
+                "contract",
+                format!(
+                    "the {} specialist: its scope, boundaries and way of working",
+                    l.owner
+                ),
+                Sections::Whole,
+            ),
+            d(
+                format!(".guild/spec/{}.md", l.slug),
+                Priority::High,
+                "plan",
+                "the run's spec".to_owned(),
+                Sections::Whole,
+            ),
+            d(
+                format!(".guild/prd/{}.md", l.slug),
+                Priority::High,
+                "plan",
+                "the run's PRD".to_owned(),
+                Sections::Whole,
+            ),
+            d(
+                l.plan.clone(),
+                Priority::High,
+                "plan",
+                format!("this lane's part of the plan (## Lane: {})", l.owner),
+                Sections::ranges(vec![[l.lines.0, l.lines.1]]),
+            ),
+        ];
+        for dep in &l.depends_on {
+            let owner = lane(root, run, dep).map_or_else(|| dep.clone(), |x| x.owner);
+            out.push(d(
+                format!("{RUNS}/{run}/handoffs/{owner}-{dep}.md"),
+                Priority::High,
+                "handoff",
+                format!("the receipt of {dep}, which this lane depends on"),
+                Sections::Whole,
+            ));
+        }
+        for page in [
+            ".guild/wiki/context/project-overview.md",
+            ".guild/wiki/context/goals.md",
+        ] {
+            out.push(d(
+                page.to_owned(),
+                Priority::Medium,
+                "truth",
+                "the project's context (universal layer)".to_owned(),
+                Sections::Whole,
+            ));
+        }
+        for page in folders_files(root, ".guild/wiki/standards") {
+            out.push(d(
+                page,
+                Priority::Medium,
+                "contract",
+                "the project's standards (role layer)".to_owned(),
+                Sections::Whole,
+            ));
+        }
+        for path in l.named {
+            out.push(d(
+                path,
+                Priority::Medium,
+                "assigned",
+                "named by this lane's part of the plan".to_owned(),
+                Sections::Whole,
+            ));
+        }
+        out.retain(|x| root.join(&x.path).is_file());
+        out
+    }
+
+    /// The lane's receipts that do not exist yet, and the paths it names that it will create.
+    fn missing(&self, root: &Path, change: &Located) -> Vec<String> {
+        let Some(run) = change.changes_root.strip_prefix(&format!("{CONTEXT}/")) else {
+            return Vec::new();
+        };
+        let Some(l) = lane(root, run, &change.folder) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for dep in &l.depends_on {
+            let owner = lane(root, run, dep).map_or_else(|| dep.clone(), |x| x.owner);
+            let receipt = format!("{RUNS}/{run}/handoffs/{owner}-{dep}.md");
+            if !root.join(&receipt).is_file() {
+                out.push(format!(
+                    "this lane depends on {dep}, whose receipt {receipt} does not exist yet: dispatch it after {dep} is done"
+                ));
+            }
+        }
+        out
+    }
+
+    fn template_values(&self, root: &Path, change: &Located) -> serde_json::Value {
+        let run = change
+            .changes_root
+            .strip_prefix(&format!("{CONTEXT}/"))
+            .unwrap_or_default();
+        let slug = plan_slug(root, run).unwrap_or_default();
+        serde_json::json!({
+            "run_id": run,
+            "spec": format!(".guild/spec/{slug}.md"),
+            "plan": format!(".guild/plan/{slug}.md"),
+        })
+    }
+
+    fn companion(&self, change: &Located, role: &str) -> Option<(String, &'static str)> {
+        Some((
+            format!("{}/{role}-{}.md", change.changes_root, change.folder),
+            "guild-bundle",
+        ))
+    }
+
+    fn describes(&self) -> &'static str {
+        "your specialist definition, the run's spec and PRD, your lane's part of the plan, the receipts of the lanes you depend on, the project's standards and the files your lane names"
+    }
+}
+
+/// A lane of a run's plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lane {
+    /// The plan file, repository-relative.
+    pub plan: String,
+    pub slug: String,
+    pub owner: String,
+    pub depends_on: Vec<String>,
+    /// The lane's section of the plan: its `## Lane:` line to the line before the next
+    /// `## ` heading (or the end).
+    pub lines: (u64, u64),
+    /// In-repository paths the lane names in backticks (that exist), in order.
+    pub named: Vec<String>,
+}
+
+/// The plan of run `run` (its `run-state.json`'s `plan_slug`, else the only plan).
+fn plan_slug(root: &Path, run: &str) -> Option<String> {
+    let state = root.join(format!("{RUNS}/{run}/run-state.json"));
+    if let Some(bytes) = crate::compile::admit::read_repo_file(root, &state).ok()?
+        && let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes)
+        && let Some(slug) = v.get("plan_slug").and_then(|s| s.as_str())
+    {
+        return crate::util::paths::is_name(slug).then(|| slug.to_owned());
+    }
+    let plans = folders_files(root, ".guild/plan");
+    match plans.as_slice() {
+        [one] => one
+            .strip_prefix(".guild/plan/")
+            .and_then(|n| n.strip_suffix(".md"))
+            .map(str::to_owned),
+        _ => None,
+    }
+}
+
+/// Lane `task` of run `run`, from the run's plan.
+#[must_use]
+pub fn lane(root: &Path, run: &str, task: &str) -> Option<Lane> {
+    if !crate::util::paths::is_name(run) || !is_dir(root, &format!("{RUNS}/{run}")) {
+        return None;
+    }
+    let slug = plan_slug(root, run)?;
+    let plan = format!(".guild/plan/{slug}.md");
+    let bytes = crate::compile::admit::read_repo_file(root, &root.join(&plan)).ok()??;
+    let text = String::from_utf8_lossy(&bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    let mut start = None;
+    for (i, line) in lines.iter().enumerate() {
+        if line.starts_with("## ") {
+            if let Some(s) = start {
+                if let Some(l) = read_lane(root, &plan, &slug, &lines, s, i, task) {
+                    return Some(l);
+                }
+                start = None;
+            }
+            if line.starts_with("## Lane:") {
+                start = Some(i);
+            }
+        }
+    }
+    start.and_then(|s| read_lane(root, &plan, &slug, &lines, s, lines.len(), task))
+}
+
+/// The lane in `lines[from..to]` when its `- task-id:` is `task`.
+fn read_lane(
+    root: &Path,
+    plan: &str,
+    slug: &str,
+    lines: &[&str],
+    from: usize,
+    to: usize,
+    task: &str,
+) -> Option<Lane> {
+    let body = &lines[from..to];
+    let bullet = |key: &str| {
+        body.iter().find_map(|l| {
+            l.strip_prefix("- ")
+                .and_then(|r| r.strip_prefix(key))
+                .and_then(|r| r.strip_prefix(':'))
+                .map(str::trim)
+        })
+    };
+    if bullet("task-id")? != task {
+        return None;
+    }
+    let owner = bullet("owner").map(str::to_owned).or_else(|| {
+        body[0]
+            .strip_prefix("## Lane:")
+            .map(|o| o.trim().to_owned())
+    })?;
+    let depends_on = bullet("depends-on")
+        .map(|d| {
+            d.trim_matches(['[', ']'])
+                .split(',')
+                .map(str::trim)
+                .filter(|x| crate::util::paths::is_name(x))
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut named: Vec<String> = Vec::new();
+    for line in body {
+        for (i, part) in line.split('`').enumerate() {
+            if i % 2 == 1
+                && part.contains('/')
+                && !part.contains(' ')
+                && let Ok(p) = crate::util::paths::normalize(part)
+                && !named.contains(&p)
+                && root.join(&p).is_file()
+            {
+                named.push(p);
+            }
+        }
+    }
+    // Trailing blank lines belong to no lane.
+    let mut last = to;
+    while last > from + 1 && lines[last - 1].trim().is_empty() {
+        last -= 1;
+    }
+    Some(Lane {
+        plan: plan.to_owned(),
+        slug: slug.to_owned(),
+        owner: crate::util::paths::is_name(&owner).then_some(owner)?,
+        depends_on,
+        lines: (from as u64 + 1, last as u64),
+        named,
+    })
+}
+
+/// The regular `*.md` files of a folder, repository-relative, sorted.
+fn folders_files(root: &Path, rel: &str) -> Vec<String> {
+    let Ok(read) = std::fs::read_dir(root.join(rel)) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = read
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| {
+            Path::new(n)
+                .extension()
+                .is_some_and(|x| x.eq_ignore_ascii_case("md"))
+        })
+        .map(|n| format!("{rel}/{n}"))
+        .collect();
+    out.sort();
+    out
 }

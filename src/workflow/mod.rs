@@ -57,6 +57,7 @@ pub struct Derived {
     pub priority: crate::model::Priority,
     pub kind: String,
     pub reason: String,
+    pub sections: crate::model::Sections,
 }
 
 /// The units a consumer cuts its injected text in.
@@ -81,8 +82,8 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
     fn detect(&self, root: &Path) -> Option<String>;
 
     /// Finds the change `id` (already checked as a name) in this workflow's layout,
-    /// archives included.
-    fn locate(&self, root: &Path, id: &str) -> Option<Located>;
+    /// archives included; `run` narrows it to one run where the workflow has runs (Guild).
+    fn locate(&self, root: &Path, id: &str, run: Option<&str>) -> Option<Located>;
 
     /// The changes root when the change is not found (`None`: chosen per change among
     /// `changes` and `.aiws/changes`).
@@ -90,9 +91,9 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
         None
     }
 
-    /// Globs of the folders archived changes sit in, as changes roots (`check` looks there
-    /// too).
-    fn archive_roots(&self) -> &'static [&'static str] {
+    /// Globs of the other folders changes sit in (archives; Guild's runs), as changes roots:
+    /// `check` looks there too.
+    fn more_roots(&self) -> &'static [&'static str] {
         &[]
     }
 
@@ -132,6 +133,31 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
     /// Files derived from the change's content, added after the role's baseline.
     fn derived(&self, _root: &Path, _change: &Located) -> Vec<Derived> {
         Vec::new()
+    }
+
+    /// Role names found in the repository (Guild: each specialist of `.guild/agents/`),
+    /// mapped to contract roles.
+    fn dynamic_roles(&self, _root: &Path) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
+    /// What the change still lacks that its sub-agent will need (Guild: the receipt of a
+    /// lane it depends on), each a warning.
+    fn missing(&self, _root: &Path, _change: &Located) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// A second file the consumer reads, rendered from the compile beside the manifest
+    /// (Guild: the lane's `guild.context_bundle.v1` bundle): its repository-relative path
+    /// and the template it is rendered with.
+    fn companion(&self, _change: &Located, _role: &str) -> Option<(String, &'static str)> {
+        None
+    }
+
+    /// Values a workflow's own templates use (`workflow.values`; Guild: the run id, spec
+    /// and plan of a lane).
+    fn template_values(&self, _root: &Path, _change: &Located) -> serde_json::Value {
+        serde_json::Value::Null
     }
 
     /// The files of a change folder the consumer injects on its own (names relative to the
@@ -243,7 +269,7 @@ pub fn elsewhere(
 ) -> Vec<(&'static dyn Workflow, String)> {
     let mut out: Vec<(&'static dyn Workflow, String)> = Vec::new();
     for w in ALL.iter().copied().filter(|w| w.name() != except.name()) {
-        if let Some(found) = w.locate(root, w.normalize_id(id)) {
+        if let Some(found) = w.locate(root, w.normalize_id(id), None) {
             let path = found.path();
             if !out.iter().any(|(_, p)| *p == path) {
                 out.push((w, path));

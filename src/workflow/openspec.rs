@@ -21,23 +21,29 @@ impl Workflow for OpenSpec {
         is_dir(root, CHANGES).then(|| format!("{CHANGES}/"))
     }
 
-    fn locate(&self, root: &Path, id: &str) -> Option<Located> {
+    fn locate(&self, root: &Path, id: &str, _run: Option<&str>) -> Option<Located> {
         let archive = format!("{CHANGES}/archive");
-        direct(root, CHANGES, id).or_else(|| {
-            // `2026-10-02-add-login` for `add-login`; the newest when archived twice.
-            folders(root, &archive)
-                .into_iter()
-                .rev()
-                .find(|name| archived_id(name) == Some(id))
-                .map(|folder| Located {
-                    changes_root: archive.clone(),
-                    folder,
-                })
-        })
+        direct(root, CHANGES, id)
+            .or_else(|| direct(root, &archive, id))
+            .or_else(|| {
+                // `2026-10-02-add-login` for `add-login`; the newest when archived twice.
+                folders(root, &archive)
+                    .into_iter()
+                    .rev()
+                    .find(|name| archived_id(name) == Some(id))
+                    .map(|folder| Located {
+                        changes_root: archive.clone(),
+                        folder,
+                    })
+            })
     }
 
     fn changes_root(&self) -> Option<&'static str> {
         Some(CHANGES)
+    }
+
+    fn more_roots(&self) -> &'static [&'static str] {
+        &["openspec/changes/archive"]
     }
 
     fn contracts(&self) -> &'static str {
@@ -55,6 +61,7 @@ impl Workflow for OpenSpec {
                 reason: format!(
                     "the current spec of `{capability}`, which this change's delta spec changes"
                 ),
+                sections: crate::model::Sections::Whole,
             })
             .filter(|d| root.join(&d.path).is_file())
             .collect()

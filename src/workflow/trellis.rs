@@ -65,7 +65,7 @@ impl Workflow for Trellis {
         }
     }
 
-    fn locate(&self, root: &Path, id: &str) -> Option<Located> {
+    fn locate(&self, root: &Path, id: &str, _run: Option<&str>) -> Option<Located> {
         direct(root, TASKS, id).or_else(|| {
             // The newest month first: a task archived twice is the later one.
             folders(root, ARCHIVE)
@@ -79,7 +79,7 @@ impl Workflow for Trellis {
         Some(TASKS)
     }
 
-    fn archive_roots(&self) -> &'static [&'static str] {
+    fn more_roots(&self) -> &'static [&'static str] {
         &[".trellis/tasks/archive/*"]
     }
 

@@ -301,6 +301,17 @@ fn trellis_seeded_prd_only_and_archived_tasks() {
         );
     }
     assert!(!repo.exists(".trellis/tasks/11-12-structured-logging"));
+    // A task Trellis has not made: BLOCKED, and no phantom task folder.
+    let out = repo
+        .curate()
+        .args(["--role", "implement", "--change", "12-31-no-such-task"])
+        .run();
+    assert_eq!(out.code, 3, "{}", out.all());
+    assert!(
+        out.stderr
+            .contains("looked for the change in: .trellis/tasks/12-31-no-such-task")
+    );
+    assert!(!repo.exists(".trellis/tasks/12-31-no-such-task"));
 
     // check passes on what curate wrote and leaves author-only files alone.
     let out = repo.curate().args(["check"]).run();
@@ -421,4 +432,131 @@ fn a_layout_the_profile_does_not_serve_is_named_with_the_command_that_uses_it() 
         "{}",
         out.stderr
     );
+}
+
+const RUN: &str = "run-4b7e2d90-1c3a-4f5e-8a6b-2d9c0e1f3a57";
+
+#[test]
+fn a_guild_lane_gets_its_artifacts_and_its_bundle_in_guilds_form() {
+    let repo = Repo::fixture("guild");
+    let report = compile(&repo, &["--role", "frontend", "--change", "T2-frontend"]);
+    assert_eq!(report["workflow"]["name"], "guild");
+    let got = files(&report);
+    for want in [
+        ".guild/agents/frontend.md",
+        ".guild/spec/bookmark-tags.md",
+        ".guild/prd/bookmark-tags.md",
+        ".guild/plan/bookmark-tags.md",
+        &format!(".guild/runs/{RUN}/handoffs/backend-T1-backend.md"),
+        "src/web/api.ts",
+    ] {
+        assert!(
+            got.contains(&want.to_owned()),
+            "{want} missing from {got:?}"
+        );
+    }
+    // Not another lane's agent, the decoy loop receipt, nor another lane's bundle.
+    for not in [
+        ".guild/agents/backend.md",
+        "round-1-backend.md",
+        "dispatch-trace.md",
+        "tasks/",
+    ] {
+        assert!(!got.iter().any(|f| f.contains(not)), "{not} in {got:?}");
+    }
+    // The plan is cut to this lane's section, which starts at its heading.
+    let plan = report["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["file"] == ".guild/plan/bookmark-tags.md")
+        .unwrap();
+    let [start, end] = [
+        plan["sections"][0][0].as_u64().unwrap(),
+        plan["sections"][0][1].as_u64().unwrap(),
+    ];
+    let text = repo.read(".guild/plan/bookmark-tags.md");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[start as usize - 1], "## Lane: frontend");
+    let section = lines[start as usize - 1..end as usize].join("\n");
+    assert!(section.contains("- task-id: T2-frontend"));
+    assert!(!section.contains("## Lane: qa") && !section.contains("## Sequencing notes"));
+
+    // Beside the manifest and lock: the lane's bundle, in Guild's form.
+    let dir = format!(".guild/context/{RUN}");
+    assert_eq!(
+        report["manifest"],
+        format!("{dir}/frontend-T2-frontend.jsonl")
+    );
+    assert!(repo.exists(&format!("{dir}/frontend-T2-frontend.lock.json")));
+    let bundle = repo.read(&format!("{dir}/frontend-T2-frontend.md"));
+    let front = bundle
+        .strip_prefix("---\n")
+        .and_then(|b| b.split_once("\n---\n"))
+        .map(|(f, _)| f)
+        .expect("front matter");
+    for key in [
+        "schema_version: guild.context_bundle.v1",
+        &format!("run_id: \"{RUN}\""),
+        "specialist: \"frontend\"",
+        "task_id: \"T2-frontend\"",
+        "spec: \".guild/spec/bookmark-tags.md\"",
+        "plan: \".guild/plan/bookmark-tags.md\"",
+        "token_estimate: ",
+        "layers_included:",
+        "source_paths:",
+    ] {
+        assert!(front.contains(key), "{key} not in\n{front}");
+    }
+    for path in front.lines().filter_map(|l| l.trim().strip_prefix("- ")) {
+        let path: String = serde_json::from_str(path).unwrap();
+        assert!(
+            repo.root.join(&path).is_file(),
+            "{path} is not an in-repository file"
+        );
+    }
+    let layers: Vec<&str> = bundle.lines().filter(|l| l.starts_with("# ")).collect();
+    assert_eq!(
+        layers,
+        [
+            "# Universal layer",
+            "# Role-dependent layer",
+            "# Task-dependent layer"
+        ]
+    );
+    assert!(bundle.trim_end().ends_with("-->"));
+    let out = repo.curate().args(["check", "--stale"]).run();
+    assert_eq!(out.code, 0, "{}", out.all());
+}
+
+#[test]
+fn a_guild_lane_whose_upstream_receipt_is_missing_says_so() {
+    let repo = Repo::fixture("guild");
+    let out = repo
+        .curate()
+        .args([
+            "--run",
+            RUN,
+            "--role",
+            "qa",
+            "--change",
+            "T3-qa",
+            "--dry-run",
+        ])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert!(
+        out.stderr.contains(&format!(
+            "this lane depends on T2-frontend, whose receipt .guild/runs/{RUN}/handoffs/frontend-T2-frontend.md does not exist yet"
+        )),
+        "{}",
+        out.stderr
+    );
+    // A run that does not hold the lane: nothing to give.
+    let out = repo
+        .curate()
+        .args(["--run", "run-other", "--role", "qa", "--change", "T3-qa"])
+        .run();
+    assert_eq!(out.code, 3, "{}", out.all());
+    assert!(!repo.exists(".guild/context/run-other"));
 }
