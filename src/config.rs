@@ -191,7 +191,7 @@ pub fn fill(template: &str, changes: &str, change: &str, role: &str) -> String {
 
 /// The text `curate init --profile` writes: the profile, and what it sets, as comments.
 #[must_use]
-pub fn template(profile: Wf) -> String {
+pub fn template(profile: Wf, root: &Path) -> String {
     let mut text = format!(
         "# curate settings. Flags and CURATE_* environment variables override them;\n\
          # `curate config show` prints the result and where each value came from.\n\
@@ -210,11 +210,18 @@ pub fn template(profile: Wf) -> String {
         profile.manifest(),
         profile.sections()
     ));
-    text.push_str(
-        "\n[budget]\n# max_files = 5\n# max_lines = 4000\n# max_tokens = 0\n# encoding = \"o200k_base\"\n\n\
+    let lines = match profile.byte_budget(root) {
+        Some(b) => format!(
+            "# max_lines = 0   # off: the consumer cuts in bytes ({} a file, {} in all)",
+            b.per_file, b.total
+        ),
+        None => "# max_lines = 4000".to_owned(),
+    };
+    text.push_str(&format!(
+        "\n[budget]\n# max_files = 5\n{lines}\n# max_tokens = 0\n# encoding = \"o200k_base\"\n\n\
          [render]\n# lang = \"en\"\n# max_file_bytes = 0\n# max_total_bytes = 0\n\n\
-         [roles]\n",
-    );
+         [roles]\n"
+    ));
     for (k, v) in profile.roles() {
         text.push_str(&format!("# \"{k}\" = \"{v}\"   (set by the profile)\n"));
     }

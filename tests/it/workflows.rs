@@ -560,3 +560,106 @@ fn a_guild_lane_whose_upstream_receipt_is_missing_says_so() {
     assert_eq!(out.code, 3, "{}", out.all());
     assert!(!repo.exists(".guild/context/run-other"));
 }
+
+/// Each workflow's fixture, with no config, through compile, render, preview, check and both
+/// hooks: the same selection everywhere, and the manifest each consumer reads.
+#[test]
+fn every_route_serves_each_workflow() {
+    let cases: [(&str, &str, &str, &str); 3] = [
+        (
+            "trellis",
+            "implement",
+            "11-30-fix-health-status-code",
+            ".trellis/tasks/11-30-fix-health-status-code/implement.jsonl",
+        ),
+        (
+            "openspec",
+            "worker",
+            "add-2fa",
+            "openspec/changes/add-2fa/analysis/worker-context.jsonl",
+        ),
+        (
+            "guild",
+            "frontend",
+            "T2-frontend",
+            ".guild/context/run-4b7e2d90-1c3a-4f5e-8a6b-2d9c0e1f3a57/frontend-T2-frontend.jsonl",
+        ),
+    ];
+    for (fixture, role, change, manifest) in cases {
+        let repo = Repo::fixture(fixture);
+        let sel = ["--role", role, "--change", change];
+        let report = compile(&repo, &sel);
+        assert_eq!(report["manifest"], manifest, "{fixture}");
+        let entries = files(&report);
+        // preview: the same entries, nothing written beyond what compile wrote.
+        let before = repo.snapshot_tree();
+        let out = repo
+            .curate()
+            .args(["preview"])
+            .args(sel)
+            .args(["--format", "json"])
+            .run();
+        assert_eq!(out.code, 0, "{fixture}: {}", out.all());
+        let v = out.json();
+        assert_eq!(files(&v["report"]), entries, "{fixture}");
+        let prompt = v["prompt"].as_str().unwrap();
+        assert!(
+            prompt.contains(&format!("`{manifest}`")),
+            "{fixture}: {prompt}"
+        );
+        assert_eq!(repo.snapshot_tree(), before, "{fixture}: preview wrote");
+        // render: every entry in the bundle, which ends with the end marker.
+        let out = repo.curate().args(["render"]).args(sel).args(["-q"]).run();
+        assert_eq!(out.code, 0, "{fixture}: {}", out.all());
+        for e in &entries {
+            assert!(
+                out.stdout.contains(&format!("=== {e} ===")),
+                "{fixture}: {e}"
+            );
+        }
+        assert!(out.stdout.trim_end().ends_with("-->"));
+        // check: green on what curate wrote.
+        let out = repo.curate().args(["check", "--stale"]).run();
+        assert_eq!(out.code, 0, "{fixture}: {}", out.all());
+        // The Claude Code hook and the OpenCode hook inject that bundle.
+        let subagent = if fixture == "trellis" {
+            "trellis-implement"
+        } else {
+            role
+        };
+        let claude = format!(
+            r#"{{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Agent","cwd":{},"tool_input":{{"prompt":"Go.\nchange: {change}","subagent_type":"{subagent}"}}}}"#,
+            serde_json::to_string(&repo.root).unwrap()
+        );
+        let out = repo
+            .curate()
+            .args(["hook", "claude-code"])
+            .stdin(claude.as_bytes())
+            .run();
+        let v = out.json();
+        let p = v["hookSpecificOutput"]["updatedInput"]["prompt"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{fixture}: {v}"));
+        assert!(
+            p.starts_with(&format!("role: {role}\n<!-- curate:begin")),
+            "{fixture}: {p}"
+        );
+        for e in &entries {
+            assert!(p.contains(&format!("=== {e} ===")), "{fixture}: {e}");
+        }
+        let opencode = format!(
+            r#"{{"tool":"task","sessionID":"s","callID":"c","directory":{},"args":{{"prompt":"Go.\nchange: {change}","subagent_type":"{subagent}"}}}}"#,
+            serde_json::to_string(&repo.root).unwrap()
+        );
+        let out = repo
+            .curate()
+            .args(["hook", "opencode"])
+            .stdin(opencode.as_bytes())
+            .run();
+        let v = out.json();
+        let q = v["prompt"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{fixture}: {v}"));
+        assert_eq!(q, p, "{fixture}: both hosts get the same prompt");
+    }
+}

@@ -67,6 +67,12 @@ fn wire_host(
     for c in crate::hosts::conflicts(&ws.root, host) {
         printer.report(&format!("warning: {c}\n"));
     }
+    if let Some(injector) = ws.workflow().injector(&ws.root) {
+        printer.report(&format!(
+            "note: {injector} (the {} workflow's own hook) injects the list curate writes: on a dispatch curate writes the list and injects nothing itself, so each dispatch gets its context once\n",
+            ws.workflow().name()
+        ));
+    }
     if !printer.quiet {
         let path = host.path();
         if changes.is_empty() {
@@ -100,7 +106,7 @@ fn write_config(
     crate::util::atomic::write_bounded(
         &path,
         crate::util::atomic::Bound::Inside(&ws.root),
-        crate::config::template(profile).as_bytes(),
+        crate::config::template(profile, &ws.root).as_bytes(),
     )?;
     printer.report(&format!(
         "wrote {} (profile {})\n",
