@@ -170,7 +170,12 @@ pub fn human(c: &Compiled, style: Style, verbose: bool, explain: bool, outcome: 
         crate::compile::budget::Status::Blocked => {
             let _ = writeln!(
                 out,
-                "BLOCKED: nothing survived selection and exclusion; do not dispatch"
+                "{}",
+                if c.workflow.change_missing {
+                    "BLOCKED: the change does not exist where its workflow keeps changes; do not dispatch"
+                } else {
+                    "BLOCKED: nothing survived selection and exclusion; do not dispatch"
+                }
             );
             if !c.workflow.looked.is_empty() {
                 let _ = writeln!(

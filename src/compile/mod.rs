@@ -128,6 +128,8 @@ pub struct Workflowed {
     pub looked: Vec<String>,
     /// Other workflows' folders that hold the change.
     pub elsewhere: Vec<String>,
+    /// The change does not exist in a workflow that makes its own changes (then BLOCKED).
+    pub change_missing: bool,
 }
 
 impl Workflowed {
@@ -154,6 +156,7 @@ impl Workflowed {
                 .iter()
                 .map(|(w, p)| format!("{p} ({})", w.name()))
                 .collect(),
+            change_missing: change_missing(ws),
         }
     }
 
@@ -246,7 +249,7 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
         // Nothing to list, but the consumer injects the change's own files: not BLOCKED.
         allocation.status = Status::Ready;
     }
-    if ws.changes_warning.is_some() && ws.workflow().changes_root().is_some() {
+    if change_missing(ws) {
         // A workflow's changes are made by its own tools: curate does not create one (and
         // writes nothing that would look like one).
         ledger.notes.push(Note::warning(format!(
@@ -490,6 +493,11 @@ fn allocate(
         .notes
         .extend(allocation.decisions.iter().cloned().map(Note::warning));
     allocation
+}
+
+/// The change does not exist, in a workflow whose changes its own tools make.
+fn change_missing(ws: &Workspace) -> bool {
+    ws.changes_warning.is_some() && ws.workflow().changes_root().is_some()
 }
 
 /// The bytes the consumer counts for a candidate (its per-file cut and its frame).
