@@ -100,24 +100,13 @@ pub fn parse<S: std::hash::BuildHasher>(
 /// files directly in `folder` (repository-relative), sorted by name, the first 20.
 #[must_use]
 pub fn directory_members(root: &Path, folder: &str) -> Vec<String> {
-    let Ok(read) = std::fs::read_dir(root.join(folder)) else {
-        return Vec::new();
-    };
-    let mut names: Vec<String> = read
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|n| {
-            std::path::Path::new(n)
-                .extension()
-                .is_some_and(|x| x == "md")
-        })
-        .collect();
-    names.sort();
-    names.truncate(20);
+    use crate::util::read::{Entries, names_in};
     let folder = folder.trim_end_matches('/');
-    names
+    names_in(&root.join(folder), Entries::Files)
         .into_iter()
+        // Trellis compares the extension case-sensitively.
+        .filter(|n| Path::new(n).extension().is_some_and(|x| x == "md"))
+        .take(20)
         .map(|n| {
             if folder.is_empty() {
                 n

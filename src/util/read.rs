@@ -187,6 +187,36 @@ pub fn read_stdin(cap: u64) -> Result<Vec<u8>, ReadError> {
     read_limited(std::io::stdin().lock(), Path::new("<stdin>"), cap, 0)
 }
 
+/// What [`names_in`] lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entries {
+    /// Regular files (not links).
+    Files,
+    /// Folders (not links).
+    Folders,
+}
+
+/// The UTF-8 names of the regular files or folders directly in `dir` (links are not
+/// followed, so not listed), sorted in byte order; empty when `dir` is not a folder.
+#[must_use]
+pub fn names_in(dir: &Path, what: Entries) -> Vec<String> {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = read
+        .filter_map(Result::ok)
+        .filter(|e| {
+            e.file_type().is_ok_and(|t| match what {
+                Entries::Files => t.is_file(),
+                Entries::Folders => t.is_dir(),
+            })
+        })
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect();
+    names.sort();
+    names
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -66,19 +66,11 @@ impl Workflow for Guild {
 
     /// Every specialist of `.guild/agents/` is a lane's role: the worker's contract.
     fn dynamic_roles(&self, root: &Path) -> Vec<(String, String)> {
-        let Ok(read) = std::fs::read_dir(root.join(".guild/agents")) else {
-            return Vec::new();
-        };
-        let mut names: Vec<String> = read
-            .filter_map(Result::ok)
-            .filter_map(|e| e.file_name().into_string().ok())
-            .filter_map(|n| n.strip_suffix(".md").map(str::to_owned))
+        folders_files(root, ".guild/agents")
+            .iter()
+            .filter_map(|p| p.strip_prefix(".guild/agents/")?.strip_suffix(".md"))
             .filter(|n| crate::util::paths::is_name(n))
-            .collect();
-        names.sort();
-        names
-            .into_iter()
-            .map(|n| (n, "worker".to_owned()))
+            .map(|n| (n.to_owned(), "worker".to_owned()))
             .collect()
     }
 
@@ -349,20 +341,14 @@ fn read_lane(
 
 /// The regular `*.md` files of a folder, repository-relative, sorted.
 fn folders_files(root: &Path, rel: &str) -> Vec<String> {
-    let Ok(read) = std::fs::read_dir(root.join(rel)) else {
-        return Vec::new();
-    };
-    let mut out: Vec<String> = read
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        .filter_map(|e| e.file_name().into_string().ok())
+    use crate::util::read::{Entries, names_in};
+    names_in(&root.join(rel), Entries::Files)
+        .into_iter()
         .filter(|n| {
             Path::new(n)
                 .extension()
                 .is_some_and(|x| x.eq_ignore_ascii_case("md"))
         })
         .map(|n| format!("{rel}/{n}"))
-        .collect();
-    out.sort();
-    out
+        .collect()
 }

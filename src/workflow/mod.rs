@@ -325,17 +325,11 @@ fn direct(root: &Path, changes_root: &str, id: &str) -> Option<Located> {
 /// The names of the folders in `root/rel` that are names ([`crate::util::paths::is_name`]),
 /// sorted in byte order (an empty list when `rel` is not a folder).
 fn folders(root: &Path, rel: &str) -> Vec<String> {
-    let Ok(read) = std::fs::read_dir(root.join(rel)) else {
-        return Vec::new();
-    };
-    let mut names: Vec<String> = read
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter_map(|e| e.file_name().into_string().ok())
+    use crate::util::read::{Entries, names_in};
+    names_in(&root.join(rel), Entries::Folders)
+        .into_iter()
         .filter(|n| crate::util::paths::is_name(n))
-        .collect();
-    names.sort();
-    names
+        .collect()
 }
 
 #[cfg(test)]

@@ -821,25 +821,19 @@ fn run_criteria_runs_the_checkable_success_criteria_with_a_timeout() {
         ]}"#,
     );
     repo.write("src/a.rs", "fn main() {}\n");
-    let out = repo
-        .curate()
-        .args([
-            "verify",
-            "--change",
-            "c",
-            "--task-file",
-            "task.json",
-            "--touched",
-            "src/a.rs",
-        ])
-        .args([
-            "--run-criteria",
-            "--criteria-timeout",
-            "1",
-            "--format",
-            "json",
-        ])
-        .run();
+    let task = [
+        "--task-file",
+        "task.json",
+        "--touched",
+        "src/a.rs",
+        "--format",
+        "json",
+    ];
+    let out = verify(
+        &repo,
+        task.iter()
+            .chain(&["--run-criteria", "--criteria-timeout", "1"]),
+    );
     assert_eq!(out.code, 1, "{}", out.all());
     let v = out.json();
     let criteria = v["criteria"].as_array().unwrap();
@@ -857,19 +851,7 @@ fn run_criteria_runs_the_checkable_success_criteria_with_a_timeout() {
         .collect();
     assert_eq!(types, ["criterion_failed", "criterion_failed"]);
     // Without the flag nothing runs.
-    let out = repo
-        .curate()
-        .args([
-            "verify",
-            "--change",
-            "c",
-            "--task-file",
-            "task.json",
-            "--touched",
-            "src/a.rs",
-        ])
-        .args(["--format", "json"])
-        .run();
+    let out = verify(&repo, task);
     assert_eq!(out.code, 0, "{}", out.all());
     assert!(out.json().get("criteria").is_none());
 }
