@@ -179,7 +179,15 @@ fn discover(ws: &Workspace) -> Vec<PathBuf> {
 
 fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<Finding>) {
     let shown = ws.shown(path);
+    // The entry being checked: its findings name its file, not only the manifest's line.
+    let entry: std::cell::RefCell<Option<String>> = std::cell::RefCell::new(None);
     let mut add = |line: usize, severity: Severity, message: String| {
+        let message = match entry.borrow().as_deref() {
+            Some(file) if !message.contains(&quoted(file)) => {
+                format!("entry {}: {message}", quoted(file))
+            }
+            _ => message,
+        };
         findings.push(Finding {
             file: shown.clone(),
             line,
@@ -294,6 +302,7 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
         let Some(obj) = value.as_object() else {
             continue;
         };
+        entry.replace(obj.get("file").and_then(Value::as_str).map(str::to_owned));
         // In a file that is also the author's list, a row without a file is the author's
         // (Trellis' seed row, a drop), and a row curate did not mark is the author's entry.
         let author_row =
@@ -492,6 +501,7 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
             "no entry: a manifest needs at least one".to_owned(),
         );
     }
+    entry.replace(None);
     for problem in over_budget(&items, caps) {
         add(1, Severity::Error, problem);
     }

@@ -147,7 +147,13 @@ pub fn open_regular_inside(root: &Path, rel: &str) -> Result<(File, u64), ReadEr
 
 /// Reads a whole regular file of at most `cap` bytes (0 = no cap).
 pub fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
-    let (file, len) = open_regular(path)?;
+    let (file, len) = match open_regular(path) {
+        Ok(opened) => opened,
+        // The null device, named as an input, is the empty input (`--touched-from /dev/null`:
+        // an empty list); every other device is refused unread.
+        Err(ReadError::NotRegular { .. }) if is_null_device(path) => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
     if cap > 0 && len > cap {
         return Err(ReadError::TooLarge {
             path: path.to_owned(),
@@ -155,6 +161,23 @@ pub fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
         });
     }
     read_limited(file, path, cap, len)
+}
+
+/// True when `path` is the null device (`/dev/null`, or a link to it).
+fn is_null_device(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        let (Ok(meta), Ok(null)) = (std::fs::metadata(path), std::fs::metadata("/dev/null")) else {
+            return false;
+        };
+        meta.file_type().is_char_device() && meta.rdev() == null.rdev()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
 }
 
 /// Reads at most `cap` bytes from `reader` (0 = no cap); more is [`ReadError::TooLarge`].

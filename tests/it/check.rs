@@ -204,7 +204,7 @@ fn a_curate_manifest_needs_all_five_fields() {
     for field in ["reason", "sections", "kind"] {
         assert!(
             out.stderr.contains(&format!(
-                "{WORKER_MANIFEST}:{n}: error: missing field \"{field}\""
+                "{WORKER_MANIFEST}:{n}: error: entry \"docs/guide.md\": missing field \"{field}\""
             )),
             "{field}: {}",
             out.stderr

@@ -142,6 +142,8 @@ fn an_empty_touched_list_is_valid() {
         vec!["--touched-from", "empty.txt"],
         vec!["--touched-from", "blank.txt"],
         vec!["--touched-from", "-"],
+        // The null device is the empty list (every other device is still refused).
+        vec!["--touched-from", "/dev/null"],
     ] {
         let out = repo
             .curate()
@@ -153,6 +155,13 @@ fn an_empty_touched_list_is_valid() {
         assert_eq!(out.code, 0, "{source:?}: {}", out.all());
         assert_eq!(out.json(), json!({"valid": true, "violations": []}));
     }
+    let out = repo
+        .curate()
+        .args(["verify", "--change", "add-auth", "--owns", "src/**"])
+        .args(["--touched-from", "/dev/zero"])
+        .run();
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(out.stderr.contains("not a regular file"), "{}", out.stderr);
     // Even with no owned glob at all (a read-only task).
     let out = verify(
         &repo,
