@@ -48,11 +48,18 @@ impl fmt::Display for Priority {
 pub type Range = [u64; 2];
 
 /// Which lines of a file an entry selects: all of them, or a sorted, merged list of ranges.
+/// Before a file is read its selection may also name Markdown headings
+/// ([`Sections::Anchored`]); reading it resolves them to ranges (the compile's anchors stage).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Sections {
     #[default]
     Whole,
     Ranges(Vec<Range>),
+    /// Ranges and heading anchors (`"## Security|安全与边界"`), not resolved yet.
+    Anchored {
+        ranges: Vec<Range>,
+        anchors: Vec<String>,
+    },
 }
 
 impl Sections {
@@ -70,28 +77,54 @@ impl Sections {
         Sections::Ranges(merged)
     }
 
+    /// Ranges and anchors; plain ranges when there is no anchor.
+    #[must_use]
+    pub fn anchored(ranges: Vec<Range>, mut anchors: Vec<String>) -> Sections {
+        if anchors.is_empty() {
+            return Sections::ranges(ranges);
+        }
+        let mut seen = std::collections::HashSet::new();
+        anchors.retain(|a| seen.insert(a.clone()));
+        match Sections::ranges(ranges) {
+            Sections::Ranges(ranges) => Sections::Anchored { ranges, anchors },
+            other => other,
+        }
+    }
+
+    /// The ranges and anchors of a list (empty for a whole file).
+    fn parts(&self) -> (&[Range], &[String]) {
+        match self {
+            Sections::Whole => (&[], &[]),
+            Sections::Ranges(r) => (r, &[]),
+            Sections::Anchored { ranges, anchors } => (ranges, anchors),
+        }
+    }
+
     /// The union of two selections; a whole file wins over any list.
     #[must_use]
     pub fn union(&self, other: &Sections) -> Sections {
-        match (self, other) {
-            (Sections::Ranges(a), Sections::Ranges(b)) => {
-                Sections::ranges(a.iter().chain(b).copied().collect())
-            }
-            _ => Sections::Whole,
+        if matches!(self, Sections::Whole) || matches!(other, Sections::Whole) {
+            return Sections::Whole;
         }
+        let ((ra, aa), (rb, ab)) = (self.parts(), other.parts());
+        Sections::anchored(
+            ra.iter().chain(rb).copied().collect(),
+            aa.iter().chain(ab).cloned().collect(),
+        )
     }
 
     /// The ranges clamped to a file of `lines` lines: a range wholly past the end is removed
     /// and reported in `removed`, one that runs past the end is cut and reported in `cut`.
     #[must_use]
     pub fn clamp(&self, lines: u64) -> Clamped {
-        let Sections::Ranges(ranges) = self else {
+        if matches!(self, Sections::Whole) {
             return Clamped {
                 sections: Sections::Whole,
                 removed: Vec::new(),
                 cut: Vec::new(),
             };
-        };
+        }
+        let (ranges, _) = self.parts();
         let mut kept = Vec::new();
         let mut removed = Vec::new();
         let mut cut = Vec::new();
@@ -117,7 +150,9 @@ impl Sections {
     pub fn line_count(&self, lines: u64) -> u64 {
         match self {
             Sections::Whole => lines,
-            Sections::Ranges(ranges) => ranges
+            _ => self
+                .parts()
+                .0
                 .iter()
                 .map(|&[s, e]| if s > lines { 0 } else { e.min(lines) - s + 1 })
                 .sum(),
@@ -129,7 +164,7 @@ impl Sections {
     pub fn as_ranges(&self) -> Option<&[Range]> {
         match self {
             Sections::Whole => None,
-            Sections::Ranges(r) => Some(r),
+            _ => Some(self.parts().0),
         }
     }
 
@@ -137,6 +172,7 @@ impl Sections {
     #[must_use]
     pub fn is_empty_list(&self) -> bool {
         matches!(self, Sections::Ranges(r) if r.is_empty())
+            || matches!(self, Sections::Anchored { ranges, anchors } if ranges.is_empty() && anchors.is_empty())
     }
 
     /// `lines 25-50, 95-106`, or `whole file`.
@@ -144,8 +180,10 @@ impl Sections {
     pub fn describe(&self) -> String {
         match self {
             Sections::Whole => "whole file".to_owned(),
-            Sections::Ranges(r) => {
-                let parts: Vec<String> = r.iter().map(|[s, e]| format!("{s}-{e}")).collect();
+            _ => {
+                let (r, a) = self.parts();
+                let mut parts: Vec<String> = r.iter().map(|[s, e]| format!("{s}-{e}")).collect();
+                parts.extend(a.iter().map(|a| format!("{a:?}")));
                 format!("lines {}", parts.join(", "))
             }
         }
@@ -156,7 +194,7 @@ impl Serialize for Sections {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
             Sections::Whole => serializer.serialize_none(),
-            Sections::Ranges(r) => r.serialize(serializer),
+            _ => self.parts().0.serialize(serializer),
         }
     }
 }
@@ -210,7 +248,7 @@ pub fn generated_reason(kind: &str, sections: &Sections) -> String {
     };
     match sections {
         Sections::Whole => what,
-        Sections::Ranges(_) => format!("{what} ({})", sections.describe()),
+        _ => format!("{what} ({})", sections.describe()),
     }
 }
 

@@ -144,15 +144,15 @@ pub fn excerpt_text(path: &str, bytes: &[u8], sections: &Sections, per_file: u64
     let backticks = memchr::memchr(b'`', text.as_bytes()).is_some();
     // A final "\n" does not start another line (as `measure::count_lines` counts).
     let count = lines.len() - usize::from(bytes.is_empty() || bytes.ends_with(b"\n"));
-    let ranges: Vec<[u64; 2]> = match sections {
-        Sections::Whole => {
+    let ranges: Vec<[u64; 2]> = match sections.as_ranges() {
+        None => {
             if count == 0 {
                 vec![]
             } else {
                 vec![[1, count as u64]]
             }
         }
-        Sections::Ranges(r) => r
+        Some(r) => r
             .iter()
             .filter(|[s, _]| *s as usize <= count)
             .map(|&[s, e]| [s, e.min(count as u64)])
@@ -762,6 +762,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
                 lines: m.lines,
                 tokens: m.tokens.unwrap_or(0),
                 bytes: None,
+                anchors: m.anchors,
                 sha256: m.sha256,
             }),
             Some(measure::Fate::Excluded(reason)) => {

@@ -87,18 +87,35 @@ impl Source {
 pub struct ContextFile {
     pub glob: String,
     #[serde(default)]
-    pub sections: Option<Vec<Range>>,
+    pub sections: Option<Vec<Section>>,
     pub priority: Priority,
     pub kind: String,
 }
 
+/// One `sections` item: a line pair, or a Markdown heading anchor (`"## Security"`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(untagged)]
+pub enum Section {
+    Lines(Range),
+    Heading(String),
+}
+
 impl ContextFile {
-    /// The item's sections as a [`Sections`] value.
+    /// The item's sections as a [`Sections`] value (anchors resolved when the file is read).
     #[must_use]
     pub fn sections(&self) -> Sections {
-        self.sections
-            .clone()
-            .map_or(Sections::Whole, Sections::ranges)
+        let Some(items) = &self.sections else {
+            return Sections::Whole;
+        };
+        let mut ranges = Vec::new();
+        let mut anchors = Vec::new();
+        for item in items {
+            match item {
+                Section::Lines(r) => ranges.push(*r),
+                Section::Heading(h) => anchors.push(h.clone()),
+            }
+        }
+        Sections::anchored(ranges, anchors)
     }
 }
 
@@ -259,7 +276,10 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Vec<Role>> {
     // Checked after the schema, which cannot express it: a section ends at or after its start.
     for (r, role) in doc.role_types.iter().enumerate() {
         for (c, cf) in role.context_files.iter().enumerate() {
-            for (s, [start, end]) in cf.sections.iter().flatten().enumerate() {
+            for (s, item) in cf.sections.iter().flatten().enumerate() {
+                let Section::Lines([start, end]) = item else {
+                    continue;
+                };
                 if end < start {
                     let pointer = format!("/roleTypes/{r}/contextFiles/{c}/sections/{s}");
                     problems.push((
@@ -329,8 +349,14 @@ mod tests {
             ]
         );
         assert_eq!(
-            worker.context_files[0].sections,
-            Some(vec![[25, 50], [95, 106]])
+            worker.context_files[0].sections(),
+            Sections::anchored(
+                vec![],
+                vec![
+                    "## Security|安全与边界".to_owned(),
+                    "## Artifacts|产物与证据".to_owned()
+                ]
+            )
         );
     }
 

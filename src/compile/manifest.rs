@@ -276,6 +276,10 @@ pub struct LockEntry {
     /// Bytes as the consumer injects them, when it counts bytes (Trellis' hook).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes: Option<u64>,
+    /// Each heading anchor of the entry's sections, with the lines it resolved to (`check
+    /// --stale` resolves them again).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub anchors: Vec<(String, crate::model::Range)>,
     pub encoding: crate::compile::tokens::Encoding,
 }
 

@@ -48,6 +48,8 @@ pub struct Measured {
     pub tokens: Option<u64>,
     /// Decisions worth a curation line (clamped sections …).
     pub notes: Vec<Note>,
+    /// Each heading anchor of the selection, with the lines it resolved to.
+    pub anchors: Vec<(String, crate::model::Range)>,
 }
 
 /// What reading a candidate decided.
@@ -83,9 +85,9 @@ fn line_starts(bytes: &[u8]) -> Vec<usize> {
 /// The selected bytes of a file: the whole file, or its ranges joined in order.
 #[must_use]
 pub fn selected<'a>(bytes: &'a [u8], sections: &Sections) -> Cow<'a, [u8]> {
-    match sections {
-        Sections::Whole => Cow::Borrowed(bytes),
-        Sections::Ranges(ranges) => {
+    match sections.as_ranges() {
+        None => Cow::Borrowed(bytes),
+        Some(ranges) => {
             let starts = line_starts(bytes);
             let last_line = starts.len() as u64 - 1;
             let mut out = Vec::new();
@@ -205,8 +207,15 @@ fn read_one(
         Err(refusal) => return Fate::Excluded(refusal.to_string()),
     };
     let file_lines = count_lines(&bytes);
-    let clamped = sections.clamp(file_lines);
     let mut notes = Vec::new();
+    let resolved = crate::compile::anchors::resolve(sections, &bytes);
+    for anchor in &resolved.missing {
+        notes.push(Note::warning(format!(
+            "{}: no heading matches the anchor {anchor:?}: the whole file is taken",
+            quoted(path.as_str())
+        )));
+    }
+    let clamped = resolved.sections.clamp(file_lines);
     if !clamped.cut.is_empty() {
         notes.push(Note::info(format!(
             "{}: section{} {} clamped to the file's {file_lines} lines",
@@ -248,6 +257,7 @@ fn read_one(
         tokens,
         sections: clamped.sections,
         notes,
+        anchors: resolved.found,
     })
 }
 

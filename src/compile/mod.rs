@@ -12,6 +12,7 @@
 
 pub mod admit;
 pub mod adopt;
+pub mod anchors;
 pub mod authored;
 pub mod budget;
 pub mod cache;
@@ -55,6 +56,9 @@ pub struct Kept {
     /// Bytes as the consumer counts them, when it counts bytes (Trellis).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bytes: Option<u64>,
+    /// The heading anchors of its sections, with the lines each resolved to.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub anchors: Vec<(String, crate::model::Range)>,
     #[serde(skip)]
     pub sha256: String,
 }
@@ -495,6 +499,36 @@ fn allocate(
     allocation
 }
 
+/// The generated reason of an entry: why its kind matters, and its sections, each anchored
+/// one by its heading (`"## Security" 25-50`).
+fn reason_for(
+    kind: &str,
+    sections: &Sections,
+    anchors: &[(String, crate::model::Range)],
+) -> String {
+    if anchors.is_empty() {
+        return generated_reason(kind, sections);
+    }
+    let mut parts: Vec<String> = anchors
+        .iter()
+        .map(|(a, [s, e])| {
+            let heading = a.split('|').next().unwrap_or(a).trim();
+            format!("{heading:?} {s}-{e}")
+        })
+        .collect();
+    let anchored: Vec<&crate::model::Range> = anchors.iter().map(|(_, r)| r).collect();
+    for r in sections.as_ranges().unwrap_or_default() {
+        if !anchored.iter().any(|a| a[0] <= r[0] && r[1] <= a[1]) {
+            parts.push(format!("lines {}-{}", r[0], r[1]));
+        }
+    }
+    format!(
+        "{} ({})",
+        generated_reason(kind, &Sections::Whole),
+        parts.join(", ")
+    )
+}
+
 /// The change does not exist, in a workflow whose changes its own tools make.
 fn change_missing(ws: &Workspace) -> bool {
     ws.changes_warning.is_some() && ws.workflow().changes_root().is_some()
@@ -843,7 +877,7 @@ fn keep(
         let reason = c
             .reason
             .clone()
-            .unwrap_or_else(|| generated_reason(&c.kind, &m.sections));
+            .unwrap_or_else(|| reason_for(&c.kind, &m.sections, &m.anchors));
         let mut t = trace(c, Some(m), "kept");
         t.tokens = Some(tokens);
         ledger.traces.push(t);
@@ -861,6 +895,7 @@ fn keep(
                 tokens,
                 bytes: (s.caps.max_bytes > 0 || s.caps.file_bytes > 0)
                     .then(|| consumer_bytes(ws, c, m, s.caps)),
+                anchors: m.anchors.clone(),
                 sha256: m.sha256.clone(),
             },
         ));
@@ -1146,6 +1181,7 @@ fn lock(
                 lines: k.lines,
                 tokens: k.tokens,
                 bytes: k.bytes,
+                anchors: k.anchors.clone(),
                 encoding: ws.encoding,
             })
             .collect(),

@@ -54,7 +54,7 @@ struct RawUpsert {
     #[serde(default)]
     reason: Option<String>,
     #[serde(default, deserialize_with = "explicit_null")]
-    sections: Option<Option<Vec<Range>>>,
+    sections: Option<Option<Vec<crate::compile::contract::Section>>>,
     #[serde(default)]
     priority: Option<String>,
     #[serde(default)]
@@ -69,10 +69,10 @@ struct RawDrop {
     why: Option<String>,
 }
 
-fn explicit_null<'de, D: serde::Deserializer<'de>>(
+fn explicit_null<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
     d: D,
-) -> std::result::Result<Option<Option<Vec<Range>>>, D::Error> {
-    Option::<Vec<Range>>::deserialize(d).map(Some)
+) -> std::result::Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(d).map(Some)
 }
 
 /// The prefix of a carried comment.
@@ -160,7 +160,7 @@ fn upsert(raw: RawUpsert, origin: Origin) -> std::result::Result<Upsert, String>
     let sections = match raw.sections {
         None => None,
         Some(None) => Some(Sections::Whole),
-        Some(Some(ranges)) => Some(checked_sections(ranges)?),
+        Some(Some(items)) => Some(checked_items(items)?),
     };
     if raw.kind.as_deref() == Some("") {
         return Err("\"kind\" must not be empty".to_owned());
@@ -191,6 +191,34 @@ pub fn checked_sections(ranges: Vec<Range>) -> std::result::Result<Sections, Str
         }
     }
     Ok(Sections::ranges(ranges))
+}
+
+/// An overrides line's `sections`: line pairs (checked as [`checked_sections`]) and
+/// Markdown heading anchors (`"## Security"`), resolved when the file is read.
+pub fn checked_items(
+    items: Vec<crate::compile::contract::Section>,
+) -> std::result::Result<Sections, String> {
+    use crate::compile::contract::Section;
+    let mut ranges = Vec::new();
+    let mut anchors = Vec::new();
+    for item in items {
+        match item {
+            Section::Lines(r) => ranges.push(r),
+            Section::Heading(h) if crate::compile::anchors::is_anchor(&h) => anchors.push(h),
+            Section::Heading(h) => {
+                return Err(format!(
+                    "section {h:?} is neither a [start, end] pair nor a heading such as \"## Security\""
+                ));
+            }
+        }
+    }
+    if anchors.is_empty() {
+        return checked_sections(ranges);
+    }
+    if !ranges.is_empty() {
+        checked_sections(ranges.clone())?;
+    }
+    Ok(Sections::anchored(ranges, anchors))
 }
 
 /// Parses `--add FILE:PRIORITY:KIND[:REASON]`: FILE is the text before the first `:high:`,

@@ -55,7 +55,7 @@ fn a_worker_dispatch_gets_the_curated_prompt_and_every_original_field() {
     let p = prompt_of(&v);
     assert!(p.starts_with("role: worker\n<!-- curate:begin role=\"worker\" change=\"demo\" -->\n"));
     assert!(p.contains("\n---\nImplement the password login.\nchange: demo\n"));
-    assert!(p.ends_with("<!-- curate:end files=5 lines=19 tokens=144 -->"));
+    assert!(p.ends_with("<!-- curate:end files=5 lines=22 tokens=166 -->"));
     assert_eq!(p.matches("curate:end").count(), 1);
     // It compiled like `curate compile`: the manifest the sticky names exists, with its lock.
     assert!(repo.exists("changes/demo/analysis/worker-context.jsonl"));
@@ -353,7 +353,7 @@ fn opencode_answers_the_prompt_or_an_empty_object() {
     let p = v["prompt"].as_str().unwrap();
     assert!(p.starts_with("role: worker\n<!-- curate:begin role=\"worker\" change=\"demo\" -->\n"));
     assert!(
-        p.ends_with("Implement it.\nchange: demo\n<!-- curate:end files=5 lines=19 tokens=144 -->")
+        p.ends_with("Implement it.\nchange: demo\n<!-- curate:end files=5 lines=22 tokens=166 -->")
     );
     assert_eq!(v.as_object().unwrap().len(), 1);
 
@@ -434,7 +434,7 @@ console.log(JSON.stringify(out))
         task.starts_with("role: worker\n<!-- curate:begin"),
         "{task}"
     );
-    assert!(task.ends_with("<!-- curate:end files=5 lines=19 tokens=144 -->"));
+    assert!(task.ends_with("<!-- curate:end files=5 lines=22 tokens=166 -->"));
     assert_eq!(v["bash"], "change: demo");
     assert_eq!(v["unknown"], "Look.\nchange: demo");
     assert_eq!(v["missing"], "Implement it.\nchange: demo", "fails open");
@@ -682,7 +682,7 @@ fn a_hand_edited_manifest_is_rendered_as_it_stands_and_kept() {
     );
     assert!(p.contains("=== changes/demo/tasks.md ==="));
     assert!(
-        p.ends_with("<!-- curate:end files=4 lines=16 tokens=135 -->"),
+        p.ends_with("<!-- curate:end files=4 lines=19 tokens=157 -->"),
         "{p}"
     );
     assert_eq!(repo.read(manifest), edited, "the hand edit was overwritten");

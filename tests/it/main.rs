@@ -9,6 +9,7 @@
 )]
 mod adopt;
 mod aiws_real;
+mod anchors;
 mod architecture;
 mod cache;
 mod check;

@@ -1,0 +1,204 @@
+//! Heading anchors: a `sections` item written as a Markdown heading (`"## Security"`,
+//! `"## Security|安全与边界"`) instead of a line pair, resolved against the file's text when
+//! it is read, so an edit that moves the heading moves the lines.
+//!
+//! An anchor matches the first ATX heading of its level (outside fenced code) whose text
+//! holds every word of one of its `|`-separated alternatives, case-insensitively; its
+//! section runs from the heading to the line before the next heading of the same or a
+//! higher level (or the end of the file), trailing blank lines left out. Pure.
+
+use crate::model::{Range, Sections};
+
+/// A heading anchor, as written: `#`s, a space, then the words.
+#[must_use]
+pub fn is_anchor(text: &str) -> bool {
+    parse(text).is_some()
+}
+
+/// The level and the alternatives (each a list of lower-case words) of an anchor.
+fn parse(text: &str) -> Option<(usize, Vec<Vec<String>>)> {
+    let level = text.bytes().take_while(|b| *b == b'#').count();
+    let rest = text.get(level..)?;
+    if !(1..=6).contains(&level) || !rest.starts_with(' ') {
+        return None;
+    }
+    let alternatives: Vec<Vec<String>> = rest
+        .split('|')
+        .map(|alt| {
+            alt.split_whitespace()
+                .map(str::to_lowercase)
+                .collect::<Vec<_>>()
+        })
+        .filter(|words| !words.is_empty())
+        .collect();
+    (!alternatives.is_empty()).then_some((level, alternatives))
+}
+
+/// The ATX headings of a Markdown text outside fenced code blocks: (1-based line, level,
+/// lower-case text).
+fn headings(text: &str) -> Vec<(u64, usize, String)> {
+    let mut out = Vec::new();
+    let mut fence: Option<(u8, usize)> = None;
+    for (i, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start_matches(' ');
+        let indent = line.len() - trimmed.len();
+        let run = |c: u8| trimmed.bytes().take_while(|b| *b == c).count();
+        if indent < 4 {
+            for c in [b'`', b'~'] {
+                let n = run(c);
+                if n >= 3 {
+                    match fence {
+                        None => fence = Some((c, n)),
+                        Some((fc, fnum))
+                            if fc == c && n >= fnum && trimmed[n..].trim().is_empty() =>
+                        {
+                            fence = None;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        if fence.is_some() || indent >= 4 {
+            continue;
+        }
+        let level = run(b'#');
+        if (1..=6).contains(&level)
+            && trimmed[level..]
+                .chars()
+                .next()
+                .is_none_or(char::is_whitespace)
+        {
+            let body = trimmed[level..].trim().trim_end_matches('#').trim();
+            out.push((i as u64 + 1, level, body.to_lowercase()));
+        }
+    }
+    out
+}
+
+/// The lines of the section anchor `anchor` names in `text`, or `None`.
+#[must_use]
+pub fn resolve_one(text: &str, anchor: &str) -> Option<Range> {
+    let (level, alternatives) = parse(anchor)?;
+    let heads = headings(text);
+    let at = heads.iter().position(|(_, l, body)| {
+        *l == level
+            && alternatives
+                .iter()
+                .any(|words| words.iter().all(|w| body.contains(w.as_str())))
+    })?;
+    let start = heads[at].0;
+    let lines: Vec<&str> = text.lines().collect();
+    let mut end = heads[at + 1..]
+        .iter()
+        .find(|(_, l, _)| *l <= level)
+        .map_or(lines.len() as u64, |(n, _, _)| n - 1);
+    while end > start && lines[end as usize - 1].trim().is_empty() {
+        end -= 1;
+    }
+    Some([start, end])
+}
+
+/// A selection with its anchors resolved against the file's `bytes`: the ranges (anchors' sections and
+/// the pairs given), each anchor with its lines, and the anchors that resolve to nothing.
+/// Any anchor unresolved makes the whole file the selection.
+#[must_use]
+pub fn resolve(sections: &Sections, bytes: &[u8]) -> Resolved {
+    let Sections::Anchored { ranges, anchors } = sections else {
+        return Resolved {
+            sections: sections.clone(),
+            found: Vec::new(),
+            missing: Vec::new(),
+        };
+    };
+    let text = String::from_utf8_lossy(bytes);
+    let mut found = Vec::new();
+    let mut missing = Vec::new();
+    for a in anchors {
+        match resolve_one(&text, a) {
+            Some(r) => found.push((a.clone(), r)),
+            None => missing.push(a.clone()),
+        }
+    }
+    let sections = if missing.is_empty() {
+        Sections::ranges(
+            ranges
+                .iter()
+                .copied()
+                .chain(found.iter().map(|(_, r)| *r))
+                .collect(),
+        )
+    } else {
+        Sections::Whole
+    };
+    Resolved {
+        sections,
+        found,
+        missing,
+    }
+}
+
+/// What [`resolve`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    pub sections: Sections,
+    /// Each anchor that resolved, with its lines.
+    pub found: Vec<(String, Range)>,
+    /// The anchors that resolve to nothing.
+    pub missing: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOC: &str = "# Title\n\n## Project\ntext\n\n## Security and Boundary Rules (mandatory)\n\n### Secrets\nno keys\n\n```md\n## Security in a fence\n```\n\n## Artifacts\nkeep evidence\n## 3) 产物与证据（强制）\n证据\n";
+
+    #[test]
+    fn a_heading_anchor_runs_to_the_next_heading_of_its_level() {
+        assert_eq!(resolve_one(DOC, "## Security"), Some([6, 13]));
+        assert_eq!(resolve_one(DOC, "## security boundary"), Some([6, 13]));
+        assert_eq!(resolve_one(DOC, "### Secrets"), Some([8, 13]));
+        assert_eq!(resolve_one(DOC, "## Artifacts"), Some([15, 16]));
+        assert_eq!(resolve_one(DOC, "## Evidence|产物与证据"), Some([17, 18]));
+        assert_eq!(resolve_one(DOC, "# Title"), Some([1, 18]));
+    }
+
+    #[test]
+    fn a_heading_in_a_fence_or_of_another_level_is_not_one() {
+        assert_eq!(resolve_one(DOC, "### Security"), None);
+        assert_eq!(resolve_one(DOC, "## fence"), None);
+        assert_eq!(resolve_one(DOC, "## Nowhere"), None);
+        assert!(!is_anchor("Security"));
+        assert!(!is_anchor("##Security"));
+        assert!(!is_anchor("####### Deep"));
+        assert!(is_anchor("## Security|安全与边界"));
+    }
+
+    #[test]
+    fn a_moved_or_renamed_heading_and_a_duplicated_one() {
+        let moved = format!("intro\n\n{DOC}");
+        assert_eq!(resolve_one(&moved, "## Security"), Some([8, 15]));
+        let renamed = DOC.replace("## Security and Boundary Rules", "## Safety rules");
+        assert_eq!(resolve_one(&renamed, "## Security"), None);
+        assert_eq!(resolve_one(&renamed, "## Security|Safety"), Some([6, 13]));
+        let twice = format!("{DOC}## Security again\nx\n");
+        assert_eq!(
+            resolve_one(&twice, "## Security"),
+            Some([6, 13]),
+            "the first wins"
+        );
+    }
+
+    #[test]
+    fn unresolved_anchors_take_the_whole_file() {
+        let s = Sections::anchored(vec![[1, 2]], vec!["## Security".into(), "## Gone".into()]);
+        let r = resolve(&s, DOC.as_bytes());
+        assert_eq!(r.sections, Sections::Whole);
+        assert_eq!(r.missing, ["## Gone"]);
+        let s = Sections::anchored(vec![[1, 2]], vec!["## Security".into()]);
+        let r = resolve(&s, DOC.as_bytes());
+        assert_eq!(r.sections, Sections::Ranges(vec![[1, 2], [6, 13]]));
+        assert_eq!(r.found, [("## Security".to_owned(), [6, 13])]);
+    }
+}

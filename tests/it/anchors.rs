@@ -1,0 +1,104 @@
+//! Heading anchors in the embedded default and in overrides: resolved to the lines of the
+//! heading's section when the file is read, so an edit that moves a heading moves the
+//! lines; `check --stale` notices; an anchor that matches nothing takes the whole file.
+
+use crate::Repo;
+
+fn entry(report: &serde_json::Value, file: &str) -> serde_json::Value {
+    report["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["file"] == file)
+        .unwrap_or_else(|| panic!("{file} not in {report}"))
+        .clone()
+}
+
+fn compile(repo: &Repo) -> serde_json::Value {
+    let out = repo
+        .curate()
+        .args([
+            "--role", "worker", "--change", "add-auth", "--format", "json",
+        ])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    out.json()
+}
+
+#[test]
+fn a_moved_heading_moves_the_lines_and_check_stale_sees_it() {
+    let repo = Repo::fixture("aiws-basic");
+    let e = entry(&compile(&repo), "AI_PROJECT.md");
+    assert_eq!(e["sections"], serde_json::json!([[25, 50], [95, 106]]));
+    assert!(
+        e["reason"]
+            .as_str()
+            .unwrap()
+            .contains("\"## Security\" 25-50"),
+        "{e}"
+    );
+    let text = repo.read("AI_PROJECT.md");
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[24].starts_with("## Security"));
+    assert!(lines[94].starts_with("## Artifacts"));
+    // Three lines added at the top: the sections follow their headings.
+    repo.write("AI_PROJECT.md", &format!("a\nb\nc\n{text}"));
+    let out = repo.curate().args(["check", "--stale"]).run();
+    assert_eq!(out.code, 1, "{}", out.all());
+    let e = entry(&compile(&repo), "AI_PROJECT.md");
+    assert_eq!(e["sections"], serde_json::json!([[28, 53], [98, 109]]));
+    let out = repo.curate().args(["check", "--stale"]).run();
+    assert_eq!(out.code, 0, "{}", out.all());
+}
+
+#[test]
+fn an_anchor_that_matches_nothing_is_a_warning_and_the_whole_file() {
+    let repo = Repo::fixture("aiws-basic");
+    let text = repo.read("AI_PROJECT.md");
+    repo.write(
+        "AI_PROJECT.md",
+        &text.replace("## Security and Boundary Rules", "## Safety Rules"),
+    );
+    let report = compile(&repo);
+    let e = entry(&report, "AI_PROJECT.md");
+    assert_eq!(e["sections"], serde_json::Value::Null);
+    let warnings: Vec<&str> = report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w.as_str())
+        .collect();
+    assert!(
+        warnings.contains(
+            &"\"AI_PROJECT.md\": no heading matches the anchor \"## Security|安全与边界\": the whole file is taken"
+        ),
+        "{warnings:?}"
+    );
+}
+
+#[test]
+fn an_override_may_anchor_its_sections_to_a_heading() {
+    let repo = Repo::fixture("aiws-basic");
+    repo.write(
+        "changes/add-auth/analysis/worker-context.overrides.jsonl",
+        "{\"file\":\"docs/guide.md\",\"sections\":[\"## Working on a change\"],\"priority\":\"high\",\"kind\":\"analysis\"}\n",
+    );
+    let e = entry(&compile(&repo), "docs/guide.md");
+    assert_eq!(e["sections"], serde_json::json!([[18, 23]]), "{e}");
+    // Not a heading, not a pair: an error naming the file and line.
+    repo.write(
+        "changes/add-auth/analysis/worker-context.overrides.jsonl",
+        "{\"file\":\"docs/guide.md\",\"sections\":[\"Working\"],\"priority\":\"high\",\"kind\":\"analysis\"}\n",
+    );
+    let out = repo
+        .curate()
+        .args(["--role", "worker", "--change", "add-auth"])
+        .run();
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(
+        out.stderr
+            .contains("worker-context.overrides.jsonl:1: section \"Working\" is neither"),
+        "{}",
+        out.stderr
+    );
+}
