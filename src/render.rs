@@ -263,6 +263,44 @@ pub struct Job<'a> {
     pub changed_truth: &'a [String],
     /// The size cap of a file read for an excerpt (`--max-file-size`).
     pub max_file_size: u64,
+    /// What the sub-agent is not given, and why (dropped by a cap, excluded).
+    pub not_given: Vec<NotGiven>,
+}
+
+/// A file the sub-agent is not given, for the end of the bundle's context part.
+#[derive(Debug, Clone, Serialize)]
+pub struct NotGiven {
+    pub file: String,
+    pub why: String,
+}
+
+/// At most this many not-given files are named; the rest are counted.
+pub const NOT_GIVEN_SHOWN: usize = 50;
+
+/// The files a compile left out: each dropped one with its rule, each excluded one with its
+/// reason (a secret by its rule only, never a value), dropped first.
+#[must_use]
+pub fn not_given(compiled: &Compiled) -> Vec<NotGiven> {
+    // A name that holds a control character is written as a JSON string: it cannot break a line.
+    let name = |f: &str| {
+        if f.chars().any(char::is_control) {
+            quoted(f)
+        } else {
+            f.to_owned()
+        }
+    };
+    let dropped = compiled.dropped.iter().map(|d| NotGiven {
+        file: name(&d.file),
+        why: match d.lines {
+            Some(lines) => format!("dropped by the {} ({}, {lines} lines)", d.by, d.priority),
+            None => format!("dropped by {}", d.by),
+        },
+    });
+    let excluded = compiled.excluded.iter().map(|e| NotGiven {
+        file: name(&e.file),
+        why: format!("excluded: {}", e.reason),
+    });
+    dropped.chain(excluded).collect()
 }
 
 impl<'a> Job<'a> {
@@ -291,6 +329,7 @@ impl<'a> Job<'a> {
             caps,
             changed_truth: &compiled.changed_truth,
             max_file_size: s.max_file_size,
+            not_given: not_given(compiled),
         }
     }
 }
@@ -419,6 +458,9 @@ pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
     );
     ctx.insert("status", job.status.name());
     ctx.insert("changed_truth", job.changed_truth);
+    let shown = job.not_given.len().min(NOT_GIVEN_SHOWN);
+    ctx.insert("not_given", &job.not_given[..shown]);
+    ctx.insert("not_given_more", &(job.not_given.len() - shown));
     let workflow = job.ws.workflow();
     let located = crate::workflow::Located {
         changes_root: job.ws.changes_root.clone(),

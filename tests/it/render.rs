@@ -313,3 +313,34 @@ fn excerpts_are_the_same_in_any_order_the_template_asks_for_them() {
     assert_eq!(run("in-order.tera", "1"), in_order);
     assert_eq!(blocks(&run("reversed.tera", "2")), blocks(&in_order));
 }
+
+#[test]
+fn the_bundle_ends_its_context_with_what_was_not_given() {
+    let repo = Repo::fixture("aiws-basic");
+    let out = repo
+        .curate()
+        .args(["render", "--role", "worker", "--change", "add-auth"])
+        .args(["--owns", "src/auth/**", "-q"])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    let tail = out
+        .stdout
+        .split("Not given (ask the delegator for any of these by name instead of guessing):\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no not-given list:\n{}", out.stdout));
+    let list: Vec<&str> = tail.lines().take_while(|l| l.starts_with("- ")).collect();
+    assert_eq!(
+        list,
+        [
+            "- changes/add-auth/evidence/pre-refactor-test-run.md: dropped by the soft cap (low, 24 lines)",
+            "- changes/add-auth/evidence/verify-before-complete.md: dropped by the soft cap (low, 15 lines)",
+            "- src/auth/legacy_client.ts: excluded: secret by content: aws-access-key-id on line 12",
+        ]
+    );
+    // Inside the context part, before its closing tag; no secret value anywhere.
+    assert!(tail.contains("</aiws-context-injection>"));
+    assert!(
+        !out.stdout.contains("AKIA"),
+        "a secret value reached the bundle"
+    );
+}
