@@ -186,7 +186,11 @@ pub fn human(c: &Compiled, style: Style, verbose: bool, explain: bool, outcome: 
                 );
             }
             for other in &c.workflow.elsewhere {
-                let _ = writeln!(out, "the change is also at {other}");
+                let _ = writeln!(
+                    out,
+                    "the change is also at {} ({})",
+                    other.folder, other.workflow
+                );
             }
             if let Some(hint) = elsewhere_hint(c) {
                 let _ = writeln!(out, "hint: {hint}");
@@ -216,9 +220,10 @@ pub fn human(c: &Compiled, style: Style, verbose: bool, explain: bool, outcome: 
 /// own), so no option given is lost.
 fn elsewhere_hint(c: &Compiled) -> Option<String> {
     let other = c.workflow.elsewhere.first()?;
-    let name = other.rsplit_once(" (")?.1.trim_end_matches(')');
+    let workflow = crate::workflow::by_name(other.workflow)?;
     let mut args: Vec<String> = Vec::new();
     let mut skip = false;
+    let mut role_next = false;
     for a in std::env::args().skip(1) {
         if skip {
             skip = false;
@@ -231,9 +236,42 @@ fn elsewhere_hint(c: &Compiled) -> Option<String> {
         if a.starts_with("--profile=") || a.starts_with("--changes-dir=") {
             continue;
         }
-        args.push(shell_word(&a));
+        // A role that workflow does not know becomes the contract role it stands for here,
+        // else that workflow's first role.
+        let word = if role_next {
+            role_in(workflow, &a, &c.role.id)
+        } else {
+            a.clone()
+        };
+        role_next = a == "--role";
+        args.push(shell_word(&word));
     }
-    Some(format!("curate --profile {name} {}", args.join(" ")))
+    Some(format!(
+        "curate --profile {} {}",
+        other.workflow,
+        args.join(" ")
+    ))
+}
+
+/// `role` when `w`'s hosts or embedded baseline know it, else `contract_role` when they
+/// know that, else the baseline's first role.
+fn role_in(w: &dyn crate::workflow::Workflow, role: &str, contract_role: &str) -> String {
+    let roles: Vec<String> =
+        crate::compile::contract::parse(w.contracts().as_bytes(), std::path::Path::new(w.name()))
+            .map(|r| r.into_iter().map(|r| r.id).collect())
+            .unwrap_or_default();
+    let knows = |r: &str| {
+        roles.iter().any(|x| x == r)
+            || w.roles().iter().any(|(alias, _)| *alias == r)
+            || w.normalize_role(r) != r
+    };
+    if knows(role) {
+        role.to_owned()
+    } else if knows(contract_role) {
+        contract_role.to_owned()
+    } else {
+        roles.first().cloned().unwrap_or_else(|| role.to_owned())
+    }
 }
 
 /// A word as a POSIX shell reads it back.

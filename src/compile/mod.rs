@@ -119,6 +119,13 @@ pub struct Compiled {
     pub workflow: Workflowed,
 }
 
+/// Another workflow's folder that holds the change.
+#[derive(Debug, Clone, Serialize)]
+pub struct Elsewhere {
+    pub folder: String,
+    pub workflow: &'static str,
+}
+
 /// The workflow a compile ran under, for the report.
 #[derive(Debug, Clone, Serialize)]
 pub struct Workflowed {
@@ -131,7 +138,7 @@ pub struct Workflowed {
     /// The folders the change was looked for in.
     pub looked: Vec<String>,
     /// Other workflows' folders that hold the change.
-    pub elsewhere: Vec<String>,
+    pub elsewhere: Vec<Elsewhere>,
     /// The change does not exist in a workflow that makes its own changes (then BLOCKED).
     pub change_missing: bool,
 }
@@ -158,7 +165,10 @@ impl Workflowed {
             elsewhere: ws
                 .elsewhere
                 .iter()
-                .map(|(w, p)| format!("{p} ({})", w.name()))
+                .map(|(w, p)| Elsewhere {
+                    folder: p.clone(),
+                    workflow: w.name(),
+                })
                 .collect(),
             change_missing: change_missing(ws),
         }
