@@ -4,8 +4,9 @@
 //! receipts of finished lanes are `.guild/runs/<run-id>/handoffs/<owner>-<task-id>.md`.
 //!
 //! curate builds a lane's context from those artifacts (the specialist's agent file, the
-//! spec, the PRD, the lane's part of the plan, the receipts of the lanes it depends on, the
-//! wiki's context and standards pages, the in-repository paths the lane names) and writes,
+//! spec, the PRD, the lane's part of the plan, the receipts of the lanes it depends on, its
+//! task assignment and task run where present, the wiki's context and standards pages, the
+//! in-repository paths the lane names) and writes,
 //! beside its manifest and lock in `.guild/context/<run-id>/`, the lane's context bundle
 //! `<specialist>-<task-id>.md` in Guild's `guild.context_bundle.v1` form.
 
@@ -128,6 +129,25 @@ impl Workflow for Guild {
                 Priority::High,
                 "handoff",
                 format!("the receipt of {dep}, which this lane depends on"),
+                Sections::Whole,
+            ));
+        }
+        // The lane's task assignment and task run, where the run has them.
+        for (path, what) in [
+            (
+                format!("{RUNS}/{run}/tasks/{}.json", l.owner),
+                "this lane's task assignment",
+            ),
+            (
+                format!("{RUNS}/{run}/task-runs/{}.yaml", change.folder),
+                "this lane's task run",
+            ),
+        ] {
+            out.push(d(
+                path,
+                Priority::Medium,
+                "plan",
+                what.to_owned(),
                 Sections::Whole,
             ));
         }

@@ -455,12 +455,19 @@ fn a_guild_lane_gets_its_artifacts_and_its_bundle_in_guilds_form() {
             "{want} missing from {got:?}"
         );
     }
-    // Not another lane's agent, the decoy loop receipt, nor another lane's bundle.
+    // Its own task assignment (the run has no task run for it yet); not another lane's
+    // agent or assignment, the decoy loop receipt, the dispatch trace nor another lane's bundle.
+    assert!(
+        got.contains(&format!(".guild/runs/{RUN}/tasks/frontend.json")),
+        "{got:?}"
+    );
     for not in [
         ".guild/agents/backend.md",
+        "tasks/backend.json",
+        "task-runs/",
         "round-1-backend.md",
         "dispatch-trace.md",
-        "tasks/",
+        ".guild/context/",
     ] {
         assert!(!got.iter().any(|f| f.contains(not)), "{not} in {got:?}");
     }
