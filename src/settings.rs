@@ -248,14 +248,16 @@ impl Workspace {
         } else if let Some(root) = wf.changes_root() {
             root.clone_into(&mut ws.changes_root);
             ws.changes_root_given = true;
-            ws.looked = vec![format!("{root}/{change}")];
+            ws.looked = wf.looked(&change);
         }
         let Some(folder) = found else {
             ws.elsewhere = crate::workflow::elsewhere(&self.root, id, wf);
-            let mut warning = format!(
-                "the change folder {}/{change} does not exist",
-                ws.changes_root
-            );
+            let folder = format!("{}/{change}", ws.changes_root);
+            let mut warning = if ws.looked.is_empty() || ws.looked.contains(&folder) {
+                format!("the change folder {folder} does not exist")
+            } else {
+                format!("the change {change:?} is not in {}", ws.looked.join(", "))
+            };
             for (w, path) in &ws.elsewhere {
                 warning.push_str(&format!(
                     "; {path} holds it (the {} layout): use --profile {}",

@@ -53,6 +53,12 @@ impl Workflow for Guild {
         Some(CONTEXT)
     }
 
+    fn looked(&self, id: &str) -> Vec<String> {
+        vec![format!(
+            "the lanes (`- task-id: {id}`) of the plan of each run in {RUNS}/"
+        )]
+    }
+
     fn more_roots(&self) -> &'static [&'static str] {
         &[".guild/context/*"]
     }

@@ -97,6 +97,13 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
         &[]
     }
 
+    /// Where a change that is not found was looked for, in words for the report.
+    fn looked(&self, id: &str) -> Vec<String> {
+        self.changes_root()
+            .map(|r| vec![format!("{r}/{id}")])
+            .unwrap_or_default()
+    }
+
     /// An id as a user may write it, reduced to the change's name (Trellis accepts
     /// `archive/2026-11/<task>`). Returns the id unchanged when there is nothing to strip.
     fn normalize_id<'a>(&self, id: &'a str) -> &'a str {

@@ -33,7 +33,10 @@ pub fn show(g: &GlobalArgs) -> Result<ExitCode> {
     );
     let caps = ws.caps();
     if caps.max_bytes > 0 || caps.file_bytes > 0 {
-        if let Some(row) = rows.iter_mut().find(|(k, _, _)| k == "budget.max_lines") {
+        if let Some(row) = rows
+            .iter_mut()
+            .find(|(k, _, o)| k == "budget.max_lines" && *o == crate::config::Origin::Default)
+        {
             row.1 = caps.max_lines.to_string();
             row.2 = crate::config::Origin::Profile;
         }
