@@ -470,7 +470,7 @@ pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
         "workflow",
         &json!({
             "name": workflow.name(),
-            "describes": workflow.describes(),
+            "describes": workflow.describes(job.lang),
             "values": workflow.template_values(&job.ws.root, &located),
         }),
     );

@@ -13,7 +13,7 @@
 use std::path::Path;
 
 use super::{Derived, Located, Workflow, folders, is_dir};
-use crate::model::{Priority, Sections};
+use crate::model::{Lang, Priority, Sections};
 
 pub struct Guild;
 
@@ -232,8 +232,15 @@ impl Workflow for Guild {
         ))
     }
 
-    fn describes(&self) -> &'static str {
-        "your specialist definition, the run's spec and PRD, your lane's part of the plan, the receipts of the lanes you depend on, the project's standards and the files your lane names"
+    fn describes(&self, lang: Lang) -> &'static str {
+        match lang {
+            Lang::En => {
+                "your specialist definition, the run's spec and PRD, your lane's part of the plan, the receipts of the lanes you depend on, the project's standards and the files your lane names"
+            }
+            Lang::Zh => {
+                "你的专家定义、本次运行的 spec 与 PRD、计划中属于你的 lane 的部分、你所依赖的 lane 的回执、项目标准，以及你的 lane 点名的文件"
+            }
+        }
     }
 }
 

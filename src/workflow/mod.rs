@@ -17,6 +17,8 @@ pub mod trellis;
 use std::fmt;
 use std::path::Path;
 
+use crate::model::Lang;
+
 /// The plain layout's manifest path template.
 pub const DEFAULT_MANIFEST: &str = "{changes}/{change}/analysis/{role}-context.jsonl";
 
@@ -205,9 +207,14 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
         None
     }
 
-    /// What the listed files are, in the sticky instruction's words.
-    fn describes(&self) -> &'static str {
-        "the project's constraints, the delegation contract, the change plan and the module assigned to you"
+    /// What the listed files are, in the sticky instruction's words and language.
+    fn describes(&self, lang: Lang) -> &'static str {
+        match lang {
+            Lang::En => {
+                "the project's constraints, the delegation contract, the change plan and the module assigned to you"
+            }
+            Lang::Zh => "项目约束、委托合同、变更计划与分配模块",
+        }
     }
 }
 

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use super::{Derived, Located, Workflow, direct, folders, is_dir};
-use crate::model::Priority;
+use crate::model::{Lang, Priority};
 
 pub struct OpenSpec;
 
@@ -67,8 +67,15 @@ impl Workflow for OpenSpec {
             .collect()
     }
 
-    fn describes(&self) -> &'static str {
-        "the project's conventions, the change's proposal, design, tasks and delta specs, and the current specs they change"
+    fn describes(&self, lang: Lang) -> &'static str {
+        match lang {
+            Lang::En => {
+                "the project's conventions, the change's proposal, design, tasks and delta specs, and the current specs they change"
+            }
+            Lang::Zh => {
+                "项目约定，变更的 proposal、design、tasks 与增量规范，以及它们所修改的现行规范"
+            }
+        }
     }
 }
 

@@ -10,6 +10,8 @@
 
 use std::path::Path;
 
+use crate::model::Lang;
+
 use super::{ByteBudget, Located, Workflow, direct, folders, is_dir};
 
 pub struct Trellis;
@@ -175,8 +177,15 @@ impl Workflow for Trellis {
         Some(budget_of(&text))
     }
 
-    fn describes(&self) -> &'static str {
-        "the files this task's author listed, the project's specs and the module assigned to you; the task's own prd.md, design.md and implement.md sit beside the list and are read too"
+    fn describes(&self, lang: Lang) -> &'static str {
+        match lang {
+            Lang::En => {
+                "the files this task's author listed, the project's specs and the module assigned to you; the task's own prd.md, design.md and implement.md sit beside the list and are read too"
+            }
+            Lang::Zh => {
+                "本任务作者列出的文件、项目规范与分配模块；任务自己的 prd.md、design.md 与 implement.md 就在该清单旁，也要读取"
+            }
+        }
     }
 }
 
