@@ -169,15 +169,15 @@ fn trellis_is_detected_and_the_authors_list_reaches_the_sub_agent_in_order() {
         "{written}"
     );
     let injected = trellis_injects(&repo, &path, 4096);
-    let mut injected_files: Vec<&str> = injected.iter().map(|(f, _)| f.as_str()).collect();
-    injected_files.dedup();
     let mut once: Vec<&str> = Vec::new();
-    for f in injected_files {
-        if !once.contains(&f) {
+    for (f, _) in &injected {
+        if !once.contains(&f.as_str()) {
             once.push(f);
         }
     }
     assert_eq!(once, files(&report));
+    let index = ".trellis/spec/backend/index.md";
+    assert_eq!(injected.iter().filter(|(f, _)| f == index).count(), 2);
     // The lock's byte counts are the hook's, cut files included.
     let lock: serde_json::Value =
         serde_json::from_str(&repo.read(&format!("{CURATED}/implement.lock.json"))).unwrap();
