@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use curate::compile::budget::{Caps, Item, Status, allocate};
+use curate::compile::budget::{Caps, Item, Rule, Rung, Status, Step, allocate, allocate_ladder};
 use curate::compile::measure::{count_lines, selected};
 use curate::model::{Priority, Range, Sections};
 use curate::util::paths::normalize;
@@ -166,6 +166,164 @@ proptest! {
         let a = allocate(&[], caps);
         prop_assert_eq!(a.status, Status::Blocked);
         prop_assert!(a.dropped.is_empty());
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// budget::allocate_ladder
+
+/// Items with their ladders: a medium or low has an outline (often, at most as large as the
+/// entry) and always an index line; a high has none.
+fn laddered() -> impl Strategy<Value = (Vec<Item>, Vec<Vec<Rung>>)> {
+    proptest::collection::vec((item(), proptest::option::weighted(0.8, 0u64..=100)), 0..14)
+        .prop_map(|v| {
+            let (items, lower): (Vec<Item>, Vec<Vec<Rung>>) = v
+                .into_iter()
+                .map(|(i, pct)| {
+                    let mut lower = Vec::new();
+                    if i.priority != Priority::High {
+                        if let Some(p) = pct {
+                            lower.push(Rung {
+                                step: Step::Outline,
+                                lines: i.lines * p / 100,
+                                tokens: i.tokens.map(|t| t * p / 100),
+                                bytes: i.bytes * p / 100,
+                            });
+                        }
+                        lower.push(Rung {
+                            step: Step::Index,
+                            lines: 0,
+                            tokens: Some(0),
+                            bytes: 0,
+                        });
+                    }
+                    (i, lower)
+                })
+                .unzip();
+            (items, lower)
+        })
+}
+
+/// An entry's cost `(lines, tokens, bytes)` and depth.
+type Standing = Option<((u64, u64, u64), u8)>;
+
+/// Where each entry stands: its cost `(lines, tokens, bytes)` and depth (0 as selected, 1
+/// outline, 2 index), `None` when dropped.
+fn standing(
+    items: &[Item],
+    lower: &[Vec<Rung>],
+    a: &curate::compile::budget::Allocation,
+    at: &[usize],
+) -> Vec<Standing> {
+    (0..items.len())
+        .map(|i| {
+            if a.dropped[i].is_some() {
+                return None;
+            }
+            Some(match at[i] {
+                0 => (
+                    (items[i].lines, items[i].tokens.unwrap_or(0), items[i].bytes),
+                    0,
+                ),
+                k => {
+                    let r = lower[i][k - 1];
+                    let depth = if r.step == Step::Outline { 1 } else { 2 };
+                    ((r.lines, r.tokens.unwrap_or(0), r.bytes), depth)
+                }
+            })
+        })
+        .collect()
+}
+
+fn positions(a: &curate::compile::budget::Allocation) -> Vec<usize> {
+    a.degraded
+        .iter()
+        .map(|d| d.map_or(0, |(k, _)| k + 1))
+        .collect()
+}
+
+fn within(costs: impl Iterator<Item = (u64, u64, u64)>, caps: Caps) -> bool {
+    let (mut l, mut t, mut b) = (0, 0, 0);
+    for (x, y, z) in costs {
+        l += x;
+        t += y;
+        b += z;
+    }
+    (caps.max_lines == 0 || l <= caps.max_lines)
+        && (caps.max_tokens == 0 || t <= caps.max_tokens)
+        && (caps.max_bytes == 0 || b <= caps.max_bytes)
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn the_ladder_keeps_the_caps_and_cuts_no_more_than_it_must((items, lower) in laddered(), caps in caps()) {
+        let a = allocate_ladder(&items, &lower, caps);
+        let at = positions(&a);
+        let stand = standing(&items, &lower, &a, &at);
+        // Highs are never cut; every cut has its rule.
+        for (i, item) in items.iter().enumerate() {
+            if item.priority == Priority::High {
+                prop_assert!(a.degraded[i].is_none() && a.dropped[i].is_none(), "{:?}", a);
+            }
+        }
+        if a.status == Status::Ready {
+            prop_assert!(within(stand.iter().flatten().map(|(c, _)| *c), caps), "{:?}", a);
+            // Nothing stands lower than it must: each entry a cap moved down exceeds a cap
+            // one rung higher, or would stand above an entry of a higher priority still cut.
+            for i in 0..items.len() {
+                let Some((_, rule)) = a.degraded[i] else { continue };
+                if rule == Rule::SoftCap {
+                    continue;
+                }
+                let floor = (0..items.len())
+                    .filter(|&j| items[j].priority < items[i].priority)
+                    .filter_map(|j| stand[j].map(|(_, d)| d))
+                    .max()
+                    .unwrap_or(0);
+                let k = at[i] - 1;
+                let (up_cost, up_depth) = if k == 0 {
+                    ((items[i].lines, items[i].tokens.unwrap_or(0), items[i].bytes), 0u8)
+                } else {
+                    let r = lower[i][k - 1];
+                    ((r.lines, r.tokens.unwrap_or(0), r.bytes), if r.step == Step::Outline { 1 } else { 2 })
+                };
+                if up_depth < floor {
+                    continue;
+                }
+                let mut costs: Vec<(u64, u64, u64)> = stand.iter().flatten().map(|(c, _)| *c).collect();
+                let mine = stand[i].unwrap().0;
+                let pos = costs.iter().position(|c| *c == mine).unwrap();
+                costs[pos] = up_cost;
+                prop_assert!(!within(costs.into_iter(), caps), "entry {} could stand a rung higher: {:?}", i, a);
+            }
+            // Idempotent: what it kept, at the rungs it chose, is kept as it is.
+            let (again, again_lower): (Vec<Item>, Vec<Vec<Rung>>) = (0..items.len())
+                .filter(|&i| stand[i].is_some_and(|(_, d)| d < 2))
+                .map(|i| {
+                    let ((lines, _, bytes), _) = stand[i].unwrap();
+                    let tokens = if at[i] == 0 { items[i].tokens } else { lower[i][at[i] - 1].tokens };
+                    (
+                        Item { priority: items[i].priority, lines, tokens, bytes },
+                        lower[i][at[i]..].to_vec(),
+                    )
+                })
+                .unzip();
+            let b = allocate_ladder(&again, &again_lower, caps);
+            prop_assert!(b.degraded.iter().all(Option::is_none) && b.dropped.iter().all(Option::is_none), "{:?} then {:?}", a, b);
+        }
+        // No priority inversion: an entry cut to a depth never has a lower-priority one
+        // standing higher.
+        for i in 0..items.len() {
+            for j in 0..items.len() {
+                if let (Some((_, di)), Some((_, dj))) = (stand[i], stand[j])
+                    && items[i].priority < items[j].priority
+                {
+                    prop_assert!(dj >= di, "{:?} stands above {:?}: {:?}", items[j], items[i], a);
+                }
+            }
+        }
     }
 }
 
