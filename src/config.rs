@@ -47,6 +47,8 @@ pub struct Budget {
     pub max_lines: Option<u64>,
     pub max_tokens: Option<u64>,
     pub encoding: Option<Encoding>,
+    /// Move entries down the ladder (outline, index line) before dropping them.
+    pub degrade: Option<bool>,
 }
 
 /// `[render]`.
@@ -218,7 +220,7 @@ pub fn template(profile: Wf, root: &Path) -> String {
         None => "# max_lines = 4000".to_owned(),
     };
     text.push_str(&format!(
-        "\n[budget]\n# max_files = 5\n{lines}\n# max_tokens = 0\n# encoding = \"o200k_base\"\n\n\
+        "\n[budget]\n# max_files = 5\n{lines}\n# max_tokens = 0\n# degrade = true   # false: a cap drops entries instead of outlining them\n# encoding = \"o200k_base\"\n\n\
          [render]\n# lang = \"en\"\n# max_file_bytes = 0\n# max_total_bytes = 0\n\n\
          [roles]\n"
     ));
@@ -254,6 +256,7 @@ pub struct Config {
     pub max_files: u64,
     pub max_lines: u64,
     pub max_tokens: u64,
+    pub degrade: bool,
     pub encoding: Encoding,
     pub lang: Lang,
     pub max_file_bytes: u64,
@@ -378,6 +381,21 @@ impl Config {
             0,
         );
         origins.insert("budget.max_tokens", o);
+        let degrade_env = env_value("CURATE_DEGRADE")
+            .map(|v| match v.trim() {
+                "true" | "1" => Ok(true),
+                "false" | "0" => Ok(false),
+                _ => Err(bad("CURATE_DEGRADE", &v, "true or false")),
+            })
+            .transpose()?;
+        let (degrade, o) = pick(
+            None,
+            degrade_env,
+            budget.and_then(|b| b.degrade),
+            None,
+            true,
+        );
+        origins.insert("budget.degrade", o);
         let encoding_env = env_value("CURATE_ENCODING")
             .map(|v| match v.trim() {
                 "o200k_base" => Ok(Encoding::O200kBase),
@@ -466,6 +484,7 @@ impl Config {
             max_files,
             max_lines,
             max_tokens,
+            degrade,
             encoding,
             lang,
             max_file_bytes,
@@ -526,6 +545,11 @@ impl Config {
                 "budget.max_tokens".to_owned(),
                 self.max_tokens.to_string(),
                 o("budget.max_tokens"),
+            ),
+            (
+                "budget.degrade".to_owned(),
+                self.degrade.to_string(),
+                o("budget.degrade"),
             ),
             (
                 "budget.encoding".to_owned(),
@@ -615,6 +639,7 @@ sections = true
 max_files = 5
 max_lines = 4000
 max_tokens = 0
+degrade = false
 encoding = "o200k_base"
 [render]
 lang = "zh"

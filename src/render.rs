@@ -296,11 +296,35 @@ pub fn not_given(compiled: &Compiled) -> Vec<NotGiven> {
             None => format!("dropped by {}", d.by),
         },
     });
+    let indexed = compiled.indexed.iter().map(|d| NotGiven {
+        file: name(&d.file),
+        why: format!(
+            "named only, not read: cut by the {} ({}, {} lines)",
+            d.by,
+            d.priority,
+            d.lines.unwrap_or(0)
+        ),
+    });
+    let outlined = compiled.kept.iter().filter_map(|k| {
+        k.degraded.map(|d| NotGiven {
+            file: name(&k.entry.file),
+            why: format!(
+                "outline only: {} of its {} lines, cut by the {}",
+                k.lines,
+                d.from_lines,
+                d.rule.describe()
+            ),
+        })
+    });
     let excluded = compiled.excluded.iter().map(|e| NotGiven {
         file: name(&e.file),
         why: format!("excluded: {}", e.reason),
     });
-    dropped.chain(excluded).collect()
+    dropped
+        .chain(indexed)
+        .chain(outlined)
+        .chain(excluded)
+        .collect()
 }
 
 impl<'a> Job<'a> {
@@ -805,6 +829,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
                 tokens: m.tokens.unwrap_or(0),
                 bytes: None,
                 anchors: m.anchors,
+                degraded: None,
                 sha256: m.sha256,
             }),
             Some(measure::Fate::Excluded(reason)) => {
@@ -828,6 +853,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
         manifest_path: shown,
         kept,
         dropped: vec![],
+        indexed: vec![],
         notes: excluded
             .iter()
             .map(|e| {

@@ -75,7 +75,7 @@ pub fn human(c: &Compiled, style: Style, verbose: bool, explain: bool, outcome: 
         .kept
         .iter()
         .map(|k| k.entry.file.len())
-        .chain(c.dropped.iter().map(|d| d.file.len()))
+        .chain(c.dropped.iter().chain(&c.indexed).map(|d| d.file.len()))
         .chain(c.excluded.iter().map(|e| e.file.len().min(48)))
         .max()
         .unwrap_or(4)
@@ -94,7 +94,26 @@ pub fn human(c: &Compiled, style: Style, verbose: bool, explain: bool, outcome: 
             k.entry.kind,
             k.lines,
             k.tokens,
-            style.good("kept")
+            match k.degraded {
+                Some(d) => style.warn(&format!(
+                    "outline (of {} lines), by the {}",
+                    d.from_lines,
+                    d.rule.describe()
+                )),
+                None => style.good("kept"),
+            }
+        );
+    }
+    for d in &c.indexed {
+        let _ = writeln!(
+            out,
+            "  {:<width$}  {:<6}  {:<9}  {:>6}  {:>7}  {}",
+            d.file,
+            d.priority.name(),
+            d.kind,
+            num(d.lines),
+            num(d.tokens),
+            style.warn(&format!("named only, by the {}", d.by))
         );
     }
     for d in &c.dropped {
@@ -304,6 +323,7 @@ fn over_budget_advice(c: &Compiled) -> String {
         .chain(
             c.dropped
                 .iter()
+                .chain(&c.indexed)
                 .filter_map(|d| d.lines.map(|l| (d.file.as_str(), l))),
         )
         .collect();
@@ -332,6 +352,7 @@ pub fn json(c: &Compiled, written: bool, explain: bool) -> serde_json::Value {
         "workflow": c.workflow,
         "entries": c.kept,
         "dropped": c.dropped,
+        "indexed": c.indexed,
         "excluded": c.excluded,
         "totals": {"files": files, "lines": lines, "tokens": tokens},
         "budget": {

@@ -163,6 +163,7 @@ impl Workspace {
             max_tokens: c.max_tokens,
             max_bytes: 0,
             file_bytes: 0,
+            degrade: c.degrade,
         };
         if let Some(b) = self.workflow().byte_budget(&self.root) {
             caps.max_bytes = b.total;

@@ -165,12 +165,14 @@ pub struct CompileArgs {
     #[arg(long, value_name = "GLOB", help_heading = "Overrides")]
     pub drop: Vec<String>,
 
-    /// Soft cap on high+medium files; over it every low entry is dropped (0 = no cap).
+    /// Soft cap on high+medium files; over it every low entry is named only, not read
+    /// (dropped with --no-degrade; 0 = no cap).
     /// [default: the config's, else 5]
     #[arg(long, value_name = "N", help_heading = "Budgets")]
     pub max_files: Option<u64>,
 
-    /// Hard cap on lines; over it medium and low entries are dropped (0 = no cap).
+    /// Hard cap on lines; over it low, then medium entries are cut to their outline, then
+    /// named only, largest first (dropped with --no-degrade; 0 = no cap).
     /// [default: the config's, else 4000]
     #[arg(long, value_name = "N", help_heading = "Budgets")]
     pub max_lines: Option<u64>,
@@ -178,6 +180,11 @@ pub struct CompileArgs {
     /// Optional cap on tokens, applied like the line cap (0 = no cap).
     #[arg(long, value_name = "N", help_heading = "Budgets")]
     pub max_tokens: Option<u64>,
+
+    /// Over a cap, drop entries instead of cutting them to their outline or an index line
+    /// first (as `[budget] degrade = false`).
+    #[arg(long, help_heading = "Budgets")]
+    pub no_degrade: bool,
 
     /// Files larger than this many bytes are excluded.
     #[arg(long, value_name = "BYTES", default_value_t = crate::compile::measure::DEFAULT_MAX_FILE_SIZE, help_heading = "Budgets")]

@@ -5,6 +5,7 @@
 
 use crate::cli::args::{CompileArgs, GlobalArgs};
 use crate::cli::printer::Printer;
+use crate::compile::budget::Caps;
 use crate::error::{Error, Result};
 use crate::settings::{
     CompileOptions, ListSource, Workspace, WorkspaceOptions, check_change_id, check_name,
@@ -88,7 +89,10 @@ pub fn compile_options(ws: &Workspace, a: &CompileArgs, change: &str) -> Result<
         overrides: a.overrides.clone(),
         add: a.add.clone(),
         drop: a.drop.clone(),
-        caps: d.caps.overridden(a.max_files, a.max_lines, a.max_tokens),
+        caps: Caps {
+            degrade: d.caps.degrade && !a.no_degrade,
+            ..d.caps.overridden(a.max_files, a.max_lines, a.max_tokens)
+        },
         max_file_size: a.max_file_size,
         no_ignore: a.no_ignore,
         explain: a.explain,

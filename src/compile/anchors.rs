@@ -76,6 +76,15 @@ fn headings(text: &str) -> Vec<(u64, usize, String)> {
     out
 }
 
+/// The lines of the ATX headings of a Markdown text, outside fenced code (1-based).
+#[must_use]
+pub fn heading_lines(text: &str) -> Vec<u64> {
+    headings(text)
+        .into_iter()
+        .map(|(line, _, _)| line)
+        .collect()
+}
+
 /// The lines of the section anchor `anchor` names in `text`, or `None`.
 #[must_use]
 pub fn resolve_one(text: &str, anchor: &str) -> Option<Range> {

@@ -29,11 +29,24 @@ pub struct Caps {
     /// most this much against `max_bytes`.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub file_bytes: u64,
+    /// Whether a cap moves entries down the ladder (outline, index line) before it drops
+    /// them (`--no-degrade`, `[budget] degrade = false`: it drops them, as the first round).
+    #[serde(default = "yes", skip_serializing_if = "is_yes")]
+    pub degrade: bool,
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)]
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_yes(b: &bool) -> bool {
+    *b
 }
 
 impl Caps {
@@ -46,6 +59,7 @@ impl Caps {
             max_tokens: tokens.unwrap_or(self.max_tokens),
             max_bytes: self.max_bytes,
             file_bytes: self.file_bytes,
+            degrade: self.degrade,
         }
     }
 }
@@ -58,6 +72,7 @@ impl Default for Caps {
             max_tokens: 0,
             max_bytes: 0,
             file_bytes: 0,
+            degrade: true,
         }
     }
 }
@@ -74,7 +89,7 @@ pub struct Item {
 }
 
 /// The rule that dropped an entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Rule {
     SoftCap,
@@ -155,6 +170,16 @@ impl Step {
             Step::Index => "an index line",
         }
     }
+}
+
+/// How far down the ladder an entry was moved: to which rung, from how many lines, by
+/// which rule (in the report, the lock and the curation lines).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Degraded {
+    pub to: Step,
+    /// The entry's lines as selected, before the cut.
+    pub from_lines: u64,
+    pub rule: Rule,
 }
 
 /// The decisions of [`allocate`].
@@ -442,7 +467,7 @@ impl<'a> Ladder<'a> {
             self.decisions.push(format!(
                 "soft cap: {high_medium} high+medium files exceed --max-files {}; {}",
                 self.caps.max_files,
-                moved_words(indexed, 0, lows.len() - indexed)
+                moved_words("low ", indexed, 0, lows.len() - indexed)
             ));
         }
         // 2. The caps on lines, tokens and bytes: lows, then mediums, down the ladder.
@@ -515,7 +540,7 @@ impl<'a> Ladder<'a> {
                     m.name(),
                     m.flag(),
                     m.cap(self.caps),
-                    moved_words(indexed, outlined, dropped)
+                    moved_words("", indexed, outlined, dropped)
                 ));
             }
         }
@@ -615,18 +640,17 @@ impl<'a> Ladder<'a> {
     }
 }
 
-/// `2 entries moved to their outline, 1 named only (an index line), 3 dropped`.
-fn moved_words(indexed: usize, outlined: usize, dropped: usize) -> String {
-    let entries = |n: usize| format!("{n} entr{}", if n == 1 { "y" } else { "ies" });
+/// `2 entries cut to their outline, 1 named only (not read), dropped 3 entries` (`which`:
+/// an adjective, `"low "`, or nothing).
+fn moved_words(which: &str, indexed: usize, outlined: usize, dropped: usize) -> String {
+    let entries = |n: usize| format!("{n} {which}entr{}", if n == 1 { "y" } else { "ies" });
     let mut parts = Vec::new();
     if outlined > 0 {
-        parts.push(format!("{} cut to its outline", entries(outlined)));
+        let their = if outlined == 1 { "its" } else { "their" };
+        parts.push(format!("{} cut to {their} outline", entries(outlined)));
     }
     if indexed > 0 {
-        parts.push(format!(
-            "{} named only (an index line, no lines)",
-            entries(indexed)
-        ));
+        parts.push(format!("{} named only (not read)", entries(indexed)));
     }
     if dropped > 0 {
         parts.push(format!("dropped {}", entries(dropped)));
@@ -791,6 +815,7 @@ mod tests {
             max_tokens: 0,
             max_bytes: 0,
             file_bytes: 0,
+            degrade: true,
         };
         let a = allocate(&items(&[(High, 90_000), (Low, 90_000)]), caps);
         assert_eq!(a.status, Status::Ready);
@@ -922,7 +947,7 @@ mod tests {
         assert_eq!(a.degraded[6].unwrap().1, Rule::SoftCap);
         assert!(a.dropped.iter().all(Option::is_none));
         assert!(
-            a.decisions[0].contains("1 entry named only"),
+            a.decisions[0].contains("1 low entry named only (not read)"),
             "{:?}",
             a.decisions
         );

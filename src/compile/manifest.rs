@@ -280,7 +280,21 @@ pub struct LockEntry {
     /// --stale` resolves them again).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub anchors: Vec<(String, crate::model::Range)>,
+    /// How far down the budget ladder a cap moved the entry (its sections are then its
+    /// outline).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub degraded: Option<crate::compile::budget::Degraded>,
     pub encoding: crate::compile::tokens::Encoding,
+}
+
+/// An entry a cap cut to an index line: named in the prompt, not read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LockNamed {
+    pub file: String,
+    /// Its lines as selected.
+    pub lines: u64,
+    /// `soft_cap`, `hard_cap`, `token_cap` or `byte_cap`.
+    pub rule: String,
 }
 
 /// The lock beside a manifest.
@@ -294,6 +308,9 @@ pub struct Lock {
     pub contracts: LockContracts,
     pub inputs: Inputs,
     pub entries: Vec<LockEntry>,
+    /// The entries a cap cut to an index line.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub indexed: Vec<LockNamed>,
     /// The curation lines curate wrote.
     pub curation: Vec<String>,
     /// The entries curate wrote.

@@ -18,6 +18,7 @@ pub mod budget;
 pub mod cache;
 pub mod commit;
 pub mod contract;
+pub mod degrade;
 pub mod expand;
 pub mod ignore;
 pub mod manifest;
@@ -35,7 +36,7 @@ use crate::error::{Error, Result};
 use crate::model::{Entry, Priority, Sections, generated_reason, quoted};
 use crate::model::{Exclusion, Note};
 use crate::settings::{CompileSettings, Workspace};
-use budget::{Allocation, Caps, Item, Overrun, Rule, Status};
+use budget::{Allocation, Caps, Degraded, Item, Overrun, Rule, Status, Step};
 use cache::{Cached, TokenCache};
 use contract::{Contracts, Role};
 use expand::{Candidate, Origin, Request, Scope};
@@ -59,6 +60,9 @@ pub struct Kept {
     /// The heading anchors of its sections, with the lines each resolved to.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub anchors: Vec<(String, crate::model::Range)>,
+    /// Cut down the budget ladder (to its outline), when a cap did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub degraded: Option<Degraded>,
     #[serde(skip)]
     pub sha256: String,
 }
@@ -98,6 +102,8 @@ pub struct Compiled {
     pub manifest_path: String,
     pub kept: Vec<Kept>,
     pub dropped: Vec<Dropped>,
+    /// Entries a cap cut to an index line: named in the prompt, not read.
+    pub indexed: Vec<Dropped>,
     pub excluded: Vec<Exclusion>,
     /// Every curation line of the manifest, overrides' first.
     pub curation: Vec<String>,
@@ -209,6 +215,7 @@ struct Ledger {
     notes: Vec<Note>,
     excluded: Vec<Exclusion>,
     dropped: Vec<Dropped>,
+    indexed: Vec<Dropped>,
     traces: Vec<Trace>,
     /// Truth files changed since the change began.
     changed_truth: Vec<String>,
@@ -258,7 +265,7 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
     let counter = Cached::new(&cache, &fast);
     let measured = measure_candidates(ws, s, &counter, candidates, &mut ledger)?;
     let caps = reserve_for_injected(ws, s, &mut ledger);
-    let mut allocation = allocate(ws, &measured, caps, &mut ledger);
+    let (mut allocation, lowered) = allocate(ws, s, &counter, &measured, caps, &mut ledger);
     if allocation.status == Status::Blocked && consumer_injects {
         // Nothing to list, but the consumer injects the change's own files: not BLOCKED.
         allocation.status = Status::Ready;
@@ -287,7 +294,15 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
         allocation.overrun = None;
         allocation.status = Status::Ready;
     }
-    let kept = keep(ws, s, &counter, &measured, &allocation, &mut ledger);
+    let kept = keep(
+        ws,
+        s,
+        &counter,
+        &measured,
+        &allocation,
+        &lowered,
+        &mut ledger,
+    );
     // The cache is an optimisation: a failed save changes nothing else.
     let _ = cache.save();
     Ok(finish(
@@ -486,13 +501,17 @@ fn measure_candidates(
     Ok(measured)
 }
 
-/// The budget rules, in the order of the spec.
+/// The budget rules, in the order of the spec; where a cap cuts and degrading is on, with
+/// the lower rungs of the medium and low entries (read again, in parallel, in order).
 fn allocate(
     ws: &Workspace,
+    s: &CompileSettings,
+    counter: &dyn TokenCounter,
     measured: &[(Candidate, Measured)],
     caps: Caps,
     ledger: &mut Ledger,
-) -> Allocation {
+) -> (Allocation, Vec<degrade::Lowered>) {
+    use rayon::prelude::*;
     let items: Vec<Item> = measured
         .iter()
         .map(|(c, m)| Item {
@@ -502,11 +521,36 @@ fn allocate(
             bytes: consumer_bytes(ws, c, m, caps),
         })
         .collect();
-    let allocation = budget::allocate(&items, caps);
+    let mut allocation = budget::allocate(&items, caps);
+    let mut lowered = Vec::new();
+    if caps.degrade && allocation.dropped.iter().any(Option::is_some) {
+        let how = degrade::Measuring {
+            max_file_size: s.max_file_size,
+            cut_bytes: caps.file_bytes,
+            tokens: caps.max_tokens > 0,
+            sections: ws.config.sections,
+            counter,
+        };
+        lowered = measured
+            .par_iter()
+            .map(|(c, m)| match repo_path(c) {
+                Ok(path) if c.priority != Priority::High => {
+                    let bytes = |injected: u64, whole: u64| {
+                        ws.workflow()
+                            .block_bytes(&c.path, injected, whole, caps.file_bytes)
+                    };
+                    degrade::lower(&ws.root, &path, m, how, &bytes)
+                }
+                _ => degrade::Lowered::default(),
+            })
+            .collect();
+        let rungs: Vec<Vec<budget::Rung>> = lowered.iter().map(|l| l.rungs.clone()).collect();
+        allocation = budget::allocate_ladder(&items, &rungs, caps);
+    }
     ledger
         .notes
         .extend(allocation.decisions.iter().cloned().map(Note::warning));
-    allocation
+    (allocation, lowered)
 }
 
 /// The generated reason of an entry: why its kind matters, and its sections, each anchored
@@ -830,21 +874,95 @@ fn reserve_for_injected(ws: &Workspace, s: &CompileSettings, ledger: &mut Ledger
     caps
 }
 
+/// Where an entry stands after the budget: dropped, named only, or read (as selected or
+/// cut to its outline).
+enum Standing {
+    Dropped(Rule),
+    Indexed(Rule),
+    Read {
+        sections: Sections,
+        lines: u64,
+        tokens: Option<u64>,
+        bytes: u64,
+        degraded: Option<Degraded>,
+    },
+}
+
+fn standing(
+    ws: &Workspace,
+    caps: Caps,
+    (c, m): &(Candidate, Measured),
+    dropped: Option<Rule>,
+    degraded: Option<(usize, Rule)>,
+    lowered: Option<&degrade::Lowered>,
+) -> Standing {
+    if let Some(rule) = dropped {
+        return Standing::Dropped(rule);
+    }
+    match degraded.zip(lowered) {
+        Some(((k, rule), low)) => {
+            let rung = low.rungs[k];
+            match (rung.step, &low.outline) {
+                (Step::Outline, Some(outline)) => Standing::Read {
+                    sections: outline.clone(),
+                    lines: rung.lines,
+                    tokens: rung.tokens,
+                    bytes: rung.bytes,
+                    degraded: Some(Degraded {
+                        to: Step::Outline,
+                        from_lines: m.lines,
+                        rule,
+                    }),
+                },
+                _ => Standing::Indexed(rule),
+            }
+        }
+        None => Standing::Read {
+            sections: m.sections.clone(),
+            lines: m.lines,
+            tokens: m.tokens,
+            bytes: consumer_bytes(ws, c, m, caps),
+            degraded: None,
+        },
+    }
+}
+
 /// The survivors, with tokens counted for those not counted yet, in manifest order (high →
-/// low, then position); the dropped ones go to the ledger.
+/// low, then position); the dropped and the named-only ones go to the ledger.
 fn keep(
     ws: &Workspace,
     s: &CompileSettings,
     counter: &dyn TokenCounter,
     measured: &[(Candidate, Measured)],
     allocation: &Allocation,
+    lowered: &[degrade::Lowered],
     ledger: &mut Ledger,
 ) -> Result<Vec<Kept>> {
+    let standings: Vec<Standing> = measured
+        .iter()
+        .enumerate()
+        .map(|(i, cm)| {
+            standing(
+                ws,
+                s.caps,
+                cm,
+                allocation.dropped[i],
+                allocation.degraded[i],
+                lowered.get(i),
+            )
+        })
+        .collect();
     let to_count: Vec<(RepoPath, Sections, String)> = measured
         .iter()
-        .zip(&allocation.dropped)
-        .filter(|((_, m), d)| d.is_none() && m.tokens.is_none())
-        .map(|((c, m), _)| Ok((repo_path(c)?, m.sections.clone(), m.sha256.clone())))
+        .zip(&standings)
+        .filter_map(|((c, m), st)| match st {
+            Standing::Read {
+                sections,
+                tokens: None,
+                ..
+            } => Some(repo_path(c).map(|p| (p, sections.clone(), m.sha256.clone()))),
+            _ => None,
+        })
         .collect::<Result<_>>()?;
     let limits = Limits {
         max_file_size: s.max_file_size,
@@ -852,43 +970,78 @@ fn keep(
     };
     let mut counted = measure::count_tokens(&ws.root, &to_count, limits, counter).into_iter();
     let mut kept: Vec<(usize, Kept)> = Vec::new();
-    for (position, ((c, m), rule)) in measured.iter().zip(&allocation.dropped).enumerate() {
-        if let Some(rule) = rule {
-            ledger.notes.push(Note::info(format!(
-                "dropped {} ({}, {} lines) by the {}",
-                quoted(&c.path),
-                c.priority,
-                m.lines,
-                rule.describe()
-            )));
-            ledger.traces.push(trace(
-                c,
-                Some(m),
-                &format!("dropped by the {}", rule.describe()),
-            ));
-            ledger.dropped.push(Dropped {
-                file: c.path.clone(),
-                priority: c.priority,
-                kind: c.kind.clone(),
-                lines: Some(m.lines),
-                tokens: m.tokens,
-                rule: rule_name(*rule).to_owned(),
-                by: rule.describe().to_owned(),
-            });
-            continue;
-        }
-        let tokens = match m.tokens {
+    for (position, ((c, m), st)) in measured.iter().zip(standings).enumerate() {
+        let (sections, lines, tokens, bytes, degraded) = match st {
+            Standing::Dropped(rule) => {
+                ledger.notes.push(Note::info(format!(
+                    "dropped {} ({}, {} lines) by the {}",
+                    quoted(&c.path),
+                    c.priority,
+                    m.lines,
+                    rule.describe()
+                )));
+                ledger.traces.push(trace(
+                    c,
+                    Some(m),
+                    &format!("dropped by the {}", rule.describe()),
+                ));
+                ledger.dropped.push(cut_entry(c, m, rule));
+                continue;
+            }
+            Standing::Indexed(rule) => {
+                ledger.notes.push(Note::info(format!(
+                    "named {} only ({}, {} lines), not read: an index line, by the {}",
+                    quoted(&c.path),
+                    c.priority,
+                    m.lines,
+                    rule.describe()
+                )));
+                ledger.traces.push(trace(
+                    c,
+                    Some(m),
+                    &format!("named only (an index line) by the {}", rule.describe()),
+                ));
+                ledger.indexed.push(cut_entry(c, m, rule));
+                continue;
+            }
+            Standing::Read {
+                sections,
+                lines,
+                tokens,
+                bytes,
+                degraded,
+            } => (sections, lines, tokens, bytes, degraded),
+        };
+        let tokens = match tokens {
             Some(t) => t,
             None => counted
                 .next()
                 .unwrap_or_else(|| Err("token count missing".to_owned()))
                 .map_err(Error::Failed)?,
         };
-        let reason = c
+        let mut reason = c
             .reason
             .clone()
             .unwrap_or_else(|| reason_for(&c.kind, &m.sections, &m.anchors));
         let mut t = trace(c, Some(m), "kept");
+        if let Some(d) = degraded {
+            let cut = format!(
+                "cut {} ({}, {} lines) to its outline ({lines} line{}) by the {}",
+                quoted(&c.path),
+                c.priority,
+                d.from_lines,
+                if lines == 1 { "" } else { "s" },
+                d.rule.describe()
+            );
+            ledger.notes.push(Note::info(cut));
+            reason = format!(
+                "{reason} [outline only: {lines} of {} lines, by the {}]",
+                d.from_lines,
+                d.rule.describe()
+            );
+            t.fate = format!("cut to its outline by the {}", d.rule.describe());
+            t.lines = Some(lines);
+        }
         t.tokens = Some(tokens);
         ledger.traces.push(t);
         kept.push((
@@ -897,21 +1050,39 @@ fn keep(
                 entry: Entry {
                     file: c.path.clone(),
                     reason,
-                    sections: m.sections.clone(),
+                    sections,
                     priority: c.priority,
                     kind: c.kind.clone(),
                 },
-                lines: m.lines,
+                lines,
                 tokens,
-                bytes: (s.caps.max_bytes > 0 || s.caps.file_bytes > 0)
-                    .then(|| consumer_bytes(ws, c, m, s.caps)),
-                anchors: m.anchors.clone(),
+                bytes: (s.caps.max_bytes > 0 || s.caps.file_bytes > 0).then_some(bytes),
+                // An outline replaces the anchored sections.
+                anchors: if degraded.is_some() {
+                    Vec::new()
+                } else {
+                    m.anchors.clone()
+                },
+                degraded,
                 sha256: m.sha256.clone(),
             },
         ));
     }
     kept.sort_by_key(|(position, k)| (k.entry.priority, *position));
     Ok(kept.into_iter().map(|(_, k)| k).collect())
+}
+
+/// An entry a cap removed (dropped, or named only), for the report.
+fn cut_entry(c: &Candidate, m: &Measured, rule: Rule) -> Dropped {
+    Dropped {
+        file: c.path.clone(),
+        priority: c.priority,
+        kind: c.kind.clone(),
+        lines: Some(m.lines),
+        tokens: m.tokens,
+        rule: rule_name(rule).to_owned(),
+        by: rule.describe().to_owned(),
+    }
 }
 
 /// The curation lines (the overrides file's, then this run's, once each), the manifest text
@@ -959,6 +1130,7 @@ fn finish(
             &manifest_path,
             &text,
             &kept,
+            &ledger.indexed,
             &curation,
             overrides_file.clone(),
         );
@@ -974,6 +1146,7 @@ fn finish(
         manifest_path,
         kept,
         dropped: ledger.dropped,
+        indexed: ledger.indexed,
         excluded: ledger.excluded,
         curation,
         notes: ledger.notes,
@@ -1155,6 +1328,7 @@ fn lock(
     manifest_path: &str,
     text: &str,
     kept: &[Kept],
+    indexed: &[Dropped],
     curation: &[String],
     overrides_file: Option<FileRef>,
 ) -> Lock {
@@ -1192,7 +1366,16 @@ fn lock(
                 tokens: k.tokens,
                 bytes: k.bytes,
                 anchors: k.anchors.clone(),
+                degraded: k.degraded,
                 encoding: ws.encoding,
+            })
+            .collect(),
+        indexed: indexed
+            .iter()
+            .map(|d| manifest::LockNamed {
+                file: d.file.clone(),
+                lines: d.lines.unwrap_or(0),
+                rule: d.rule.clone(),
             })
             .collect(),
         curation: curation.to_vec(),

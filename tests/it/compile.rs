@@ -220,6 +220,7 @@ fn json_report_has_the_spec_fields() {
         "contracts_source",
         "entries",
         "dropped",
+        "indexed",
         "excluded",
         "totals",
         "budget",
@@ -230,8 +231,10 @@ fn json_report_has_the_spec_fields() {
     assert_eq!(v["status"], "READY");
     assert_eq!(v["contracts_source"], "embedded default");
     assert_eq!(v["totals"]["files"], 8);
-    assert_eq!(v["dropped"].as_array().unwrap().len(), 2);
-    assert_eq!(v["dropped"][0]["rule"], "soft_cap");
+    // The soft cap names the two lows in the prompt instead of dropping them.
+    assert_eq!(v["dropped"].as_array().unwrap().len(), 0);
+    assert_eq!(v["indexed"].as_array().unwrap().len(), 2);
+    assert_eq!(v["indexed"][0]["rule"], "soft_cap");
     assert!(!repo.exists(WORKER_MANIFEST), "--dry-run writes nothing");
     assert!(
         out.stderr.is_empty(),
@@ -289,8 +292,153 @@ fn over_budget_keeps_an_existing_manifest_as_it_is() {
     assert!(out.stderr.contains("left as they are"), "{}", out.stderr);
 }
 
+/// The over-budget fixture without its high entries: five 30-line analyses (medium) and two
+/// 20-line evidence notes (low), 190 lines, under a 100-line cap.
+const BIG_WORKER: &str = "changes/big/analysis/worker-context.jsonl";
+
+const ONLY_LOWER: [&str; 6] = [
+    "--drop",
+    "AI_PROJECT.md",
+    "--drop",
+    "REQUIREMENTS.md",
+    "--drop",
+    "changes/big/plan/**",
+];
+
 #[test]
-fn the_hard_cap_drops_medium_and_low_first() {
+fn an_over_budget_change_becomes_ready_by_degrading_and_stays_over_budget_without() {
+    let repo = Repo::fixture("over-budget");
+    let run = |extra: &[&str]| {
+        repo.curate()
+            .args(["--role", "worker", "--change", "big", "--max-lines", "100"])
+            .args(ONLY_LOWER)
+            .args(extra)
+            .run()
+    };
+    // The first round's rules: the cap drops every medium and low entry; nothing is left.
+    let out = run(&["--no-degrade", "--format", "json"]);
+    assert_eq!(out.code, 4, "{}", out.stdout);
+    let v = out.json();
+    assert_eq!(v["status"], "OVER_BUDGET");
+    assert_eq!(v["dropped"].as_array().unwrap().len(), 10, "{v:#}");
+    assert!(!repo.exists(BIG_WORKER));
+
+    // The ladder: the lows to their outline, then the mediums, largest first; then the
+    // entries that fit whole again rise, in priority order.
+    let out = run(&[]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let manifest = repo.read(BIG_WORKER);
+    assert!(
+        manifest.contains(
+            "// curation: hard cap: 190 lines exceed --max-lines 100; 4 entries cut to their outline"
+        ),
+        "{manifest}"
+    );
+    assert!(
+        manifest.contains("// curation: cut \"changes/big/analysis/a.md\" (medium, 30 lines) to its outline (1 line) by the hard cap"),
+        "{manifest}"
+    );
+    let entries: Vec<serde_json::Value> = manifest
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let by_file = |f: &str| {
+        entries
+            .iter()
+            .find(|e| e["file"] == f)
+            .unwrap_or_else(|| panic!("{f} in {manifest}"))
+    };
+    // An outline is sections of the original file: the heading on line 1.
+    let a = by_file("changes/big/analysis/a.md");
+    assert_eq!(a["sections"], serde_json::json!([[1, 1]]));
+    assert!(
+        a["reason"]
+            .as_str()
+            .unwrap()
+            .ends_with("[outline only: 1 of 30 lines, by the hard cap]"),
+        "{a}"
+    );
+    assert!(
+        by_file("changes/big/analysis/e.md")["sections"].is_null(),
+        "whole again"
+    );
+    let lines: u64 = entries
+        .iter()
+        .map(|e| match e["sections"].as_array() {
+            Some(r) => r
+                .iter()
+                .map(|p| p[1].as_u64().unwrap() - p[0].as_u64().unwrap() + 1)
+                .sum(),
+            None => 30,
+        })
+        .sum();
+    assert!(lines <= 100, "{lines}");
+    // The lock records each cut.
+    let lock: serde_json::Value =
+        serde_json::from_str(&repo.read("changes/big/analysis/worker-context.lock.json")).unwrap();
+    let cut = lock["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["file"] == "changes/big/analysis/a.md")
+        .unwrap();
+    assert_eq!(
+        cut["degraded"],
+        serde_json::json!({"to": "outline", "from_lines": 30, "rule": "hard_cap"})
+    );
+    // The same inputs, the same bytes, at any thread count.
+    let again = repo
+        .curate()
+        .args([
+            "-j",
+            "1",
+            "--role",
+            "worker",
+            "--change",
+            "big",
+            "--max-lines",
+            "100",
+            "--stdout",
+        ])
+        .args(ONLY_LOWER)
+        .run();
+    assert_eq!(again.stdout, manifest);
+}
+
+#[test]
+fn the_bundle_ends_with_what_the_ladder_cut() {
+    let repo = Repo::fixture("over-budget");
+    let out = repo
+        .curate()
+        .args([
+            "render",
+            "--template",
+            "bundle",
+            "--role",
+            "worker",
+            "--change",
+            "big",
+            "--max-lines",
+            "200",
+        ])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let tail = &out.stdout[out.stdout.find("Not given").expect("a Not given list")..];
+    assert!(
+        tail.contains("- changes/big/evidence/e1.md: named only, not read: cut by the soft cap (low, 20 lines)"),
+        "{tail}"
+    );
+    assert!(
+        tail.contains(
+            "- changes/big/analysis/a.md: outline only: 1 of its 30 lines, cut by the hard cap"
+        ),
+        "{tail}"
+    );
+}
+
+#[test]
+fn without_degrading_the_hard_cap_drops_medium_and_low_first() {
     let repo = Repo::fixture("over-budget");
     let out = repo
         .curate()
@@ -301,6 +449,7 @@ fn the_hard_cap_drops_medium_and_low_first() {
             "big",
             "--max-lines",
             "200",
+            "--no-degrade",
             "--format",
             "json",
             "--dry-run",
@@ -356,6 +505,7 @@ fn a_token_cap_applies_like_the_line_cap() {
             "add-auth",
             "--max-tokens",
             "4000",
+            "--no-degrade",
             "--format",
             "json",
             "--dry-run",

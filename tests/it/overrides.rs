@@ -206,7 +206,7 @@ fn explain_lists_every_candidate_with_source_and_fate() {
     assert!(
         candidates
             .iter()
-            .any(|c| c["fate"] == "dropped by the soft cap")
+            .any(|c| c["fate"] == "named only (an index line) by the soft cap")
     );
     assert!(
         candidates

@@ -58,6 +58,7 @@ fn caps() -> impl Strategy<Value = Caps> {
             max_tokens,
             max_bytes,
             file_bytes: 0,
+            degrade: true,
         },
     )
 }
@@ -125,7 +126,7 @@ proptest! {
 
     #[test]
     fn budget_with_no_caps_drops_nothing(items in items()) {
-        let none = Caps { max_files: 0, max_lines: 0, max_tokens: 0, max_bytes: 0, file_bytes: 0 };
+        let none = Caps { max_files: 0, max_lines: 0, max_tokens: 0, max_bytes: 0, file_bytes: 0, degrade: true };
         let a = allocate(&items, none);
         prop_assert!(a.dropped.iter().all(Option::is_none), "{:?}", a);
         prop_assert!(a.overrun.is_none());

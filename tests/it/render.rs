@@ -332,8 +332,8 @@ fn the_bundle_ends_its_context_with_what_was_not_given() {
     assert_eq!(
         list,
         [
-            "- changes/add-auth/evidence/pre-refactor-test-run.md: dropped by the soft cap (low, 24 lines)",
-            "- changes/add-auth/evidence/verify-before-complete.md: dropped by the soft cap (low, 15 lines)",
+            "- changes/add-auth/evidence/pre-refactor-test-run.md: named only, not read: cut by the soft cap (low, 24 lines)",
+            "- changes/add-auth/evidence/verify-before-complete.md: named only, not read: cut by the soft cap (low, 15 lines)",
             "- src/auth/legacy_client.ts: excluded: secret by content: aws-access-key-id on line 12",
         ]
     );
