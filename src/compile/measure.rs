@@ -208,10 +208,14 @@ fn read_one(
     };
     let file_lines = count_lines(&bytes);
     let mut notes = Vec::new();
-    let resolved = crate::compile::anchors::resolve(sections, &bytes);
+    let resolved = crate::compile::anchors::resolve(sections, path.as_str(), &bytes);
     for anchor in &resolved.missing {
+        let what = match crate::compile::anchors::symbol_of(anchor) {
+            Some(name) => format!("no definition matches the symbol {name:?}"),
+            None => format!("no heading matches the anchor {anchor:?}"),
+        };
         notes.push(Note::warning(format!(
-            "{}: no heading matches the anchor {anchor:?}: the whole file is taken",
+            "{}: {what}: the whole file is taken",
             quoted(path.as_str())
         )));
     }

@@ -565,10 +565,7 @@ fn reason_for(
     }
     let mut parts: Vec<String> = anchors
         .iter()
-        .map(|(a, [s, e])| {
-            let heading = a.split('|').next().unwrap_or(a).trim();
-            format!("{heading:?} {s}-{e}")
-        })
+        .map(|(a, [s, e])| format!("{} {s}-{e}", anchors::shown(a)))
         .collect();
     let anchored: Vec<&crate::model::Range> = anchors.iter().map(|(_, r)| r).collect();
     for r in sections.as_ranges().unwrap_or_default() {

@@ -210,6 +210,15 @@ pub fn checked_items(
                     "section {h:?} is neither a [start, end] pair nor a heading such as \"## Security\""
                 ));
             }
+            Section::Symbol(s) if crate::compile::anchors::is_symbol_name(&s.symbol) => {
+                anchors.push(crate::compile::anchors::symbol_anchor(&s.symbol));
+            }
+            Section::Symbol(s) => {
+                return Err(format!(
+                    "symbol {:?} is not a name such as \"LoginService.login\"",
+                    s.symbol
+                ));
+            }
         }
     }
     if anchors.is_empty() {
