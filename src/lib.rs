@@ -25,6 +25,7 @@ pub mod hosts;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod model;
+pub mod outline;
 pub mod receipt;
 pub mod render;
 pub mod report;

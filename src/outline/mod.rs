@@ -1,0 +1,139 @@
+//! Outlines, symbol anchors and tags of source files, read with tree-sitter (Markdown by
+//! a line scanner), and the ranking of related files by their tags (SPEC §11).
+//!
+//! Pure: every function takes text and returns lines; nothing here touches the disk. A
+//! leaf module: it depends on nothing in the crate but [`crate::model`].
+//!
+//! - [`lang_for`] maps a path to a [`Lang`];
+//! - [`outline`] gives a file's skeleton: imports, declaration headers, signatures, and the
+//!   doc comments and attributes of public items;
+//! - [`symbol`] gives the lines of one named definition (`LoginService.login`);
+//! - [`tags`] gives what a file defines and which identifiers it references;
+//! - [`rank`] orders files by how the owned ones reach them through those references.
+//!
+//! Parsers are kept per thread and language, so repeated calls do not rebuild them.
+
+mod lang;
+mod markdown;
+mod rank;
+mod syntax;
+mod types;
+
+pub use lang::{Lang, lang_for};
+pub use rank::rank;
+pub use types::{Def, Tags};
+
+use crate::model::Range;
+
+/// The outline of a file: a sorted list of non-overlapping, non-adjacent 1-based
+/// inclusive line ranges, each within `1..=lines` (as `str::lines` counts them).
+///
+/// Holds: imports / uses / includes (whole); the header of every definition in the file's
+/// scope and in the bodies of classes, impls, traits, interfaces, modules and namespaces
+/// (nested ones too) — its lines from the item's start through the line holding its body's
+/// opening `{` (Python's `:`), or the whole item when it has no body (a signature, an
+/// alias); Python decorators and Rust attributes and doc comments above public items;
+/// Rust `//!` and Python module docstrings. Function bodies are not walked. Markdown: the
+/// heading lines (ATX and setext), outside fenced code and front matter.
+///
+/// `None` — never an empty outline — when the text is empty or blank, does not parse
+/// (syntax errors cover more than a quarter of its lines), is larger than 16 MiB, or
+/// defines nothing (a file of statements; a Markdown file without headings): the caller
+/// falls back to another view.
+#[must_use]
+pub fn outline(lang: Lang, text: &str) -> Option<Vec<Range>> {
+    if lang == Lang::Markdown {
+        return markdown::outline(text).map(syntax::merge);
+    }
+    let (_, found) = syntax::walk(lang, text)?;
+    (!found.ranges.is_empty()).then_some(found.ranges)
+}
+
+/// The lines of one definition, named `name`: from its doc comments, attributes and
+/// decorators through its last line.
+///
+/// A name is a path, its segments split by `.`, `::` or `#`: `login`,
+/// `LoginService.login`, `LoginService::login`. The last segment is the definition's
+/// name; those before it must end its enclosing scopes (classes, impls — `impl
+/// LoginService` —, traits, modules, namespaces, a Go method's receiver type, a C++
+/// `Foo::bar`'s qualifier). The first match in document order wins; an exact match is
+/// preferred over an ASCII case-insensitive one (`LoginService.login` finds Go's `Login`).
+/// Markdown: the section of the heading whose text is `name` (`## ` markers allowed),
+/// through the line before the next heading of the same or a higher level.
+///
+/// `None` when nothing matches, the name is empty, or the file does not parse.
+#[must_use]
+pub fn symbol(lang: Lang, text: &str, name: &str) -> Option<Range> {
+    if lang == Lang::Markdown {
+        return markdown::symbol(text, name, syntax::line_count(text));
+    }
+    let path: Vec<&str> = name
+        .split("::")
+        .flat_map(|s| s.split(['.', '#']))
+        .map(str::trim)
+        .collect();
+    if path.iter().any(|s| s.is_empty()) {
+        return None;
+    }
+    let (last, scope) = path.split_last()?;
+    let (_, found) = syntax::walk(lang, text)?;
+    let matches = |exact: bool| {
+        let eq = |a: &str, b: &str| {
+            if exact {
+                a == b
+            } else {
+                a.eq_ignore_ascii_case(b)
+            }
+        };
+        found.items.iter().find(|it| {
+            eq(&it.name, last)
+                && it.scope.len() >= scope.len()
+                && it.scope[it.scope.len() - scope.len()..]
+                    .iter()
+                    .zip(scope)
+                    .all(|(a, b)| eq(a, b))
+        })
+    };
+    let item = matches(true).or_else(|| matches(false))?;
+    let lines = syntax::line_count(text);
+    let [a, b] = item.full;
+    Some([a.max(1), b.min(lines).max(a.max(1))])
+}
+
+/// A file's tags: its named definitions in document order (name, kind, the line of the
+/// name; see [`Def`] for the kinds), and every identifier it references outside
+/// definition names, sorted and deduplicated, with counts. Markdown: its headings, and
+/// the identifier-like words of its inline code spans.
+///
+/// Deterministic. `None` on the same inputs as [`outline`].
+#[must_use]
+pub fn tags(lang: Lang, text: &str) -> Option<Tags> {
+    if lang == Lang::Markdown {
+        let (defs, refs) = markdown::tags(text)?;
+        return Some(Tags {
+            defs: defs
+                .into_iter()
+                .map(|(name, kind, line)| Def { name, kind, line })
+                .collect(),
+            refs: refs.keys().cloned().collect(),
+            ref_counts: refs.values().copied().collect(),
+        });
+    }
+    let (tree, found) = syntax::walk(lang, text)?;
+    let refs = syntax::references(lang, &tree, text, &found.name_bytes);
+    Some(Tags {
+        defs: found
+            .items
+            .into_iter()
+            .map(|it| Def {
+                name: it.name,
+                kind: it.kind,
+                line: it.line,
+            })
+            .collect(),
+        refs: refs.keys().cloned().collect(),
+        ref_counts: refs.values().copied().collect(),
+    })
+}
+#[cfg(test)]
+mod tests;

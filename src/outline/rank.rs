@@ -1,0 +1,199 @@
+//! Related files, aider-style: a graph where file A points at file B for each identifier A
+//! references and B defines, ranked by PageRank personalized to the owned files.
+
+use std::collections::BTreeMap;
+
+use super::types::Tags;
+
+/// Identifiers shorter than this (in characters) carry no edge.
+const MIN_NAME: usize = 3;
+/// PageRank's damping factor.
+const DAMPING: f64 = 0.85;
+/// Iterations at most, and the L1 change that ends them earlier.
+const ITERATIONS: usize = 100;
+const TOLERANCE: f64 = 1e-12;
+
+/// The files related to the owned ones, best first.
+///
+/// Gets every candidate file with its tags (owned files among them; a path listed twice
+/// counts once, its first tags) and the owned paths. Builds edges A → B, one per
+/// identifier of at least three characters that A references and B (≠ A) defines, weighted
+/// `sqrt(references in A) / (files defining it)`, so a name many files define weighs less;
+/// runs PageRank (damping 0.85) restarting at the owned files, dangling files feeding the
+/// owned ones.
+///
+/// Returns at most `limit` files other than the owned ones, with a score above zero (a
+/// file no owned file reaches is not related), by descending score, ties by path. Empty
+/// when no owned path is among `files`. Pure and deterministic: the same input gives the
+/// same output, order included.
+#[must_use]
+pub fn rank(files: &[(String, Tags)], owned: &[String], limit: usize) -> Vec<(String, f64)> {
+    // Nodes: distinct paths, sorted.
+    let mut index: BTreeMap<&str, &Tags> = BTreeMap::new();
+    for (path, tags) in files {
+        index.entry(path.as_str()).or_insert(tags);
+    }
+    let paths: Vec<&str> = index.keys().copied().collect();
+    let id: BTreeMap<&str, usize> = paths.iter().enumerate().map(|(i, p)| (*p, i)).collect();
+    let n = paths.len();
+    let mut seed = vec![0.0; n];
+    for o in owned {
+        if let Some(&i) = id.get(o.as_str()) {
+            seed[i] = 1.0;
+        }
+    }
+    let seeds = seed.iter().filter(|&&s| s > 0.0).count();
+    if seeds == 0 || limit == 0 {
+        return Vec::new();
+    }
+    for s in &mut seed {
+        *s /= seeds as f64;
+    }
+
+    // Who defines each name.
+    let mut definers: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, tags) in index.values().enumerate() {
+        for d in &tags.defs {
+            if d.name.chars().count() >= MIN_NAME {
+                let v = definers.entry(d.name.as_str()).or_default();
+                if v.last() != Some(&i) && !v.contains(&i) {
+                    v.push(i);
+                }
+            }
+        }
+    }
+
+    // Edges, as (from, to) → weight, then per node its out-edges and total.
+    let mut edges: BTreeMap<(usize, usize), f64> = BTreeMap::new();
+    for (a, tags) in index.values().enumerate() {
+        for (k, name) in tags.refs.iter().enumerate() {
+            let Some(defs) = definers.get(name.as_str()) else {
+                continue;
+            };
+            let count = f64::from(tags.ref_counts.get(k).copied().unwrap_or(1).max(1));
+            let w = count.sqrt() / defs.len() as f64;
+            for &b in defs {
+                if b != a {
+                    *edges.entry((a, b)).or_insert(0.0) += w;
+                }
+            }
+        }
+    }
+    let mut out_edges: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
+    for (&(a, b), &w) in &edges {
+        out_edges[a].push((b, w));
+    }
+    let totals: Vec<f64> = out_edges
+        .iter()
+        .map(|e| e.iter().map(|(_, w)| w).sum())
+        .collect();
+
+    let mut score = seed.clone();
+    for _ in 0..ITERATIONS {
+        let mut next: Vec<f64> = seed.iter().map(|s| (1.0 - DAMPING) * s).collect();
+        let mut dangling = 0.0;
+        for (a, edges) in out_edges.iter().enumerate() {
+            if totals[a] > 0.0 {
+                for &(b, w) in edges {
+                    next[b] += DAMPING * score[a] * w / totals[a];
+                }
+            } else {
+                dangling += score[a];
+            }
+        }
+        for (x, s) in next.iter_mut().zip(&seed) {
+            *x += DAMPING * dangling * s;
+        }
+        let change: f64 = next.iter().zip(&score).map(|(x, y)| (x - y).abs()).sum();
+        score = next;
+        if change < TOLERANCE {
+            break;
+        }
+    }
+
+    let mut out: Vec<(String, f64)> = paths
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| seed[i] == 0.0 && score[i] > 0.0)
+        .map(|(i, p)| ((*p).to_owned(), score[i]))
+        .collect();
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    out.truncate(limit);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outline::types::Def;
+
+    fn tags(defs: &[&str], refs: &[(&str, u32)]) -> Tags {
+        let mut refs: Vec<(String, u32)> =
+            refs.iter().map(|(r, c)| ((*r).to_owned(), *c)).collect();
+        refs.sort();
+        Tags {
+            defs: defs
+                .iter()
+                .map(|d| Def {
+                    name: (*d).to_owned(),
+                    kind: "function",
+                    line: 1,
+                })
+                .collect(),
+            refs: refs.iter().map(|(r, _)| r.clone()).collect(),
+            ref_counts: refs.iter().map(|(_, c)| *c).collect(),
+        }
+    }
+
+    fn files() -> Vec<(String, Tags)> {
+        vec![
+            (
+                "src/main.rs".into(),
+                tags(&["main"], &[("login", 5), ("render", 1), ("new", 9)]),
+            ),
+            (
+                "src/login.rs".into(),
+                tags(&["login", "new"], &[("hash_password", 2)]),
+            ),
+            ("src/render.rs".into(), tags(&["render", "new"], &[])),
+            ("src/crypto.rs".into(), tags(&["hash_password", "new"], &[])),
+            ("src/unrelated.rs".into(), tags(&["other"], &[("other", 1)])),
+            ("src/short.rs".into(), tags(&["id"], &[])),
+        ]
+    }
+
+    #[test]
+    fn references_lead_to_definitions_and_owned_files_are_excluded() {
+        let r = rank(&files(), &["src/main.rs".to_owned()], usize::MAX);
+        let paths: Vec<&str> = r.iter().map(|(p, _)| p.as_str()).collect();
+        // crypto.rs is reached directly (`new`) and through login.rs (`hash_password`).
+        assert_eq!(paths, ["src/crypto.rs", "src/login.rs", "src/render.rs"]);
+        assert!(r.windows(2).all(|w| w[0].1 >= w[1].1));
+        assert!(r.iter().all(|(_, s)| *s > 0.0));
+    }
+
+    #[test]
+    fn limit_empty_owned_and_determinism() {
+        let f = files();
+        let owned = ["src/main.rs".to_owned()];
+        assert_eq!(rank(&f, &owned, 1).len(), 1);
+        assert!(rank(&f, &[], 10).is_empty());
+        assert!(rank(&f, &["nope.rs".to_owned()], 10).is_empty());
+        let mut rev = f.clone();
+        rev.reverse();
+        assert_eq!(rank(&f, &owned, 10), rank(&rev, &owned, 10));
+    }
+
+    #[test]
+    fn ties_break_by_path() {
+        let f = vec![
+            ("a".into(), tags(&[], &[("alpha", 1), ("bravo", 1)])),
+            ("z".into(), tags(&["alpha"], &[])),
+            ("y".into(), tags(&["bravo"], &[])),
+        ];
+        let r = rank(&f, &["a".to_owned()], 10);
+        assert_eq!(r[0].0, "y");
+        assert_eq!(r[1].0, "z");
+        assert!((r[0].1 - r[1].1).abs() < 1e-15);
+    }
+}
