@@ -16,6 +16,7 @@
 mod lang;
 mod markdown;
 mod rank;
+mod skip;
 mod syntax;
 mod types;
 
@@ -45,7 +46,7 @@ pub fn outline(lang: Lang, text: &str) -> Option<Vec<Range>> {
     if lang == Lang::Markdown {
         return markdown::outline(text).map(syntax::merge);
     }
-    let (_, found) = syntax::walk(lang, text)?;
+    let (_, found) = syntax::walk(lang, text, true)?;
     (!found.ranges.is_empty()).then_some(found.ranges)
 }
 
@@ -76,7 +77,7 @@ pub fn symbol(lang: Lang, text: &str, name: &str) -> Option<Range> {
         return None;
     }
     let (last, scope) = path.split_last()?;
-    let (_, found) = syntax::walk(lang, text)?;
+    let (_, found) = syntax::walk(lang, text, true)?;
     let matches = |exact: bool| {
         let eq = |a: &str, b: &str| {
             if exact {
@@ -119,7 +120,7 @@ pub fn tags(lang: Lang, text: &str) -> Option<Tags> {
             ref_counts: refs.values().copied().collect(),
         });
     }
-    let (tree, found) = syntax::walk(lang, text)?;
+    let (tree, found) = syntax::walk(lang, text, false)?;
     let refs = syntax::references(lang, &tree, text, &found.name_bytes);
     Some(Tags {
         defs: found

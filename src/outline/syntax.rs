@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use tree_sitter::{Node, Parser, Tree};
 
 use super::lang::Lang;
+use super::skip;
 use crate::model::Range;
 
 /// Texts longer than this are not parsed (tree-sitter offsets are 32-bit, and a file this
@@ -23,8 +24,9 @@ thread_local! {
     static PARSERS: RefCell<BTreeMap<Lang, Parser>> = const { RefCell::new(BTreeMap::new()) };
 }
 
-/// The syntax tree of `text`, by this thread's parser for `lang`.
-fn parse(lang: Lang, text: &str) -> Option<Tree> {
+/// The syntax tree of `text`, by this thread's parser for `lang`; with `skim`, Rust
+/// function bodies left out (their braces kept).
+fn parse(lang: Lang, text: &str, skim: bool) -> Option<Tree> {
     if text.len() > MAX_BYTES {
         return None;
     }
@@ -39,7 +41,20 @@ fn parse(lang: Lang, text: &str) -> Option<Tree> {
                 v.insert(p)
             }
         };
+        let bodies = if skim && lang == Lang::Rust {
+            skip::rust_bodies(text)
+        } else {
+            Vec::new()
+        };
+        let ranged = !bodies.is_empty()
+            && parser
+                .set_included_ranges(&skip::included(text, &bodies))
+                .is_ok();
         let tree = parser.parse(text, None);
+        if ranged {
+            // Back to the whole document (an empty list is always accepted).
+            let _ = parser.set_included_ranges(&[]);
+        }
         if tree.is_none() {
             parser.reset();
         }
@@ -905,12 +920,13 @@ pub(crate) fn merge(mut ranges: Vec<Range>) -> Vec<Range> {
 }
 
 /// The parse and walk of a file; `None` when it cannot be parsed, errors cover much of it,
-/// or it defines nothing.
-pub(crate) fn walk(lang: Lang, text: &str) -> Option<(Tree, Found)> {
+/// or it defines nothing. With `skim`, function bodies may be left out of the tree (an
+/// outline and a symbol do not need them; references do).
+pub(crate) fn walk(lang: Lang, text: &str, skim: bool) -> Option<(Tree, Found)> {
     if text.trim().is_empty() {
         return None;
     }
-    let tree = parse(lang, text)?;
+    let tree = parse(lang, text, skim)?;
     let lines = line_count(text);
     if mostly_errors(&tree, lines) {
         return None;

@@ -372,3 +372,26 @@ proptest! {
         prop_assert_eq!(tags(lang, &text), tags(lang, &text));
     }
 }
+
+/// Leaving Rust function bodies out of the parse changes no outline and no symbol.
+#[test]
+fn skimming_rust_bodies_changes_nothing() {
+    let (_, text) = sample("sample.rs");
+    let own = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("src/outline/syntax.rs"),
+    )
+    .unwrap();
+    for text in [text, own] {
+        let (_, skim) = syntax::walk(Lang::Rust, &text, true).unwrap();
+        let (_, full) = syntax::walk(Lang::Rust, &text, false).unwrap();
+        assert_eq!(skim.ranges, full.ranges);
+        let lines = |f: &syntax::Found| {
+            f.items
+                .iter()
+                .map(|i| (i.name.clone(), i.line, i.full))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(lines(&skim), lines(&full));
+        assert!(skim.items.len() > 10);
+    }
+}
