@@ -117,15 +117,6 @@ fn headings(text: &str) -> Vec<(u64, usize, String)> {
     out
 }
 
-/// The lines of the ATX headings of a Markdown text, outside fenced code (1-based).
-#[must_use]
-pub fn heading_lines(text: &str) -> Vec<u64> {
-    headings(text)
-        .into_iter()
-        .map(|(line, _, _)| line)
-        .collect()
-}
-
 /// The lines anchor `anchor` names in `text` (of the file `path`), or `None`.
 #[must_use]
 pub fn resolve_in(path: &str, text: &str, anchor: &str) -> Option<Range> {
@@ -137,8 +128,7 @@ pub fn resolve_in(path: &str, text: &str, anchor: &str) -> Option<Range> {
 
 /// The lines of the definition of `name` in `text`, by its language's parser.
 fn symbol_lines(path: &str, text: &str, name: &str) -> Option<Range> {
-    let _ = (path, text, name);
-    None
+    crate::outline::symbol(crate::outline::lang_for(path)?, text, name)
 }
 
 /// The lines of the section heading anchor `anchor` names in `text`, or `None`.

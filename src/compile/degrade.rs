@@ -78,12 +78,7 @@ pub fn lower(
 
 /// The outline of a file's text as line ranges, when its language has one.
 fn outline(path: &str, text: &str) -> Option<Vec<Range>> {
-    let ext = Path::new(path).extension().and_then(|e| e.to_str());
-    if ext.is_some_and(|e| e.eq_ignore_ascii_case("md") || e.eq_ignore_ascii_case("markdown")) {
-        let lines = crate::compile::anchors::heading_lines(text);
-        return (!lines.is_empty()).then(|| lines.into_iter().map(|l| [l, l]).collect());
-    }
-    None
+    crate::outline::outline(crate::outline::lang_for(path)?, text)
 }
 
 /// The lines of `a` that lie in `b` (both sorted, merged).
@@ -124,5 +119,17 @@ mod tests {
         assert_eq!(outline("docs/x.md", text), Some(vec![[1, 1], [4, 4]]));
         assert_eq!(outline("docs/x.md", "no heading\n"), None);
         assert_eq!(outline("src/x.bin", text), None);
+    }
+
+    #[test]
+    fn a_source_outline_keeps_the_signatures_at_their_lines() {
+        let text =
+            "use std::fmt;\n\n/// Adds.\npub fn add(a: u32, b: u32) -> u32 {\n    a + b\n}\n";
+        let ranges = outline("src/lib.rs", text).unwrap();
+        assert!(ranges.iter().any(|r| r[0] <= 4 && 4 <= r[1]), "{ranges:?}");
+        assert!(
+            !ranges.iter().any(|r| r[0] <= 5 && 5 <= r[1]),
+            "no body: {ranges:?}"
+        );
     }
 }

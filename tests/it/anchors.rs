@@ -102,3 +102,130 @@ fn an_override_may_anchor_its_sections_to_a_heading() {
         out.stderr
     );
 }
+
+#[test]
+fn a_symbol_anchor_takes_its_definition_and_follows_it() {
+    let repo = Repo::fixture("aiws-basic");
+    let overrides = "changes/add-auth/analysis/worker-context.overrides.jsonl";
+    repo.write(
+        overrides,
+        "{\"file\":\"src/auth/login.ts\",\"sections\":[{\"symbol\":\"LoginService.login\"}],\"priority\":\"high\",\"kind\":\"assigned\"}\n",
+    );
+    let e = entry(&compile(&repo), "src/auth/login.ts");
+    // The method's doc comment through its closing brace.
+    assert_eq!(e["sections"], serde_json::json!([[36, 66]]), "{e}");
+    assert!(
+        e["reason"]
+            .as_str()
+            .unwrap()
+            .contains("symbol LoginService.login 36-66"),
+        "{e}"
+    );
+    let lock: serde_json::Value =
+        serde_json::from_str(&repo.read("changes/add-auth/analysis/worker-context.lock.json"))
+            .unwrap();
+    let locked = lock["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["file"] == "src/auth/login.ts")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        locked["anchors"],
+        serde_json::json!([["symbol:LoginService.login", [36, 66]]])
+    );
+    // Two lines added above the class: the anchor follows the definition, and `check
+    // --stale` sees that the manifest no longer matches.
+    let text = repo.read("src/auth/login.ts");
+    repo.write(
+        "src/auth/login.ts",
+        &text.replacen(
+            "export class LoginService",
+            "// a\n// b\nexport class LoginService",
+            1,
+        ),
+    );
+    let out = repo.curate().args(["check", "--stale"]).run();
+    assert_eq!(out.code, 1, "{}", out.all());
+    let e = entry(&compile(&repo), "src/auth/login.ts");
+    assert_eq!(e["sections"], serde_json::json!([[38, 68]]), "{e}");
+
+    // A symbol that is not there: a warning and the whole file.
+    repo.write(
+        overrides,
+        "{\"file\":\"src/auth/login.ts\",\"sections\":[{\"symbol\":\"LoginService.logout\"}],\"priority\":\"high\",\"kind\":\"assigned\"}\n",
+    );
+    let v = compile(&repo);
+    assert!(entry(&v, "src/auth/login.ts")["sections"].is_null());
+    assert!(
+        v["warnings"].as_array().unwrap().iter().any(|w| w
+            == "\"src/auth/login.ts\": no definition matches the symbol \"LoginService.logout\": the whole file is taken"),
+        "{v}"
+    );
+    // Not a name: an error naming the line.
+    repo.write(
+        overrides,
+        "{\"file\":\"src/auth/login.ts\",\"sections\":[{\"symbol\":\"a b\"}],\"priority\":\"high\",\"kind\":\"assigned\"}\n",
+    );
+    let out = repo
+        .curate()
+        .args(["--role", "worker", "--change", "add-auth"])
+        .run();
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(
+        out.stderr
+            .contains("worker-context.overrides.jsonl:1: symbol \"a b\" is not a name"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_contracts_file_may_name_a_symbol() {
+    let repo = Repo::fixture("aiws-basic");
+    repo.write(
+        "contracts.json",
+        r#"{"roleTypes": [{"id": "worker", "contextFiles": [
+            {"glob": "src/auth/login.ts", "sections": [{"symbol": "LoginService"}], "priority": "high", "kind": "assigned"},
+            {"glob": "src/auth/session.ts", "sections": [{"symbol": 7}], "priority": "high", "kind": "assigned"}
+        ]}]}"#,
+    );
+    let out = repo
+        .curate()
+        .args([
+            "--contracts",
+            "contracts.json",
+            "--role",
+            "worker",
+            "--change",
+            "add-auth",
+            "--dry-run",
+        ])
+        .run();
+    assert_eq!(out.code, 1, "a symbol that is not a string: {}", out.all());
+    assert!(out.stderr.contains("contracts.json"), "{}", out.stderr);
+    repo.write(
+        "contracts.json",
+        r#"{"roleTypes": [{"id": "worker", "contextFiles": [
+            {"glob": "src/auth/login.ts", "sections": [{"symbol": "LoginService"}], "priority": "high", "kind": "assigned"}
+        ]}]}"#,
+    );
+    let out = repo
+        .curate()
+        .args([
+            "--contracts",
+            "contracts.json",
+            "--role",
+            "worker",
+            "--change",
+            "add-auth",
+            "--dry-run",
+            "--format",
+            "json",
+        ])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    let e = entry(&out.json(), "src/auth/login.ts");
+    assert_eq!(e["sections"], serde_json::json!([[25, 83]]), "{e}");
+}
