@@ -37,6 +37,15 @@ pub struct File {
     pub render: Option<Render>,
     pub roles: Option<BTreeMap<String, String>>,
     pub hook: Option<Hook>,
+    pub select: Option<Select>,
+}
+
+/// `[select]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Select {
+    /// Tokens for related files' outlines (`--related`).
+    pub related_tokens: Option<u64>,
 }
 
 /// `[budget]`.
@@ -257,6 +266,7 @@ pub struct Config {
     pub max_lines: u64,
     pub max_tokens: u64,
     pub degrade: bool,
+    pub related_tokens: u64,
     pub encoding: Encoding,
     pub lang: Lang,
     pub max_file_bytes: u64,
@@ -396,6 +406,15 @@ impl Config {
             true,
         );
         origins.insert("budget.degrade", o);
+        let (related_tokens, o) = pick(
+            None,
+            parse_u64("CURATE_RELATED_TOKENS")?,
+            file.and_then(|f| f.select.as_ref())
+                .and_then(|s| s.related_tokens),
+            None,
+            0,
+        );
+        origins.insert("select.related_tokens", o);
         let encoding_env = env_value("CURATE_ENCODING")
             .map(|v| match v.trim() {
                 "o200k_base" => Ok(Encoding::O200kBase),
@@ -485,6 +504,7 @@ impl Config {
             max_lines,
             max_tokens,
             degrade,
+            related_tokens,
             encoding,
             lang,
             max_file_bytes,
@@ -550,6 +570,11 @@ impl Config {
                 "budget.degrade".to_owned(),
                 self.degrade.to_string(),
                 o("budget.degrade"),
+            ),
+            (
+                "select.related_tokens".to_owned(),
+                self.related_tokens.to_string(),
+                o("select.related_tokens"),
             ),
             (
                 "budget.encoding".to_owned(),

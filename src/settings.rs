@@ -518,6 +518,8 @@ pub struct CompileSettings {
     pub max_file_size: u64,
     pub no_ignore: bool,
     pub explain: bool,
+    /// Tokens the related files' outlines may take (`--related`; 0: none).
+    pub related: u64,
 }
 
 /// Where a list of paths comes from (`--files-from`).
@@ -547,6 +549,8 @@ pub struct CompileOptions {
     pub max_file_size: u64,
     pub no_ignore: bool,
     pub explain: bool,
+    /// Tokens the related files' outlines may take (`--related`; 0: none).
+    pub related: u64,
 }
 
 impl CompileOptions {
@@ -568,6 +572,7 @@ impl CompileOptions {
             max_file_size: crate::compile::measure::DEFAULT_MAX_FILE_SIZE,
             no_ignore: false,
             explain: false,
+            related: ws.config.related_tokens,
         }
     }
 }
@@ -672,6 +677,7 @@ impl CompileSettings {
             max_file_size: o.max_file_size,
             no_ignore: o.no_ignore,
             explain: o.explain,
+            related: o.related,
         })
     }
 
@@ -704,6 +710,7 @@ impl CompileSettings {
             max_file_size: i.max_file_size,
             no_ignore: i.no_ignore,
             explain: false,
+            related: i.related,
         };
         let s = CompileSettings::resolve(&ws, &options)?;
         Ok((ws, s))

@@ -145,6 +145,12 @@ pub struct CompileArgs {
     #[arg(long, value_name = "FILE", help_heading = "Selection")]
     pub task_file: Option<PathBuf>,
 
+    /// Add the files most related to the owned ones (by the definitions they share) as
+    /// low-priority outlines, within TOKENS tokens (0 = none). [default: the config's
+    /// `[select] related_tokens`, else 0]
+    #[arg(long, value_name = "TOKENS", help_heading = "Selection")]
+    pub related: Option<u64>,
+
     /// Turn off .gitignore / .ignore / .git/info/exclude for glob matches.
     #[arg(long, help_heading = "Selection")]
     pub no_ignore: bool,

@@ -96,6 +96,7 @@ pub fn compile_options(ws: &Workspace, a: &CompileArgs, change: &str) -> Result<
         max_file_size: a.max_file_size,
         no_ignore: a.no_ignore,
         explain: a.explain,
+        related: a.related.unwrap_or(d.related),
         ..d
     })
 }

@@ -40,6 +40,8 @@ pub enum Origin {
     Drop(String),
     /// Derived by the workflow from the change's content (the path).
     Derived(String),
+    /// Ranked from the owned files by `--related`.
+    Related,
 }
 
 impl Origin {
@@ -58,6 +60,7 @@ impl Origin {
             Origin::Add(a) => format!("--add {}", quoted(a)),
             Origin::Drop(g) => format!("--drop {}", quoted(g)),
             Origin::Derived(p) => format!("the workflow ({})", quoted(p)),
+            Origin::Related => "--related".to_owned(),
         }
     }
 }

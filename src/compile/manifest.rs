@@ -257,6 +257,9 @@ pub struct Inputs {
     pub caps: Caps,
     pub max_file_size: u64,
     pub no_ignore: bool,
+    /// `--related` tokens (0: none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub related: u64,
     pub owns: Vec<String>,
     pub reads: Vec<String>,
     pub files_from: Vec<String>,
@@ -264,6 +267,11 @@ pub struct Inputs {
     pub add: Vec<String>,
     pub drop: Vec<String>,
     pub task_file: Option<FileRef>,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Per entry: what was measured.

@@ -24,6 +24,7 @@ pub mod ignore;
 pub mod manifest;
 pub mod measure;
 pub mod overrides;
+pub mod related;
 pub mod secrets;
 pub mod tokens;
 pub mod truth;
@@ -247,8 +248,9 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
     let candidates = expand_layers(&scope, &contracts, &role, s, &mut ledger)?;
     let candidates = with_derived(ws, s, candidates, &mut ledger);
     let author = read_author_list(ws, s)?;
-    let (mut candidates, overrides) =
+    let (candidates, overrides) =
         apply_overrides(ws, &scope, s, candidates, author.as_ref(), &mut ledger)?;
+    let mut candidates = with_related(ws, &scope, s, candidates, &mut ledger)?;
     let consumer_injects = leave_out_injected(ws, s, &mut candidates, &mut ledger);
     if !ws.config.sections {
         // The consumer inlines whole files (Trellis): the budget must count what it reads.
@@ -303,6 +305,20 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
         &lowered,
         &mut ledger,
     );
+    let related_read = kept.as_ref().map_or(0, |k| {
+        k.iter().filter(|k| k.entry.kind == "related").count()
+    });
+    if related_read == 0
+        && ledger
+            .indexed
+            .iter()
+            .any(|d| d.kind == "related" && d.rule == "soft_cap")
+    {
+        ledger.notes.push(Note::warning(format!(
+            "--related: the soft cap names every related file only (more than {} high and medium files): raise --max-files to read their outlines",
+            caps.max_files
+        )));
+    }
     // The cache is an optimisation: a failed save changes nothing else.
     let _ = cache.save();
     Ok(finish(
@@ -429,6 +445,86 @@ fn apply_overrides(
             write_back,
         },
     ))
+}
+
+/// `--related`: the files most related to the owned ones, as low-priority outlines within
+/// the token budget, after the layers (a file already selected stays as it is).
+fn with_related(
+    ws: &Workspace,
+    scope: &Scope<'_>,
+    s: &CompileSettings,
+    mut candidates: Vec<Candidate>,
+    ledger: &mut Ledger,
+) -> Result<Vec<Candidate>> {
+    if s.related == 0 {
+        return Ok(candidates);
+    }
+    let is_owned = |o: &Origin| matches!(o, Origin::Owns(_) | Origin::TaskOwned(_));
+    let owned: Vec<String> = candidates
+        .iter()
+        .filter(|c| is_owned(&c.origin) || c.merged.iter().any(is_owned))
+        .map(|c| c.path.clone())
+        .collect();
+    if owned.is_empty() {
+        ledger.notes.push(Note::warning(
+            "--related: no owned file to rank from (give --owns or a task file's files_owned)"
+                .to_owned(),
+        ));
+        return Ok(candidates);
+    }
+    let every = Request {
+        pattern: "**".to_owned(),
+        origin: Origin::Related,
+        priority: Priority::Low,
+        kind: "related".to_owned(),
+        sections: Sections::Whole,
+        reason: None,
+        optional: true,
+    };
+    let universe = expand::expand(scope, &[every])?
+        .picks
+        .into_iter()
+        .map(|p| p.path)
+        .collect();
+    let cache = related::TagsCache::open(if ws.no_cache {
+        None
+    } else {
+        TokenCache::default_dir()
+    });
+    let found = related::related(&related::Inputs {
+        root: &ws.root,
+        universe,
+        owned,
+        budget: s.related,
+        max_file_size: s.max_file_size,
+        rules: admit::rules()?,
+        counter: &Fast(ws.encoding),
+        cache: &cache,
+    });
+    // The cache is an optimisation: a failed save changes nothing else.
+    let _ = cache.save();
+    let tokens: u64 = found.iter().map(|f| f.tokens).sum();
+    ledger.notes.push(Note::info(format!(
+        "--related {}: {} file{} related to the owned ones, {tokens} tokens of outlines",
+        s.related,
+        found.len(),
+        if found.len() == 1 { "" } else { "s" }
+    )));
+    for f in found {
+        if candidates.iter().any(|c| c.path == f.path) {
+            continue;
+        }
+        candidates.push(Candidate {
+            path: f.path,
+            priority: Priority::Low,
+            kind: "related".to_owned(),
+            sections: f.sections,
+            reason: Some(f.reason),
+            origin: Origin::Related,
+            merged: Vec::new(),
+        });
+    }
+    Ok(candidates)
 }
 
 /// Secrets by name, whoever named the file (the content rules run while reading).
@@ -1346,6 +1442,7 @@ fn lock(
             caps: s.caps,
             max_file_size: s.max_file_size,
             no_ignore: s.no_ignore,
+            related: s.related,
             owns: s.owns.clone(),
             reads: s.reads.clone(),
             files_from: s.files_from.clone(),

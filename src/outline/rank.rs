@@ -5,6 +5,9 @@ use std::collections::BTreeMap;
 
 use super::types::Tags;
 
+/// The weight of an edge back from a definition to a file that uses it (a file that calls
+/// the owned code is related too, less than what the owned code calls).
+const REVERSE: f64 = 0.5;
 /// Identifiers shorter than this (in characters) carry no edge.
 const MIN_NAME: usize = 3;
 /// PageRank's damping factor.
@@ -18,7 +21,8 @@ const TOLERANCE: f64 = 1e-12;
 /// Gets every candidate file with its tags (owned files among them; a path listed twice
 /// counts once, its first tags) and the owned paths. Builds edges A → B, one per
 /// identifier of at least three characters that A references and B (≠ A) defines, weighted
-/// `sqrt(references in A) / (files defining it)`, so a name many files define weighs less;
+/// `sqrt(references in A) / (files defining it)`, so a name many files define weighs less,
+/// and the same edge back B → A at half that weight (what uses a file is related to it);
 /// runs PageRank (damping 0.85) restarting at the owned files, dangling files feeding the
 /// owned ones.
 ///
@@ -75,6 +79,7 @@ pub fn rank(files: &[(String, Tags)], owned: &[String], limit: usize) -> Vec<(St
             for &b in defs {
                 if b != a {
                     *edges.entry((a, b)).or_insert(0.0) += w;
+                    *edges.entry((b, a)).or_insert(0.0) += w * REVERSE;
                 }
             }
         }
@@ -166,10 +171,22 @@ mod tests {
     fn references_lead_to_definitions_and_owned_files_are_excluded() {
         let r = rank(&files(), &["src/main.rs".to_owned()], usize::MAX);
         let paths: Vec<&str> = r.iter().map(|(p, _)| p.as_str()).collect();
-        // crypto.rs is reached directly (`new`) and through login.rs (`hash_password`).
-        assert_eq!(paths, ["src/crypto.rs", "src/login.rs", "src/render.rs"]);
+        // login.rs is what main.rs calls most (`login` five times); crypto.rs is reached
+        // directly (`new`) and through login.rs (`hash_password`).
+        assert_eq!(paths, ["src/login.rs", "src/crypto.rs", "src/render.rs"]);
         assert!(r.windows(2).all(|w| w[0].1 >= w[1].1));
         assert!(r.iter().all(|(_, s)| *s > 0.0));
+    }
+
+    #[test]
+    fn a_file_that_uses_the_owned_one_is_related_too() {
+        let r = rank(&files(), &["src/crypto.rs".to_owned()], usize::MAX);
+        let paths: Vec<&str> = r.iter().map(|(p, _)| p.as_str()).collect();
+        // crypto.rs calls nothing; login.rs calls its `hash_password`, main.rs its `new`.
+        let mut top: Vec<&str> = paths[..2].to_vec();
+        top.sort_unstable();
+        assert_eq!(top, ["src/login.rs", "src/main.rs"], "{r:?}");
+        assert!(!paths.contains(&"src/unrelated.rs"), "{r:?}");
     }
 
     #[test]

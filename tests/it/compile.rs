@@ -854,3 +854,174 @@ fn the_manifest_is_never_selected_as_its_own_input() {
             .contains("{\"file\":\"changes/add-auth/analysis/notes.jsonl\"")
     );
 }
+
+/// `--related` on the aiws fixture, owning the login module.
+fn related(repo: &Repo, extra: &[&str]) -> crate::Output {
+    repo.curate()
+        .args([
+            "--role",
+            "worker",
+            "--change",
+            "add-auth",
+            "--owns",
+            "src/auth/login.ts",
+        ])
+        .args(extra)
+        .run()
+}
+
+#[test]
+fn related_files_come_from_the_owned_ones_as_low_outlines_within_the_budget() {
+    let repo = Repo::fixture("aiws-basic");
+    let out = related(
+        &repo,
+        &["--related", "3000", "--max-files", "0", "--stdout"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let entries: Vec<serde_json::Value> = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|e: &serde_json::Value| e["kind"] == "related")
+        .collect();
+    let files: Vec<&str> = entries
+        .iter()
+        .map(|e| e["file"].as_str().unwrap())
+        .collect();
+    // What login.ts calls (session, credentials) and what calls it (its test, the routes).
+    let mut sorted = files.clone();
+    sorted.sort_unstable();
+    assert_eq!(
+        sorted,
+        [
+            "src/api/routes.ts",
+            "src/auth/credentials.ts",
+            "src/auth/session.ts",
+            "tests/auth/login.test.ts"
+        ],
+        "{}",
+        out.stdout
+    );
+    for e in &entries {
+        assert_eq!(e["priority"], "low");
+        assert!(e["sections"].is_array(), "an outline: {e}");
+        assert!(
+            e["reason"]
+                .as_str()
+                .unwrap()
+                .starts_with("related to the owned files: "),
+            "{e}"
+        );
+    }
+    let session = entries
+        .iter()
+        .find(|e| e["file"] == "src/auth/session.ts")
+        .unwrap();
+    assert!(
+        session["reason"]
+            .as_str()
+            .unwrap()
+            .contains("`SessionStore`"),
+        "{session}"
+    );
+    // The same bytes at any thread count.
+    let again = repo
+        .curate()
+        .args([
+            "-j",
+            "1",
+            "--role",
+            "worker",
+            "--change",
+            "add-auth",
+            "--owns",
+            "src/auth/login.ts",
+        ])
+        .args(["--related", "3000", "--max-files", "0", "--stdout"])
+        .run();
+    assert_eq!(again.stdout, out.stdout);
+
+    // A smaller budget takes fewer outlines, within it.
+    let out = related(
+        &repo,
+        &[
+            "--related",
+            "200",
+            "--max-files",
+            "0",
+            "--format",
+            "json",
+            "--dry-run",
+        ],
+    );
+    let v = out.json();
+    let tokens: u64 = v["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "related")
+        .map(|e| e["tokens"].as_u64().unwrap())
+        .sum();
+    let n = v["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "related")
+        .count();
+    assert!((1..4).contains(&n), "{v:#}");
+    assert!(tokens <= 200, "{tokens}");
+}
+
+#[test]
+fn a_related_file_is_read_through_admission_so_a_secret_never_is() {
+    let repo = Repo::fixture("aiws-basic");
+    // legacy_client.ts holds an AWS key; make login.ts call what it defines.
+    let login = repo.read("src/auth/login.ts");
+    repo.write(
+        "src/auth/login.ts",
+        &login.replacen(
+            "import argon2",
+            "import { fetchArchived } from \"./legacy_client\";\nexport const archived = fetchArchived;\nimport argon2",
+            1,
+        ),
+    );
+    let out = related(
+        &repo,
+        &["--related", "3000", "--max-files", "0", "--stdout"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!out.stdout.contains("legacy_client"), "{}", out.stdout);
+    assert!(out.stdout.contains("src/auth/session.ts"), "{}", out.stdout);
+}
+
+#[test]
+fn related_says_when_there_is_nothing_to_rank_from_or_the_soft_cap_hides_it() {
+    let repo = Repo::fixture("aiws-basic");
+    let out = repo
+        .curate()
+        .args([
+            "--role",
+            "worker",
+            "--change",
+            "add-auth",
+            "--related",
+            "3000",
+            "--dry-run",
+        ])
+        .run();
+    assert_eq!(out.code, 0);
+    assert!(
+        out.stderr
+            .contains("warning: --related: no owned file to rank from"),
+        "{}",
+        out.stderr
+    );
+    let out = related(&repo, &["--related", "3000", "--dry-run"]);
+    assert!(
+        out.stderr
+            .contains("warning: --related: the soft cap names every related file only"),
+        "{}",
+        out.stderr
+    );
+}
