@@ -499,6 +499,7 @@ pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
         }),
     );
     let rules = crate::compile::admit::rules()?;
+    refuse_secrets(rules, &main_name, &main_text, &ctx)?;
     tera.register_function("excerpt", Excerpt::new(job, rules));
     tera.render_to(&main_name, &ctx, out)
         .map_err(|source| Error::Template {
@@ -506,6 +507,60 @@ pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
             name: main_name.clone(),
             source,
         })
+}
+
+/// The last scan of what curate adds to a prompt (SPEC: every byte that leaves): the
+/// template's own text and every variable it is given (reasons, the task's fields, the
+/// workflow's values, what was not given). The files' excerpts were admitted, content rules
+/// included, when they were read. A hit refuses the whole output, naming the template and
+/// the variable or line, and the rule, never the value.
+fn refuse_secrets(
+    rules: &ContentRules,
+    template: &str,
+    text: &str,
+    ctx: &tera::Context,
+) -> Result<()> {
+    let refuse = |what: String, rule: &str| {
+        Err(Error::Failed(format!(
+            "render: {what} holds a secret ({rule}); the {template:?} output is refused, nothing written"
+        )))
+    };
+    if let Some(hit) = rules.scan(text.as_bytes()) {
+        return refuse(format!("line {} of the template", hit.line), hit.rule);
+    }
+    if let Value::Object(vars) = ctx.clone().into_json() {
+        for (name, value) in &vars {
+            // The text as a template shows it: each string as it is, one a line.
+            let mut shown = String::new();
+            strings(value, &mut shown);
+            if let Some(hit) = rules.scan(shown.as_bytes()) {
+                return refuse(format!("the variable `{name}`"), hit.rule);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every string (and key) of a JSON value, a line each.
+fn strings(v: &Value, out: &mut String) {
+    match v {
+        Value::String(s) => {
+            out.push_str(s);
+            out.push('\n');
+        }
+        Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
+        Value::Object(m) => {
+            for (k, x) in m {
+                out.push_str(k);
+                out.push_str(": ");
+                strings(x, out);
+            }
+        }
+        other => {
+            out.push_str(&other.to_string());
+            out.push('\n');
+        }
+    }
 }
 
 /// tera names an undefined variable but not its line: find the first tag that uses it.

@@ -1559,3 +1559,93 @@ mod props {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// The last scan: what curate adds to a prompt passes the content rules once more
+
+#[test]
+fn a_secret_in_what_curate_adds_refuses_the_output_on_every_route() {
+    let token = ghp(91);
+    let aws = ["AKIA", &noise(16, UPPER_ALNUM, 92)].concat();
+    // 1. A contracts file's write scope (the `role_scopes` variable of every template).
+    let repo = Repo::empty();
+    repo.write(
+        "contracts/workflow-delegation-contracts.json",
+        &format!(
+            r#"{{"roleTypes":[{{"id":"worker","writeScope":["changes/<id>/{token}"],"contextFiles":[{{"glob":"README.md","priority":"high","kind":"truth"}}]}}]}}"#
+        ),
+    );
+    repo.write("README.md", "# readme\n");
+    repo.write("changes/c1/notes.md", "notes\n");
+    let render = repo
+        .curate()
+        .args([
+            "render", "--role", "worker", "--change", CHANGE, "-o", "out.md",
+        ])
+        .run();
+    assert_eq!(render.code, 1, "{}", render.all());
+    assert!(
+        render
+            .stderr
+            .contains("the variable `role_scopes` holds a secret (github-pat)"),
+        "{}",
+        render.stderr
+    );
+    assert!(!repo.exists("out.md"), "nothing written");
+    let preview = repo
+        .curate()
+        .args([
+            "preview", "--role", "worker", "--change", CHANGE, "--format", "json",
+        ])
+        .run();
+    assert_eq!(preview.code, 1, "{}", preview.all());
+    assert_eq!(preview.json()["status"], "ERROR");
+    let hook = repo
+        .curate()
+        .args(["hook", "claude-code"])
+        .stdin(br#"{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Agent","tool_input":{"prompt":"Do it.\nchange: c1","subagent_type":"worker"}}"#)
+        .run();
+    assert!(
+        !hook.stdout.contains("updatedInput"),
+        "the hook answers no prompt: {}",
+        hook.stdout
+    );
+    assert_none(
+        &leaks(
+            &repo,
+            &token,
+            &[("render", &render), ("preview", &preview), ("hook", &hook)],
+        ),
+        "a token in the contracts",
+    );
+
+    // 2. A template's own text.
+    let repo = repo_with(&[]);
+    repo.write(
+        "mine.tera",
+        &format!("Use key {aws} for {{{{ change }}}}\n"),
+    );
+    let out = repo
+        .curate()
+        .args([
+            "render",
+            "--role",
+            "worker",
+            "--change",
+            CHANGE,
+            "--template",
+            "mine.tera",
+        ])
+        .run();
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(
+        out.stderr
+            .contains("line 1 of the template holds a secret (aws-access-key-id)"),
+        "{}",
+        out.stderr
+    );
+    assert_none(
+        &leaks(&repo, &aws, &[("render", &out)]),
+        "a key in a template",
+    );
+}
