@@ -281,6 +281,12 @@ pub enum Command {
         after_help = "Registered by `claude mcp add --transport stdio curate -- curate mcp` or `curate init --host mcp`; see docs/mcp.md."
     )]
     Mcp,
+    /// Check the hosts' wiring: the binary each runs, other injectors, the workflow, the last
+    /// hook runs; exit 1 when a dispatch would go uncurated.
+    #[command(
+        after_help = "Examples:\n  curate doctor\n  curate doctor --format json\n\nSee docs/hosts.md."
+    )]
+    Doctor,
     /// Print shell completions.
     Completions {
         /// The shell.
