@@ -5,8 +5,12 @@
 //! Merging keeps every foreign entry and key order; curate recognises its own entries by
 //! their command, so a second run changes nothing. A file curate cannot parse is never
 //! overwritten: the error names its line and column.
+//!
+//! The hook entries and the plugin run the binary `init` was run from, by its absolute
+//! path ([`this_binary`]): a bare `curate` that is not on the host's `PATH` would leave
+//! every dispatch uncurated without a word.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
@@ -27,8 +31,120 @@ pub enum HostKind {
 /// The OpenCode plugin, as written.
 pub const OPENCODE_PLUGIN: &str = include_str!("../hosts/opencode/curate.js");
 
-/// The command the Claude Code hook entries run.
-pub const HOOK_COMMAND: &str = "curate hook claude-code";
+/// The command the Claude Code hook entries run, after the binary.
+pub const HOOK_ARGS: &str = "hook claude-code";
+
+/// The plugin's line naming the binary, as embedded (`curate` from `PATH`).
+const PLUGIN_BIN_LINE: &str = "const CURATE = \"curate\"";
+
+/// The binary a host's wiring runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Binary {
+    /// The program: an absolute path, or `curate` (from the host's `PATH`) when this
+    /// process's own path is unknown.
+    pub program: String,
+    /// Why the program may not be found when the host runs it.
+    pub warning: Option<String>,
+}
+
+/// This process's binary, absolute and with links resolved; a warning when its path is
+/// unknown (then `curate` from `PATH`) or looks temporary (a temp folder, a cargo target).
+#[must_use]
+pub fn this_binary() -> Binary {
+    match std::env::current_exe().and_then(std::fs::canonicalize) {
+        Err(e) => Binary {
+            program: "curate".to_owned(),
+            warning: Some(format!(
+                "cannot tell this binary's own path ({e}): the wiring runs `curate` from the host's PATH; check it with `curate doctor`"
+            )),
+        },
+        Ok(path) => {
+            let warning = temporary(&path).map(|why| {
+                format!(
+                    "the wiring runs {} ({why}): it may move or vanish; install curate (for example `cargo install --path .`) and run `curate init --host` again",
+                    path.display()
+                )
+            });
+            Binary {
+                program: path.to_string_lossy().into_owned(),
+                warning,
+            }
+        }
+    }
+}
+
+/// Why `path` looks like a binary that will not stay where it is.
+fn temporary(path: &Path) -> Option<&'static str> {
+    let temp = std::fs::canonicalize(std::env::temp_dir()).unwrap_or_else(|_| std::env::temp_dir());
+    if path.starts_with(&temp) {
+        return Some("a temporary folder");
+    }
+    let parts: Vec<_> = path
+        .components()
+        .map(|c| c.as_os_str().to_owned())
+        .collect();
+    parts
+        .windows(2)
+        .any(|w| w[0] == "target" && (w[1] == "debug" || w[1] == "release"))
+        .then_some("a cargo build folder")
+}
+
+/// `program` quoted for `sh -c` (as Claude Code runs a hook command).
+#[must_use]
+pub fn shell_quoted(program: &str) -> String {
+    let plain = !program.is_empty()
+        && program
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+".contains(&b));
+    if plain {
+        program.to_owned()
+    } else {
+        format!("'{}'", program.replace('\'', "'\\''"))
+    }
+}
+
+/// The Claude Code hook command running `program`.
+#[must_use]
+pub fn hook_command(program: &str) -> String {
+    format!("{} {HOOK_ARGS}", shell_quoted(program))
+}
+
+/// The OpenCode plugin running `program`.
+#[must_use]
+pub fn opencode_plugin(program: &str) -> String {
+    OPENCODE_PLUGIN.replacen(
+        PLUGIN_BIN_LINE,
+        &format!(
+            "const CURATE = {}",
+            serde_json::to_string(program).unwrap_or_default()
+        ),
+        1,
+    )
+}
+
+/// True when `text` is curate's plugin, whatever binary it names.
+#[must_use]
+pub fn is_our_plugin(text: &str) -> bool {
+    let normal: String = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("const CURATE = ") {
+                PLUGIN_BIN_LINE
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    normal.trim_end() == OPENCODE_PLUGIN.trim_end()
+}
+
+/// The program of a curate plugin (`const CURATE = "…"`), if `text` is one.
+#[must_use]
+pub fn plugin_program(text: &str) -> Option<String> {
+    let line = text.lines().find(|l| l.starts_with("const CURATE = "))?;
+    serde_json::from_str(line.trim_start_matches("const CURATE = ").trim()).ok()
+}
 
 impl HostKind {
     /// The file this host's wiring lives in, relative to the repository root.
@@ -55,10 +171,15 @@ pub struct Wiring {
 /// # Errors
 /// The file is not a JSON object (with its line and column), or (OpenCode, MCP) holds a
 /// different curate entry and `force` is not set.
-pub fn wire(host: HostKind, current: Option<&str>, force: bool) -> Result<Option<Wiring>> {
+pub fn wire(
+    host: HostKind,
+    current: Option<&str>,
+    force: bool,
+    program: &str,
+) -> Result<Option<Wiring>> {
     match host {
-        HostKind::ClaudeCode => claude_code(current),
-        HostKind::Opencode => opencode(current, force),
+        HostKind::ClaudeCode => claude_code(current, program),
+        HostKind::Opencode => opencode(current, force, program),
         HostKind::Mcp => mcp(current, force),
     }
 }
@@ -95,26 +216,38 @@ fn pretty(v: &Map<String, Value>) -> String {
     text
 }
 
-/// True when a matcher group holds a handler running `curate hook claude-code`.
-fn is_ours(group: &Value) -> bool {
-    group
-        .get("hooks")
-        .and_then(Value::as_array)
-        .is_some_and(|hooks| {
-            hooks.iter().any(|h| {
-                h.get("command")
-                    .and_then(Value::as_str)
-                    .is_some_and(|c| c.trim_start().starts_with(HOOK_COMMAND))
-                    || (h.get("command").and_then(Value::as_str) == Some("curate")
-                        && h.get("args").and_then(Value::as_array).is_some_and(|a| {
-                            a.first().and_then(Value::as_str) == Some("hook")
-                                && a.get(1).and_then(Value::as_str) == Some("claude-code")
-                        }))
-            })
+/// True when a hook handler runs `curate hook claude-code` (any curate binary, in the
+/// shell form or the exec form).
+#[must_use]
+pub fn is_our_handler(h: &Value) -> bool {
+    let names_curate = |program: &str| {
+        Path::new(program.trim_matches('\''))
+            .file_name()
+            .is_some_and(|n| n == "curate")
+    };
+    let Some(command) = h.get("command").and_then(Value::as_str) else {
+        return false;
+    };
+    if let Some(program) = command.trim().strip_suffix(HOOK_ARGS) {
+        return names_curate(program.trim());
+    }
+    names_curate(command)
+        && h.get("args").and_then(Value::as_array).is_some_and(|a| {
+            a.first().and_then(Value::as_str) == Some("hook")
+                && a.get(1).and_then(Value::as_str) == Some("claude-code")
         })
 }
 
-fn claude_code(current: Option<&str>) -> Result<Option<Wiring>> {
+/// The handlers of a matcher group.
+fn handlers(group: &Value) -> &[Value] {
+    group
+        .get("hooks")
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+fn claude_code(current: Option<&str>, program: &str) -> Result<Option<Wiring>> {
+    let command = hook_command(program);
     let path = HostKind::ClaudeCode.path();
     let mut root = parse_object(path, current)?;
     let hooks = root
@@ -135,15 +268,33 @@ fn claude_code(current: Option<&str>) -> Result<Option<Wiring>> {
                 &format!("`hooks.{event}` is not an array"),
             ));
         };
-        if groups.iter().any(is_ours) {
+        let ours = groups
+            .iter_mut()
+            .filter_map(|g| g.get_mut("hooks").and_then(Value::as_array_mut))
+            .flatten()
+            .find(|h| is_our_handler(h));
+        if let Some(h) = ours {
+            // Ours, but running another binary (a bare `curate`, an older path): this one.
+            if h.get("command").and_then(Value::as_str) != Some(command.as_str()) {
+                let before = h
+                    .get("command")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned();
+                if let Some(o) = h.as_object_mut() {
+                    o.remove("args");
+                    o.insert("command".to_owned(), Value::String(command.clone()));
+                }
+                changes.push(format!("~ hooks.{event}: `{before}` → `{command}`"));
+            }
             continue;
         }
         groups.push(json!({
             "matcher": matcher,
-            "hooks": [{"type": "command", "command": HOOK_COMMAND, "timeout": timeout}],
+            "hooks": [{"type": "command", "command": command, "timeout": timeout}],
         }));
         changes.push(format!(
-            "+ hooks.{event}: matcher {matcher:?} → `{HOOK_COMMAND}` (timeout {timeout} s)"
+            "+ hooks.{event}: matcher {matcher:?} → `{command}` (timeout {timeout} s)"
         ));
     }
     Ok((!changes.is_empty()).then(|| Wiring {
@@ -152,20 +303,26 @@ fn claude_code(current: Option<&str>) -> Result<Option<Wiring>> {
     }))
 }
 
-fn opencode(current: Option<&str>, force: bool) -> Result<Option<Wiring>> {
+fn opencode(current: Option<&str>, force: bool, program: &str) -> Result<Option<Wiring>> {
+    let plugin = opencode_plugin(program);
     match current {
-        Some(text) if text == OPENCODE_PLUGIN => Ok(None),
+        Some(text) if text == plugin => Ok(None),
+        Some(text) if is_our_plugin(text) => Ok(Some(Wiring {
+            text: plugin,
+            changes: vec![format!("~ the plugin now runs {program}")],
+        })),
         Some(_) if !force => Err(Error::Failed(format!(
-            "{} exists and differs from curate's plugin (a hand edit?); not overwriting it (use --force to overwrite)",
+            "{} exists and differs from curate's plugin (a hand edit, or an older curate's plugin?); not overwriting it (use --force to overwrite)",
             HostKind::Opencode.path()
         ))),
         existing => Ok(Some(Wiring {
-            text: OPENCODE_PLUGIN.to_owned(),
+            text: plugin,
             changes: vec![if existing.is_some() {
                 "~ replaced with curate's plugin (--force)".to_owned()
             } else {
-                "+ the plugin that passes `task` dispatches through `curate hook opencode`"
-                    .to_owned()
+                format!(
+                    "+ the plugin that passes each `task` dispatch's first message through `{program} hook opencode`"
+                )
             }],
         })),
     }
@@ -204,7 +361,7 @@ fn mcp(current: Option<&str>, force: bool) -> Result<Option<Wiring>> {
 ///
 /// # Errors
 /// As [`wire`], plus reads and writes that fail or would leave the repository.
-pub fn install(root: &Path, host: HostKind, force: bool) -> Result<Vec<String>> {
+pub fn install(root: &Path, host: HostKind, force: bool, program: &str) -> Result<Vec<String>> {
     let path = root.join(host.path());
     let current = crate::compile::admit::read_repo_file(root, &path)?;
     let current = match current {
@@ -214,7 +371,7 @@ pub fn install(root: &Path, host: HostKind, force: bool) -> Result<Vec<String>> 
             message: "is not UTF-8; curate leaves the file as it is".to_owned(),
         })?),
     };
-    let Some(w) = wire(host, current.as_deref(), force)? else {
+    let Some(w) = wire(host, current.as_deref(), force, program)? else {
         return Ok(Vec::new());
     };
     crate::util::atomic::write_bounded(
@@ -225,14 +382,16 @@ pub fn install(root: &Path, host: HostKind, force: bool) -> Result<Vec<String>> 
     Ok(w.changes)
 }
 
-/// Other injectors wired into the same host, which would inject a dispatch a second time
-/// (the aiws OpenCode plugin does not look for an earlier injection): one warning each.
+/// The aiws OpenCode plugin, where OpenCode loads it from.
+pub const AIWS_PLUGINS: [&str; 2] = [
+    ".opencode/plugins/aiws-inject-context.js",
+    ".opencode/plugin/aiws-inject-context.js",
+];
+
+/// Other injectors wired into the same host: one line each, naming it and how to keep
+/// exactly one. (Trellis' own hooks are the workflow's injector, named apart.)
 #[must_use]
 pub fn conflicts(root: &Path, host: HostKind) -> Vec<String> {
-    const AIWS_PLUGINS: [&str; 2] = [
-        ".opencode/plugins/aiws-inject-context.js",
-        ".opencode/plugin/aiws-inject-context.js",
-    ];
     if host != HostKind::Opencode {
         return Vec::new();
     }
@@ -241,10 +400,82 @@ pub fn conflicts(root: &Path, host: HostKind) -> Vec<String> {
         .filter(|p| std::fs::symlink_metadata(root.join(p)).is_ok())
         .map(|p| {
             format!(
-                "{p} also injects context into every `task` dispatch: with both plugins a dispatch gets its context twice; remove one of them (or set AIWS_HOOKS=0 for the aiws plugin)"
+                "{p} (the aiws plugin) also injects context into `task` dispatches. Keep exactly one injector: remove {p} (curate's plugin injects the same manifest, compiled fresh for every dispatch) or set AIWS_HOOKS=0; or keep it and remove .opencode/plugins/curate.js, running `curate compile` before each dispatch. With both, a dispatch still carries one bundle: curate's plugin runs at the sub-agent's first message, after every plugin, and stands down when the aiws plugin injected a manifest (its no-manifest fallback is replaced by curate's bundle)"
             )
         })
         .collect()
+}
+
+/// Where `init --host` found an injector other than curate (the aiws plugin, the Trellis
+/// hooks and plugin), relative to the root.
+#[must_use]
+pub fn other_injectors(root: &Path) -> Vec<String> {
+    const TRELLIS: [&str; 4] = [
+        ".claude/hooks/inject-subagent-context.py",
+        ".opencode/plugins/inject-subagent-context.js",
+        ".cursor/hooks/inject-subagent-context.py",
+        ".codex/hooks/inject-subagent-context.py",
+    ];
+    AIWS_PLUGINS
+        .iter()
+        .chain(TRELLIS.iter())
+        .filter(|p| std::fs::symlink_metadata(root.join(p)).is_ok())
+        .map(|p| (*p).to_owned())
+        .collect()
+}
+
+/// The program a Claude Code settings value runs for curate's hook, if it holds one.
+#[must_use]
+pub fn claude_hook_programs(settings: &Value) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    let Some(hooks) = settings.get("hooks").and_then(Value::as_object) else {
+        return found;
+    };
+    for (event, groups) in hooks {
+        for g in groups.as_array().map_or(&[][..], Vec::as_slice) {
+            for h in handlers(g).iter().filter(|h| is_our_handler(h)) {
+                let command = h.get("command").and_then(Value::as_str).unwrap_or_default();
+                let program = command
+                    .trim()
+                    .strip_suffix(HOOK_ARGS)
+                    .unwrap_or(command)
+                    .trim()
+                    .trim_matches('\'')
+                    .to_owned();
+                found.push((event.clone(), program));
+            }
+        }
+    }
+    found
+}
+
+/// Where a host would find `program`: itself when it is a path, else the first match on
+/// `PATH` (as given, or this process's).
+#[must_use]
+pub fn resolve_program(program: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+    let runnable = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt as _;
+                m.is_file() && m.permissions().mode() & 0o111 != 0
+            }
+            #[cfg(not(unix))]
+            {
+                m.is_file()
+            }
+        })
+    };
+    if program.contains('/') {
+        let p = PathBuf::from(program);
+        return runnable(&p).then_some(p);
+    }
+    let var = path
+        .map(std::ffi::OsStr::to_owned)
+        .or_else(|| std::env::var_os("PATH"))?;
+    std::env::split_paths(&var)
+        .map(|d| d.join(program))
+        .find(|p| runnable(p))
 }
 
 #[cfg(test)]
@@ -259,7 +490,7 @@ mod tests {
     "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "lint"}]}]
   }
 }"#;
-        let w = wire(HostKind::ClaudeCode, Some(before), false)
+        let w = wire(HostKind::ClaudeCode, Some(before), false, "/opt/bin/curate")
             .unwrap()
             .unwrap();
         let v: Value = serde_json::from_str(&w.text).unwrap();
@@ -268,18 +499,52 @@ mod tests {
         assert_eq!(v["hooks"]["PreToolUse"][1]["matcher"], "Agent|Task");
         assert_eq!(
             v["hooks"]["SubagentStart"][0]["hooks"][0]["command"],
-            HOOK_COMMAND
+            "/opt/bin/curate hook claude-code"
         );
         assert_eq!(w.changes.len(), 2);
         assert_eq!(
-            wire(HostKind::ClaudeCode, Some(&w.text), false).unwrap(),
+            wire(
+                HostKind::ClaudeCode,
+                Some(&w.text),
+                false,
+                "/opt/bin/curate"
+            )
+            .unwrap(),
             None
+        );
+        // Another binary (a bare `curate` of an older init): the entries are moved to it.
+        let moved = wire(
+            HostKind::ClaudeCode,
+            Some(&w.text),
+            false,
+            "/new dir/curate",
+        )
+        .unwrap()
+        .unwrap();
+        let v: Value = serde_json::from_str(&moved.text).unwrap();
+        assert_eq!(
+            v["hooks"]["PreToolUse"][1]["hooks"][0]["command"],
+            "'/new dir/curate' hook claude-code"
+        );
+        assert_eq!(v["hooks"]["PreToolUse"].as_array().unwrap().len(), 2);
+        assert_eq!(
+            claude_hook_programs(&v),
+            [
+                ("PreToolUse".to_owned(), "/new dir/curate".to_owned()),
+                ("SubagentStart".to_owned(), "/new dir/curate".to_owned())
+            ]
         );
     }
 
     #[test]
     fn a_broken_settings_file_is_named_with_its_position_and_left_alone() {
-        let e = wire(HostKind::ClaudeCode, Some("{\n  \"hooks\": [,\n}"), false).unwrap_err();
+        let e = wire(
+            HostKind::ClaudeCode,
+            Some("{\n  \"hooks\": [,\n}"),
+            false,
+            "curate",
+        )
+        .unwrap_err();
         let text = e.to_string();
         assert!(text.contains(".claude/settings.json"), "{text}");
         assert!(text.contains("2:"), "{text}");
@@ -291,25 +556,62 @@ mod tests {
             HostKind::Mcp,
             Some(r#"{"mcpServers": {"x": {"command": "x"}}}"#),
             false,
+            "curate",
         )
         .unwrap()
         .unwrap();
         let v: Value = serde_json::from_str(&w.text).unwrap();
         assert_eq!(v["mcpServers"]["x"]["command"], "x");
         assert_eq!(v["mcpServers"]["curate"]["args"][0], "mcp");
-        assert_eq!(wire(HostKind::Mcp, Some(&w.text), false).unwrap(), None);
+        assert_eq!(
+            wire(HostKind::Mcp, Some(&w.text), false, "curate").unwrap(),
+            None
+        );
         let mine = r#"{"mcpServers": {"curate": {"command": "/opt/curate", "args": ["mcp"]}}}"#;
-        assert!(wire(HostKind::Mcp, Some(mine), false).is_err());
-        assert!(wire(HostKind::Mcp, Some(mine), true).unwrap().is_some());
+        assert!(wire(HostKind::Mcp, Some(mine), false, "curate").is_err());
+        assert!(
+            wire(HostKind::Mcp, Some(mine), true, "curate")
+                .unwrap()
+                .is_some()
+        );
     }
 
     #[test]
     fn the_opencode_plugin_is_never_written_over_a_hand_edit() {
-        assert!(wire(HostKind::Opencode, None, false).unwrap().is_some());
+        let w = wire(HostKind::Opencode, None, false, "/opt/curate")
+            .unwrap()
+            .unwrap();
+        assert!(
+            w.text.contains("const CURATE = \"/opt/curate\"\n"),
+            "{}",
+            w.text
+        );
+        assert_eq!(plugin_program(&w.text).as_deref(), Some("/opt/curate"));
         assert_eq!(
-            wire(HostKind::Opencode, Some(OPENCODE_PLUGIN), false).unwrap(),
+            wire(HostKind::Opencode, Some(&w.text), false, "/opt/curate").unwrap(),
             None
         );
-        assert!(wire(HostKind::Opencode, Some("// mine"), false).is_err());
+        // curate's plugin naming another binary is moved without --force.
+        assert!(is_our_plugin(OPENCODE_PLUGIN));
+        assert!(
+            wire(
+                HostKind::Opencode,
+                Some(OPENCODE_PLUGIN),
+                false,
+                "/opt/curate"
+            )
+            .unwrap()
+            .is_some()
+        );
+        assert!(wire(HostKind::Opencode, Some("// mine"), false, "/opt/curate").is_err());
+    }
+
+    #[test]
+    fn programs_are_quoted_for_the_shell_and_found_as_the_host_would() {
+        assert_eq!(shell_quoted("/usr/bin/curate"), "/usr/bin/curate");
+        assert_eq!(shell_quoted("/a b/it's"), "'/a b/it'\\''s'");
+        assert!(resolve_program("/no/such/curate", None).is_none());
+        assert!(resolve_program("sh", Some(std::ffi::OsStr::new("/bin:/usr/bin"))).is_some());
+        assert!(resolve_program("curate-nowhere", Some(std::ffi::OsStr::new("/bin"))).is_none());
     }
 }

@@ -1,5 +1,6 @@
-//! `.curate/state/`: what a lead said about the current change (`curate use`), and the
-//! breadcrumbs a hook's `PreToolUse` pass leaves for its `SubagentStart` pass.
+//! `.curate/state/`: what a lead said about the current change (`curate use`), the
+//! breadcrumbs a hook's `PreToolUse` pass leaves for its `SubagentStart` pass, and the hook
+//! log `hooks.jsonl` (one line a hook run, read by `curate doctor`).
 //!
 //! The folder is the repository's own, never committed (it holds a `.gitignore` of `*`);
 //! every read goes through [`read_repo_file`] and every write is atomic and stays inside
@@ -232,9 +233,161 @@ pub fn take_breadcrumb(root: &Path, session: &str, names: &[&str]) -> Option<Bre
     None
 }
 
+/// The hook log, relative to the root: one JSON line a hook run.
+pub const HOOK_LOG: &str = ".curate/state/hooks.jsonl";
+
+/// Past this size the hook log is moved to `hooks.jsonl.1` (one older file is kept).
+pub const HOOK_LOG_MAX: u64 = 256 * 1024;
+
+/// One hook run as `hooks.jsonl` records it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct HookRun {
+    /// UTC, RFC 3339 (`2026-09-01T10:00:00Z`).
+    pub time: String,
+    /// `claude-code` or `opencode`.
+    pub host: String,
+    /// `PreToolUse`, `SubagentStart`, `task`, or `?` when the input named none.
+    pub event: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<String>,
+    /// `READY` (injected), `BLOCKED`, `OVER_BUDGET`, `skipped` (nothing to do: see
+    /// `reason`), `off` (the kill switch), `deadline`, `crashed`.
+    pub status: String,
+    /// Why nothing was injected, when nothing was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// How long the run took.
+    pub ms: u64,
+}
+
+/// Appends `run` to `.curate/state/hooks.jsonl` in one `write` (O_APPEND: concurrent hooks
+/// never interleave a line), first moving a log over [`HOOK_LOG_MAX`] to `hooks.jsonl.1`.
+/// Never through a link that leaves the repository, never onto a link.
+///
+/// # Errors
+/// Any failure; the hooks ignore it (a log never breaks a dispatch).
+pub fn log_hook_run(root: &Path, run: &HookRun) -> Result<()> {
+    use std::io::Write as _;
+    ensure_folder(root)?;
+    let path = root.join(HOOK_LOG);
+    atomic::check_folder(path.parent().unwrap_or(root), Bound::Inside(root))?;
+    let werr = |source| crate::error::Error::Write {
+        path: path.clone(),
+        source,
+    };
+    match std::fs::symlink_metadata(&path) {
+        Ok(m) if !m.file_type().is_file() => {
+            return Err(werr(std::io::Error::other("not a regular file")));
+        }
+        Ok(m) if m.len() > HOOK_LOG_MAX => {
+            std::fs::rename(&path, root.join(format!("{HOOK_LOG}.1"))).map_err(werr)?;
+        }
+        _ => {}
+    }
+    let mut line = serde_json::to_string(run).unwrap_or_default();
+    line.push('\n');
+    let mut options = std::fs::OpenOptions::new();
+    options.append(true).create(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.custom_flags(libc::O_NOFOLLOW).mode(0o600);
+    }
+    let mut file = options.open(&path).map_err(werr)?;
+    file.write_all(line.as_bytes()).map_err(werr)
+}
+
+/// The last `n` hook runs, oldest first (from `hooks.jsonl`, then `hooks.jsonl.1` when the
+/// newer file holds fewer); lines that do not parse are skipped.
+#[must_use]
+pub fn last_hook_runs(root: &Path, n: usize) -> Vec<HookRun> {
+    let read = |rel: &str| -> Vec<HookRun> {
+        read_repo_file(root, &root.join(rel))
+            .ok()
+            .flatten()
+            .map(|b| {
+                String::from_utf8_lossy(&b)
+                    .lines()
+                    .filter_map(|l| serde_json::from_str(l).ok())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut runs = read(HOOK_LOG);
+    if runs.len() < n {
+        let mut older = read(&format!("{HOOK_LOG}.1"));
+        older.append(&mut runs);
+        runs = older;
+    }
+    let skip = runs.len().saturating_sub(n);
+    runs.split_off(skip)
+}
+
+/// Now as UTC RFC 3339, to the second.
+#[must_use]
+pub fn now_rfc3339() -> String {
+    let secs = now_ms() / 1000;
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = i64::try_from(days).unwrap_or(0) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_hook_log_appends_rotates_and_reads_back_the_last_runs() {
+        let (_t, root) = repo();
+        let run = |status: &str| HookRun {
+            time: now_rfc3339(),
+            host: "claude-code".to_owned(),
+            event: "PreToolUse".to_owned(),
+            status: status.to_owned(),
+            ..HookRun::default()
+        };
+        log_hook_run(&root, &run("READY")).unwrap();
+        log_hook_run(&root, &run("skipped")).unwrap();
+        let last = last_hook_runs(&root, 5);
+        assert_eq!(last.len(), 2);
+        assert_eq!(last[1].status, "skipped");
+        assert_eq!(last_hook_runs(&root, 1)[0].status, "skipped");
+        // Over the cap: moved to `.1`, still read back.
+        let big = vec![b'x'; usize::try_from(HOOK_LOG_MAX).unwrap() + 1];
+        std::fs::write(root.join(HOOK_LOG), [&big[..], b"\n"].concat()).unwrap();
+        log_hook_run(&root, &run("BLOCKED")).unwrap();
+        assert!(root.join(format!("{HOOK_LOG}.1")).is_file());
+        assert_eq!(last_hook_runs(&root, 3).last().unwrap().status, "BLOCKED");
+        assert!(now_rfc3339().ends_with('Z'));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_hook_log_is_never_written_through_a_link() {
+        let (_t, root) = repo();
+        let outside = tempfile::tempdir().unwrap();
+        ensure_folder(&root).unwrap();
+        let target = outside.path().join("log");
+        std::os::unix::fs::symlink(&target, root.join(HOOK_LOG)).unwrap();
+        assert!(log_hook_run(&root, &HookRun::default()).is_err());
+        assert!(!target.exists());
+    }
 
     #[test]
     fn a_plain_session_id_is_kept_and_anything_else_hashed() {

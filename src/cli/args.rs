@@ -281,12 +281,18 @@ pub enum Command {
     Use(UseArgs),
     /// Serve preview, compile, check and verify as MCP tools on stdin/stdout.
     ///
-    /// The tools are curate_preview, curate_compile, curate_check and curate_verify; the
-    /// server stops (exit 0) when stdin ends.
+    /// The tools are preview, compile, check and verify (hosts prefix the server's name);
+    /// the server stops (exit 0) when stdin ends.
     #[command(
         after_help = "Registered by `claude mcp add --transport stdio curate -- curate mcp` or `curate init --host mcp`; see docs/mcp.md."
     )]
     Mcp,
+    /// Check the hosts' wiring: the binary each runs, other injectors, the workflow, the last
+    /// hook runs; exit 1 when a dispatch would go uncurated.
+    #[command(
+        after_help = "Examples:\n  curate doctor\n  curate doctor --format json\n\nSee docs/hosts.md."
+    )]
+    Doctor,
     /// Print shell completions.
     Completions {
         /// The shell.

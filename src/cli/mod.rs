@@ -38,6 +38,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Config { .. }) => commands::config::show(&g),
         Some(Command::Hook { host }) => commands::hook::run(&g, host),
         Some(Command::Use(a)) => commands::use_change::run(&g, &a),
+        Some(Command::Doctor) => commands::doctor::run(&g),
         Some(Command::Mcp) => commands::mcp::run(&g),
         Some(Command::Completions { shell }) => commands::completions::completions(shell),
         Some(Command::Man) => commands::completions::man(),

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::hook::{Dispatch, Prepared, normalize_role, prepare};
+use crate::hook::{Dispatch, Prepared, Trace, normalize_role, prepare};
 use crate::settings::WorkspaceOptions;
 
 /// The most characters of a `SubagentStart` answer.
@@ -11,12 +11,13 @@ const START_CONTEXT_MAX: usize = 4_000;
 
 /// The answer to one hook input (`None`: print nothing).
 #[must_use]
-pub fn answer(input: &[u8], o: &WorkspaceOptions) -> Option<Value> {
+pub fn answer(input: &[u8], o: &WorkspaceOptions, trace: &Trace) -> Option<Value> {
     let v: Value = serde_json::from_slice(input).ok()?;
     let event = v.get("hook_event_name")?.as_str()?;
+    trace.note(|t| t.event = Some(event.to_owned()));
     match event {
-        "PreToolUse" => pre_tool_use(&v, o),
-        "SubagentStart" => subagent_start(&v, o),
+        "PreToolUse" => pre_tool_use(&v, o, trace),
+        "SubagentStart" => subagent_start(&v, o, trace),
         _ => None,
     }
 }
@@ -25,10 +26,10 @@ fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
 }
 
-fn pre_tool_use(v: &Value, o: &WorkspaceOptions) -> Option<Value> {
+fn pre_tool_use(v: &Value, o: &WorkspaceOptions, trace: &Trace) -> Option<Value> {
     let tool = str_field(v, "tool_name")?;
     if tool != "Agent" && tool != "Task" {
-        return None;
+        return trace.skip(&format!("tool {tool} is no dispatch"));
     }
     let input: &Map<String, Value> = v.get("tool_input")?.as_object()?;
     let prompt = input.get("prompt")?.as_str()?;
@@ -39,7 +40,7 @@ fn pre_tool_use(v: &Value, o: &WorkspaceOptions) -> Option<Value> {
         agent_type: input.get("subagent_type").and_then(Value::as_str),
         prompt,
     };
-    match prepare(&d, o)? {
+    match prepare(&d, o, trace)? {
         Prepared::Ready {
             prompt,
             root,
@@ -89,13 +90,21 @@ fn pre_tool_use(v: &Value, o: &WorkspaceOptions) -> Option<Value> {
     }
 }
 
-fn subagent_start(v: &Value, o: &WorkspaceOptions) -> Option<Value> {
+fn subagent_start(v: &Value, o: &WorkspaceOptions, trace: &Trace) -> Option<Value> {
     let session = str_field(v, "session_id")?;
     let agent_type = normalize_role(str_field(v, "agent_type")?);
     let ws = crate::hook::workspace(str_field(v, "cwd").map(std::path::Path::new), o)?;
+    trace.note(|t| t.root = Some(ws.root.clone()));
     let alias = ws.config.contract_role(&agent_type).to_owned();
     let names = [agent_type.as_str(), alias.as_str()];
-    let crumb = crate::state::take_breadcrumb(&ws.root, session, &names)?;
+    let Some(crumb) = crate::state::take_breadcrumb(&ws.root, session, &names) else {
+        return trace.skip("no breadcrumb of this session and agent type");
+    };
+    trace.note(|t| {
+        t.role = Some(crumb.role.clone());
+        t.change = Some(crumb.change.clone());
+        t.status = Some("READY");
+    });
     let text = format!(
         "curate prepared this sub-agent's context for change `{}`, role `{}`: the manifest `{}` ({} files, {} lines, about {} tokens). \
          If your task prompt already holds a `<!-- curate:begin` block, that block is this context and nothing more is needed. \

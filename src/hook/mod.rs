@@ -7,14 +7,17 @@
 //!
 //! The work runs on a thread under a deadline ([`deadline`]); past it, the temporary files
 //! are removed and nothing is printed. Everything the hook writes (manifest, lock,
-//! breadcrumb) goes through the library like `curate compile` does.
+//! breadcrumb) goes through the library like `curate compile` does. Every run, whatever
+//! its outcome (the kill switch, a deadline, a crash included), appends one line to
+//! `.curate/state/hooks.jsonl` ([`crate::state::log_hook_run`]) when its repository is
+//! known, so that a dispatch curate did not curate is visible (`curate doctor`).
 
 pub mod claude_code;
 pub mod opencode;
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
 
 use crate::compile::budget::Status;
 use crate::compile::commit::{Mode, commit};
@@ -55,39 +58,120 @@ pub fn disabled() -> bool {
     })
 }
 
+impl Host {
+    /// The host's name in the hook log.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Host::ClaudeCode => "claude-code",
+            Host::OpenCode => "opencode",
+        }
+    }
+}
+
+/// What a hook run found out, as far as it got: the line [`run`] logs.
+#[derive(Debug, Default, Clone)]
+pub struct Outcome {
+    /// The repository root, once known.
+    pub root: Option<PathBuf>,
+    pub event: Option<String>,
+    pub role: Option<String>,
+    pub change: Option<String>,
+    /// `READY`, `BLOCKED`, `OVER_BUDGET`; none: skipped.
+    pub status: Option<&'static str>,
+    /// Why nothing was injected.
+    pub reason: Option<String>,
+}
+
+/// The [`Outcome`] of a run, shared with its worker thread (so that a deadline still logs
+/// what was known).
+#[derive(Debug, Default, Clone)]
+pub struct Trace(Arc<Mutex<Outcome>>);
+
+impl Trace {
+    /// Records something about the run.
+    pub fn note(&self, f: impl FnOnce(&mut Outcome)) {
+        if let Ok(mut o) = self.0.lock() {
+            f(&mut o);
+        }
+    }
+
+    /// Records why nothing was injected; returns `None` for `?`.
+    pub fn skip<T>(&self, reason: &str) -> Option<T> {
+        self.note(|o| o.reason = Some(reason.to_owned()));
+        None
+    }
+
+    fn get(&self) -> Outcome {
+        self.0.lock().map(|o| o.clone()).unwrap_or_default()
+    }
+}
+
 /// Runs the hook for `host`: reads stdin, answers within the deadline. Returns the one
 /// line to print (a JSON object), or `None` to print nothing. Never fails. `options` are
 /// the command line's (`-C` counts when the input names no folder).
 #[must_use]
 pub fn run(host: Host, options: WorkspaceOptions) -> Option<String> {
+    let started = Instant::now();
+    let trace = Trace::default();
     if disabled() {
+        trace.note(|o| o.root = workspace(None, &options).map(|w| w.root));
+        log(host, &trace, "off", started);
         return quiet(host);
     }
     let (tx, rx) = mpsc::channel();
+    let worker_trace = trace.clone();
     let worker = std::thread::Builder::new()
         .name("curate-hook".to_owned())
         .spawn(move || {
-            let answer = std::panic::catch_unwind(|| {
+            let t = &worker_trace;
+            let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 let input = crate::util::read::read_stdin(STDIN_CAP).ok()?;
                 match host {
-                    Host::ClaudeCode => claude_code::answer(&input, &options),
-                    Host::OpenCode => opencode::answer(&input, &options),
+                    Host::ClaudeCode => claude_code::answer(&input, &options, t),
+                    Host::OpenCode => opencode::answer(&input, &options, t),
                 }
-            });
-            let _ = tx.send(answer.ok().flatten());
+            }));
+            let _ = tx.send(answer.map_err(|_| ()));
         });
     if worker.is_err() {
         return quiet(host);
     }
     match rx.recv_timeout(deadline()) {
-        Ok(Some(value)) => Some(value.to_string()),
-        Ok(None) => quiet(host),
+        Ok(Ok(answer)) => {
+            let status = trace.get().status.unwrap_or("skipped");
+            log(host, &trace, status, started);
+            answer.map_or_else(|| quiet(host), |v| Some(v.to_string()))
+        }
+        Ok(Err(())) => {
+            log(host, &trace, "crashed", started);
+            quiet(host)
+        }
         Err(_) => {
             // Past the deadline (or the worker died): leave no temporary file behind.
             crate::util::atomic::abandon();
+            log(host, &trace, "deadline", started);
             quiet(host)
         }
     }
+}
+
+/// Appends the run's line to the repository's hook log; a failure is ignored (the log
+/// never breaks a dispatch), and without a known repository there is nowhere to log.
+fn log(host: Host, trace: &Trace, status: &str, started: Instant) {
+    let o = trace.get();
+    let Some(root) = o.root else { return };
+    let run = crate::state::HookRun {
+        time: crate::state::now_rfc3339(),
+        host: host.name().to_owned(),
+        event: o.event.unwrap_or_else(|| "?".to_owned()),
+        role: o.role,
+        change: o.change,
+        status: status.to_owned(),
+        reason: if status == "READY" { None } else { o.reason },
+        ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    };
+    let _ = crate::state::log_hook_run(&root, &run);
 }
 
 /// What a host receives when curate has nothing to say: nothing for Claude Code, `{}` for
@@ -172,17 +256,46 @@ pub fn prompt_line<'a>(prompt: &'a str, key: &str) -> Option<&'a str> {
     })
 }
 
-/// True when another injector (or curate itself) already put context into the prompt.
+/// The marker of another injector's (or curate's own) context in a prompt, if any. The
+/// aiws plugin's `<aiws-context-fallback>` (its scaffold when no manifest exists) is no
+/// injection of context: see [`without_fallback`].
 #[must_use]
-pub fn already_injected(prompt: &str) -> bool {
+pub fn injected_by(prompt: &str) -> Option<&'static str> {
     [
         "<!-- curate:begin",
         "<!-- curate:end",
-        "<aiws-context",
+        "<aiws-context-meta>",
+        "<aiws-context>",
+        "<aiws-context-injection",
         "<!-- trellis-hook-injected",
     ]
-    .iter()
-    .any(|m| prompt.contains(m))
+    .into_iter()
+    .find(|m| prompt.contains(m))
+}
+
+/// True when another injector (or curate itself) already put context into the prompt.
+#[must_use]
+pub fn already_injected(prompt: &str) -> bool {
+    injected_by(prompt).is_some()
+}
+
+/// The prompt without the aiws plugin's fallback scaffold in front of it (that plugin
+/// writes `<aiws-context-fallback>…</aiws-context-instruction>`, a line `---`, then the
+/// lead's prompt), so that curate's bundle replaces it: a sub-agent told "no curated
+/// context, use Glob and Grep" next to its curated context would get two contradicting
+/// instructions, and its `Change:` line is the plugin's guess, never a `change:` line.
+#[must_use]
+pub fn without_fallback(prompt: &str) -> &str {
+    const HEAD: &str = "<aiws-context-fallback>";
+    const END: &str = "</aiws-context-instruction>";
+    const SEP: &str = "\n\n---\n\n";
+    if !prompt.trim_start().starts_with(HEAD) {
+        return prompt;
+    }
+    prompt
+        .find(END)
+        .and_then(|i| prompt[i..].find(SEP).map(|j| &prompt[i + j + SEP.len()..]))
+        .unwrap_or(prompt)
 }
 
 /// The workspace of a dispatch: the host's folder, else `-C`, else `CLAUDE_PROJECT_DIR`,
@@ -236,18 +349,45 @@ fn change_of(ws: &Workspace, d: &Dispatch<'_>) -> Option<String> {
 }
 
 /// Compiles (writing the manifest and lock, as `curate compile` does) and renders the
-/// dispatch's prompt; `None` when curate has nothing to say (no role, no change, an error).
+/// dispatch's prompt; `None` when curate has nothing to say (no role, no change, an error),
+/// the reason noted in `trace`.
 #[must_use]
-pub fn prepare(d: &Dispatch<'_>, o: &WorkspaceOptions) -> Option<Prepared> {
-    if already_injected(d.prompt) {
-        return None;
+pub fn prepare(d: &Dispatch<'_>, o: &WorkspaceOptions, trace: &Trace) -> Option<Prepared> {
+    let original = without_fallback(d.prompt);
+    let d = &Dispatch {
+        cwd: d.cwd.clone(),
+        prompt: original,
+        ..*d
+    };
+    let Some(ws) = workspace(d.cwd.as_deref(), o) else {
+        return trace.skip("no repository found");
+    };
+    trace.note(|t| t.root = Some(ws.root.clone()));
+    if let Some(marker) = injected_by(d.prompt) {
+        return trace.skip(&format!("already injected ({marker} in the prompt)"));
     }
-    let ws = workspace(d.cwd.as_deref(), o)?;
-    let role = role_of(&ws, d)?;
-    let change = change_of(&ws, d)?;
-    let (ws, change) = ws.for_change(&change).ok()?;
+    let Some(role) = role_of(&ws, d) else {
+        return trace.skip(&format!(
+            "no role: agent type {:?} is no contract role or [roles] alias, and no `role:` line names one",
+            d.agent_type.unwrap_or_default()
+        ));
+    };
+    trace.note(|t| t.role = Some(role.clone()));
+    let Some(change) = change_of(&ws, d) else {
+        return trace.skip(
+            "no change: no `change:` line, no CURATE_CHANGE, no binding (`curate use <id>`)",
+        );
+    };
+    trace.note(|t| t.change = Some(change.clone()));
+    let (ws, change) = match ws.for_change(&change) {
+        Ok(w) => w,
+        Err(e) => return trace.skip(&first_line(&e)),
+    };
     let task_file = match prompt_line(d.prompt, "task") {
-        Some(t) => Some(crate::compile::admit::contained(&ws.root, "task:", t).ok()?),
+        Some(t) => match crate::compile::admit::contained(&ws.root, "task:", t) {
+            Ok(p) => Some(p),
+            Err(e) => return trace.skip(&first_line(&e)),
+        },
         None => None,
     };
     let options = CompileOptions {
@@ -267,11 +407,17 @@ pub fn prepare(d: &Dispatch<'_>, o: &WorkspaceOptions) -> Option<Prepared> {
             let compiled = render::from_manifest(&ws, &settings, &ws.root.join(path)).ok()?;
             (compiled, settings)
         }
-        Err(_) => return None,
+        Err(e) => return trace.skip(&first_line(&e)),
     };
-    if compiled.status == Status::Ready && ws.workflow().injector(&ws.root).is_some() {
+    trace.note(|t| t.status = Some(compiled.status.name()));
+    if compiled.status == Status::Ready
+        && let Some(injector) = ws.workflow().injector(&ws.root)
+    {
         // The workflow's own hook injects the file curate just wrote: one injection only.
-        return None;
+        trace.note(|t| t.status = None);
+        return trace.skip(&format!(
+            "written for {injector}, which injects it (one injection only)"
+        ));
     }
     if compiled.status != Status::Ready {
         let style = crate::report::Style { color: false };
@@ -292,7 +438,13 @@ pub fn prepare(d: &Dispatch<'_>, o: &WorkspaceOptions) -> Option<Prepared> {
         ws.config.lang,
         ByteCaps::of(&ws.config),
     );
-    let bundle = render::render_string(&job, "bundle").ok()?;
+    let bundle = match render::render_string(&job, "bundle") {
+        Ok(b) => b,
+        Err(e) => {
+            trace.note(|t| t.status = None);
+            return trace.skip(&first_line(&e));
+        }
+    };
     let (files, lines, tokens) = compiled.totals();
     let prompt = compose(&role, &change, &bundle, d.prompt, (files, lines, tokens));
     Some(Prepared::Ready {
@@ -310,6 +462,11 @@ pub fn prepare(d: &Dispatch<'_>, o: &WorkspaceOptions) -> Option<Prepared> {
             at_ms: 0,
         },
     })
+}
+
+/// The first line of an error's message, for the hook log.
+fn first_line(e: &Error) -> String {
+    e.to_string().lines().next().unwrap_or_default().to_owned()
 }
 
 /// The dispatch prompt: `role:` line, begin marker, the bundle without its end marker,
@@ -420,6 +577,17 @@ mod tests {
         let p = compose("worker", "c", "just body\n", "t", (0, 0, 0));
         assert!(p.starts_with("role: worker\n<!-- curate:begin"));
         assert_eq!(p.matches("curate:end").count(), 1);
+    }
+
+    #[test]
+    fn the_aiws_fallback_is_no_injection_and_is_taken_off_the_prompt() {
+        let fallback = "<aiws-context-fallback>\nNo curated context JSONL for role \"worker\" in change \"x\".\n</aiws-context-fallback>\n\n<change-context>\nChange: x\n</change-context>\n\n<aiws-context-instruction>\nUse Glob.\n</aiws-context-instruction>\n\n---\n\nDo it.\nchange: demo";
+        assert!(!already_injected(fallback));
+        assert_eq!(without_fallback(fallback), "Do it.\nchange: demo");
+        assert_eq!(without_fallback("Do it."), "Do it.");
+        let injected = "<aiws-context-meta>\nrole: worker\n</aiws-context-meta>\n\n---\n\nDo it.";
+        assert_eq!(injected_by(injected), Some("<aiws-context-meta>"));
+        assert_eq!(without_fallback(injected), injected);
     }
 
     #[test]

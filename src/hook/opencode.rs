@@ -5,13 +5,15 @@
 
 use serde_json::{Value, json};
 
-use crate::hook::{Dispatch, Prepared, prepare};
+use crate::hook::{Dispatch, Prepared, Trace, prepare};
 use crate::settings::WorkspaceOptions;
 
 /// The answer to one input (`None`: the shim receives `{}`).
 #[must_use]
-pub fn answer(input: &[u8], o: &WorkspaceOptions) -> Option<Value> {
+pub fn answer(input: &[u8], o: &WorkspaceOptions, trace: &Trace) -> Option<Value> {
     let v: Value = serde_json::from_slice(input).ok()?;
+    let event = v.get("event").and_then(Value::as_str).unwrap_or("task");
+    trace.note(|t| t.event = Some(event.to_owned()));
     if !v
         .get("tool")
         .and_then(Value::as_str)
@@ -26,7 +28,7 @@ pub fn answer(input: &[u8], o: &WorkspaceOptions) -> Option<Value> {
         agent_type: args.get("subagent_type").and_then(Value::as_str),
         prompt: args.get("prompt")?.as_str()?,
     };
-    match prepare(&d, o)? {
+    match prepare(&d, o, trace)? {
         Prepared::Ready { prompt, .. } => Some(json!({ "prompt": prompt })),
         Prepared::NotReady { .. } => None,
     }

@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-/// A built-in template of `curate_preview`.
+/// A built-in template of `preview`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Template {
@@ -45,7 +45,7 @@ impl From<Lang> for crate::model::Lang {
     }
 }
 
-/// What to compile: the inputs `curate_preview` and `curate_compile` share.
+/// What to compile: the inputs `preview` and `compile` share.
 #[derive(Debug, Clone, Default)]
 pub struct Selection {
     pub role: String,
@@ -123,7 +123,7 @@ macro_rules! with_selection {
 }
 
 with_selection! {
-    /// `curate_preview`.
+    /// The inputs of `preview`.
     #[derive(Debug, Clone, Deserialize, JsonSchema)]
     #[serde(deny_unknown_fields)]
     pub struct PreviewArgs {
@@ -132,11 +132,15 @@ with_selection! {
         pub template: Template,
         /// The language of the built-in texts: en or zh (default: the config's, else en).
         pub lang: Option<Lang>,
+        /// Also answer the whole report (entries, budget, exclusions) as structured
+        /// content; by default a READY answer is the status and the prompt only.
+        #[serde(default)]
+        pub report: bool,
     }
 }
 
 with_selection! {
-    /// `curate_compile`.
+    /// The inputs of `compile`.
     #[derive(Debug, Clone, Deserialize, JsonSchema)]
     #[serde(deny_unknown_fields)]
     pub struct CompileArgs {
@@ -149,7 +153,7 @@ with_selection! {
     }
 }
 
-/// `curate_check`.
+/// The inputs of `check`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CheckArgs {
@@ -162,7 +166,7 @@ pub struct CheckArgs {
     pub stale: bool,
 }
 
-/// `curate_verify`.
+/// The inputs of `verify`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VerifyArgs {

@@ -1,11 +1,18 @@
 //! The MCP server (`curate mcp`): curate as tools a lead agent calls over stdio, a front-end
 //! beside [`crate::cli`] and [`crate::hook`].
 //!
-//! Four tools, each the library call of a command: `curate_preview` (compile in memory and
-//! render; writes nothing), `curate_compile` (compile and write the manifest and lock),
-//! `curate_check` and `curate_verify`. Every result carries the JSON the command line
-//! prints with `--format json` as `structuredContent`, and a text for the model.
-//! BLOCKED, OVER_BUDGET, a failing check and a verdict with violations are normal results;
+//! Four tools, each the library call of a command: `preview` (compile in memory and
+//! render; writes nothing), `compile` (compile and write the manifest and lock), `check`
+//! and `verify`. Hosts prefix them with the server's name (`curate_preview` in OpenCode,
+//! `mcp__curate__preview` in Claude Code), so the names carry no prefix of their own.
+//!
+//! What the model reads is bounded: Claude Code hands it a result's `structuredContent`
+//! whenever there is one (the text only otherwise), OpenCode the text. So a preview
+//! answers its text only (a status header, then the prompt: at most the prompt + 2 KiB)
+//! unless `report` asks for the whole report as `structuredContent`; `compile`, `check`
+//! and `verify` answer the JSON the command line prints with `--format json` as
+//! `structuredContent`, and a text. BLOCKED, OVER_BUDGET, a failing check and a verdict
+//! with violations are normal results;
 //! bad arguments and unreadable inputs are tool errors (`isError: true`, the message as
 //! text), and the server goes on serving.
 //!
@@ -30,7 +37,7 @@ pub use args::{CheckArgs, CompileArgs, Lang, PreviewArgs, Template, VerifyArgs};
 pub use tools::Answer;
 
 /// The server's advice to the lead agent, sent with its identity at `initialize`.
-pub const INSTRUCTIONS: &str = "Call curate_preview before dispatching a sub-agent and paste its prompt as the sub-agent's first message; BLOCKED or OVER_BUDGET mean: do not dispatch, act on the advice.";
+pub const INSTRUCTIONS: &str = "curate selects the files (and lines) a sub-agent must read first. Before dispatching a sub-agent: call compile with its role and change (it writes the context manifest the prompt names), then preview with the same inputs and paste the prompt its answer holds, whole, as the sub-agent's first message. preview alone writes nothing, so without compile its prompt names a manifest that does not exist. BLOCKED or OVER_BUDGET: do not dispatch; act on the advice. check and verify report on manifests and on a worker's write boundary.";
 
 /// The largest result text Claude Code shows inline before it spills it to a file (its own
 /// default is far below a normal bundle).
@@ -79,7 +86,8 @@ impl Curate {
     }
 
     #[tool(
-        description = "Compile in memory which files (and lines) a sub-agent must read first and render its prompt; writes nothing. READY: the text is the prompt to paste as the sub-agent's first message. BLOCKED or OVER_BUDGET: do not dispatch; the text is the report with its advice. structuredContent is {status, prompt, report, warnings}; when a warning says the manifest the prompt names is missing or differs, call curate_compile with the same inputs first.",
+        name = "preview",
+        description = "Render the prompt of a sub-agent: which files (and lines) it must read first, compiled in memory; writes nothing. READY: a one-line status header (and any warnings), then the prompt to paste whole as the sub-agent's first message. BLOCKED or OVER_BUDGET: do not dispatch; the text is the report with its advice. The prompt names the manifest compile writes: call compile with the same inputs first (a warning says when the manifest is missing or differs). report: true adds the whole report as structuredContent {status, prompt, report, warnings}.",
         annotations(
             read_only_hint = true,
             idempotent_hint = true,
@@ -88,12 +96,13 @@ impl Curate {
         ),
         meta = result_size_meta()
     )]
-    async fn curate_preview(&self, Parameters(a): Parameters<PreviewArgs>) -> CallToolResult {
+    async fn preview(&self, Parameters(a): Parameters<PreviewArgs>) -> CallToolResult {
         self.run(move |root| tools::preview(&root, &a)).await
     }
 
     #[tool(
-        description = "Compile the context manifest and write it with its lock (changes/<change>/analysis/<role>-context.jsonl) unless dry_run or not READY. structuredContent is the compile report {status, manifest, written, entries, dropped, excluded, totals, budget, warnings, notes}. A manifest edited by hand is an error.",
+        name = "compile",
+        description = "Compile the context manifest of a sub-agent and write it with its lock (changes/<change>/analysis/<role>-context.jsonl) unless dry_run or not READY; then call preview with the same inputs for the prompt. structuredContent is the compile report {status, manifest, written, entries, dropped, excluded, totals, budget, warnings, notes}. A manifest edited by hand is an error.",
         annotations(
             read_only_hint = false,
             idempotent_hint = true,
@@ -102,11 +111,12 @@ impl Curate {
         ),
         meta = result_size_meta()
     )]
-    async fn curate_compile(&self, Parameters(a): Parameters<CompileArgs>) -> CallToolResult {
+    async fn compile(&self, Parameters(a): Parameters<CompileArgs>) -> CallToolResult {
         self.run(move |root| tools::compile(&root, &a)).await
     }
 
     #[tool(
+        name = "check",
         description = "Check the committed manifests (and the contracts): valid, in budget and, with stale, current. structuredContent is {valid, manifests, findings}; a failing check is a normal result.",
         annotations(
             read_only_hint = true,
@@ -115,11 +125,12 @@ impl Curate {
             open_world_hint = false
         )
     )]
-    async fn curate_check(&self, Parameters(a): Parameters<CheckArgs>) -> CallToolResult {
+    async fn check(&self, Parameters(a): Parameters<CheckArgs>) -> CallToolResult {
         self.run(move |root| tools::check(&root, &a)).await
     }
 
     #[tool(
+        name = "verify",
         description = "Check that a worker's touched files stay inside its owned globs (owns/reads or a task_file; touched or git_diff). structuredContent is {valid, violations}; violations are a normal result.",
         annotations(
             read_only_hint = true,
@@ -128,7 +139,7 @@ impl Curate {
             open_world_hint = false
         )
     )]
-    async fn curate_verify(&self, Parameters(a): Parameters<VerifyArgs>) -> CallToolResult {
+    async fn verify(&self, Parameters(a): Parameters<VerifyArgs>) -> CallToolResult {
         self.run(move |root| tools::verify(&root, &a)).await
     }
 }
@@ -144,7 +155,7 @@ impl Curate {
         match tokio::task::spawn_blocking(move || work(root)).await {
             Ok(Ok(answer)) => {
                 let mut result = CallToolResult::success(vec![ContentBlock::text(answer.text)]);
-                result.structured_content = Some(answer.structured);
+                result.structured_content = answer.structured;
                 result
             }
             Ok(Err(e)) => tool_error(crate::error::render(&e, "error:").trim_end()),

@@ -20,14 +20,20 @@ use crate::settings::{CompileOptions, CompileSettings, Workspace, WorkspaceOptio
 use crate::util::read::{INPUT_CAP, read_capped};
 use crate::verify::{self, Scope};
 
-/// A tool's normal result: `structured` is the `structuredContent`, `text` the text content.
+/// A tool's normal result: `structured` is the `structuredContent` (none: the model reads
+/// the text), `text` the text content.
 #[derive(Debug)]
 pub struct Answer {
-    pub structured: Value,
+    pub structured: Option<Value>,
     pub text: String,
 }
 
-/// `curate_preview`: compile in memory and render; writes nothing.
+/// The most a preview's header (status line and warnings) before its prompt may take.
+pub const PREVIEW_HEADER_MAX: usize = 2048;
+
+/// `preview`: compile in memory and render; writes nothing. The text is a status header
+/// and the prompt (READY) or the report with its advice; the whole report only with
+/// `report`.
 pub fn preview(root: &WorkspaceOptions, a: &PreviewArgs) -> Result<Answer> {
     let sel = a.selection();
     let (ws, change) = workspace(root, &sel)?;
@@ -45,20 +51,47 @@ pub fn preview(root: &WorkspaceOptions, a: &PreviewArgs) -> Result<Answer> {
             text.push_str(&format!("warning: {w}\n"));
         }
         return Ok(Answer {
-            structured: render::preview_json(&compiled, None, &warnings),
+            structured: a
+                .report
+                .then(|| render::preview_json(&compiled, None, &warnings)),
             text,
         });
     }
     let lang = a.lang.map_or(ws.config.lang, Into::into);
     let job = Job::new(&ws, &s, &compiled, lang, ByteCaps::of(&ws.config));
     let prompt = render::render_string(&job, a.template.name())?;
+    let (files, lines, tokens) = compiled.totals();
+    let mut text = format!(
+        "READY · role {} · change {} · {files} files, {lines} lines, about {tokens} tokens · manifest {}. Paste everything after the blank line below, whole, as the sub-agent's first message.\n",
+        s.role, s.change, compiled.manifest_path
+    );
+    for w in &warnings {
+        text.push_str(&format!("warning: {w}\n"));
+    }
+    let text = header_bounded(text);
     Ok(Answer {
-        structured: render::preview_json(&compiled, Some(&prompt), &warnings),
-        text: prompt,
+        structured: a
+            .report
+            .then(|| render::preview_json(&compiled, Some(&prompt), &warnings)),
+        text: format!("{text}\n{prompt}"),
     })
 }
 
-/// `curate_compile`: compile, then write the manifest and lock unless `dry_run` (or not
+/// A preview header kept within [`PREVIEW_HEADER_MAX`] bytes (cut on a character boundary,
+/// ending in a newline).
+fn header_bounded(mut text: String) -> String {
+    if text.len() > PREVIEW_HEADER_MAX {
+        let mut end = PREVIEW_HEADER_MAX - "[…]\n".len();
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push_str("[…]\n");
+    }
+    text
+}
+
+/// `compile`: compile, then write the manifest and lock unless `dry_run` (or not
 /// READY); a hand-edited manifest is an error, as on the command line.
 pub fn compile(root: &WorkspaceOptions, a: &CompileArgs) -> Result<Answer> {
     let sel = a.selection();
@@ -90,10 +123,13 @@ pub fn compile(root: &WorkspaceOptions, a: &CompileArgs) -> Result<Answer> {
             &outcome,
         )
     };
-    Ok(Answer { structured, text })
+    Ok(Answer {
+        structured: Some(structured),
+        text,
+    })
 }
 
-/// `curate_check`: the findings as `{valid, manifests, findings}`; a failing check is a
+/// `check`: the findings as `{valid, manifests, findings}`; a failing check is a
 /// normal answer.
 pub fn check(root: &WorkspaceOptions, a: &CheckArgs) -> Result<Answer> {
     let ws = Workspace::resolve(root)?;
@@ -107,11 +143,11 @@ pub fn check(root: &WorkspaceOptions, a: &CheckArgs) -> Result<Answer> {
     let structured = checked.json();
     Ok(Answer {
         text: pretty(&structured),
-        structured,
+        structured: Some(structured),
     })
 }
 
-/// `curate_verify`: the verdict `{valid, violations}`; violations are a normal answer.
+/// `verify`: the verdict `{valid, violations}`; violations are a normal answer.
 pub fn verify(root: &WorkspaceOptions, a: &VerifyArgs) -> Result<Answer> {
     check_name("change id", &a.change)?;
     let ws = Workspace::resolve(root)?;
@@ -149,7 +185,7 @@ pub fn verify(root: &WorkspaceOptions, a: &VerifyArgs) -> Result<Answer> {
     let structured = serde_json::to_value(&verdict).unwrap_or(Value::Null);
     Ok(Answer {
         text: pretty(&structured),
-        structured,
+        structured: Some(structured),
     })
 }
 

@@ -90,6 +90,13 @@ fn the_role_comes_from_the_agent_type_as_hosts_spell_it_a_role_line_or_an_alias(
     assert!(repo.exists("changes/demo/analysis/implement-context.jsonl"));
 }
 
+/// A tree snapshot without `.curate/state/`, where every hook run logs itself.
+fn without_hook_log(tree: Vec<(String, Vec<u8>)>) -> Vec<(String, Vec<u8>)> {
+    tree.into_iter()
+        .filter(|(name, _)| !name.contains(".curate/state"))
+        .collect()
+}
+
 #[test]
 fn nothing_is_printed_or_written_when_role_change_or_tool_is_not_curates() {
     let repo = Repo::fixture("hooks");
@@ -100,10 +107,15 @@ fn nothing_is_printed_or_written_when_role_change_or_tool_is_not_curates() {
         "already-injected.json",
         "subagent-start.json",
     ] {
-        let before = repo.snapshot_tree();
+        let before = without_hook_log(repo.snapshot_tree());
         let out = hook(&repo, "claude-code", &recorded(case, &repo));
         assert_eq!(shown(&out), "(nothing)", "{case}");
-        assert_eq!(repo.snapshot_tree(), before, "{case} wrote something");
+        // Nothing but the hook log's line saying why (`.curate/state/`, never committed).
+        assert_eq!(
+            without_hook_log(repo.snapshot_tree()),
+            before,
+            "{case} wrote something"
+        );
     }
 }
 
@@ -379,7 +391,7 @@ fn node() -> Option<std::path::PathBuf> {
 }
 
 #[test]
-fn the_opencode_plugin_rewrites_the_task_prompt_in_place_and_fails_open() {
+fn the_opencode_plugin_curates_the_childs_first_message_not_the_leads_call_and_fails_open() {
     let Some(node) = node() else { return };
     let repo = Repo::fixture("hooks");
     let init = repo.curate().args(["init", "--host", "opencode"]).run();
@@ -387,36 +399,58 @@ fn the_opencode_plugin_rewrites_the_task_prompt_in_place_and_fails_open() {
     // Node needs the `.mjs` name to load an ES module outside a package.
     let plugin = repo.root.with_file_name("curate.mjs");
     std::fs::copy(repo.root.join(".opencode/plugins/curate.js"), &plugin).unwrap();
+    // As OpenCode 1.18 runs a dispatch: `tool.execute.before` on the lead's `task` call
+    // (its `args` are the lead's stored call), then the task tool creates the child session
+    // and its first message: `chat.message` with that message's parts.
     let driver = r#"
 const [plugin, root] = process.argv.slice(1)
 const mod = await import(plugin)
 if (Object.keys(mod).join() !== "default") throw new Error("more than one export")
 const hooks = await mod.default({ directory: root })
-const run = async (tool, args) => {
+const run = async (tool, args, rewrite) => {
   const output = { args }
-  await hooks["tool.execute.before"]({ tool, sessionID: "ses_1", callID: "c" }, output)
-  return output.args === args ? args.prompt : "REPLACED THE ARGS OBJECT"
+  await hooks["tool.execute.before"]({ tool, sessionID: "ses_lead", callID: "c" }, output)
+  if (rewrite) args.prompt = rewrite(args.prompt)
+  const lead = args.prompt
+  const parts = [{ type: "text", text: args.prompt }]
+  await hooks["chat.message"]({ sessionID: "ses_child", agent: args.subagent_type }, { message: {}, parts })
+  return { lead, child: parts[0].text }
 }
+const fallback = (p) => `<aiws-context-fallback>
+No curated context JSONL.
+</aiws-context-fallback>
+
+<aiws-context-instruction>
+Use Glob.
+</aiws-context-instruction>
+
+---
+
+` + p
+const aiws = (p) => `<aiws-context-meta>
+role: worker
+</aiws-context-meta>
+
+---
+
+` + p
 const out = {
   task: await run("task", { prompt: "Implement it.\nchange: demo", subagent_type: "worker" }),
   bash: await run("bash", { prompt: "change: demo", subagent_type: "worker" }),
   unknown: await run("task", { prompt: "Look.\nchange: demo", subagent_type: "Explore" }),
+  fallback: await run("task", { prompt: "Fix it.\nchange: demo", subagent_type: "worker" }, fallback),
+  aiws: await run("task", { prompt: "Fix it.\nchange: demo", subagent_type: "worker" }, aiws),
 }
 process.env.CURATE_BIN = "/no/such/curate"
 out.missing = await run("task", { prompt: "Implement it.\nchange: demo", subagent_type: "worker" })
 console.log(JSON.stringify(out))
 "#;
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_curate")).parent().unwrap();
-    let path = format!(
-        "{}:{}",
-        bin_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     let mut node = Command::new(node);
     node.args(["--input-type=module", "-e", driver])
         .arg(plugin.to_string_lossy().as_ref())
         .arg(repo.root.to_string_lossy().as_ref())
-        .env("PATH", path)
+        // Not on PATH: the plugin runs the binary `init` was run from.
+        .env("PATH", "/usr/bin:/bin")
         .env("CURATE_CACHE_DIR", repo.cache_dir())
         .current_dir(&repo.root);
     for inherited in crate::DEVELOPER_ENV {
@@ -429,15 +463,33 @@ console.log(JSON.stringify(out))
         String::from_utf8_lossy(&out.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let task = v["task"].as_str().unwrap();
+    let child = v["task"]["child"].as_str().unwrap();
     assert!(
-        task.starts_with("role: worker\n<!-- curate:begin"),
-        "{task}"
+        child.starts_with("role: worker\n<!-- curate:begin"),
+        "{child}"
     );
-    assert!(task.ends_with("<!-- curate:end files=5 lines=22 tokens=166 -->"));
-    assert_eq!(v["bash"], "change: demo");
-    assert_eq!(v["unknown"], "Look.\nchange: demo");
-    assert_eq!(v["missing"], "Implement it.\nchange: demo", "fails open");
+    assert!(child.ends_with("<!-- curate:end files=5 lines=22 tokens=166 -->"));
+    // The lead's stored call is as the lead wrote it: no bundle in the lead's context.
+    assert_eq!(v["task"]["lead"], "Implement it.\nchange: demo");
+    assert_eq!(v["bash"]["child"], "change: demo");
+    assert_eq!(v["unknown"]["child"], "Look.\nchange: demo");
+    // The aiws plugin's no-manifest fallback is replaced by curate's bundle, whatever the
+    // plugin order; its real injection is left alone: one bundle either way.
+    let child = v["fallback"]["child"].as_str().unwrap();
+    assert!(
+        child.starts_with("role: worker\n<!-- curate:begin"),
+        "{child}"
+    );
+    assert!(!child.contains("aiws-context-fallback"), "{child}");
+    assert!(
+        child.contains("---\nFix it.\nchange: demo\n<!-- curate:end"),
+        "{child}"
+    );
+    assert_eq!(v["aiws"]["child"], v["aiws"]["lead"]);
+    assert_eq!(
+        v["missing"]["child"], "Implement it.\nchange: demo",
+        "fails open"
+    );
 }
 
 #[test]
@@ -449,10 +501,14 @@ fn init_host_merges_shows_what_changed_and_a_second_run_changes_nothing() {
     );
     let out = repo.curate().args(["init", "--host", "claude-code"]).run();
     assert_eq!(out.code, 0, "{}", out.all());
-    insta::assert_snapshot!("init_host_claude_code", out.stderr);
+    // The entries run this very binary, by its absolute path (here a cargo target: said).
+    let bin = env!("CARGO_BIN_EXE_curate");
+    let bin = std::fs::canonicalize(bin).unwrap();
+    let bin = bin.to_str().unwrap();
+    insta::assert_snapshot!("init_host_claude_code", out.stderr.replace(bin, "[CURATE]"));
     insta::assert_snapshot!(
         "init_host_claude_code_file",
-        repo.read(".claude/settings.json")
+        repo.read(".claude/settings.json").replace(bin, "[CURATE]")
     );
     let before = repo.snapshot_tree();
     for host in ["claude-code", "opencode", "mcp"] {
@@ -483,7 +539,7 @@ fn init_host_merges_shows_what_changed_and_a_second_run_changes_nothing() {
     assert_eq!(out.code, 0, "{}", out.all());
     assert!(
         out.stderr
-            .contains("warning: .opencode/plugins/aiws-inject-context.js also injects context"),
+            .contains("warning: .opencode/plugins/aiws-inject-context.js (the aiws plugin) also injects context into `task` dispatches. Keep exactly one injector: remove"),
         "{}",
         out.stderr
     );
@@ -686,4 +742,126 @@ fn a_hand_edited_manifest_is_rendered_as_it_stands_and_kept() {
         "{p}"
     );
     assert_eq!(repo.read(manifest), edited, "the hand edit was overwritten");
+}
+
+#[test]
+fn every_hook_run_appends_one_line_to_the_hook_log() {
+    let repo = Repo::fixture("hooks");
+    let input = |prompt: &str| {
+        format!(
+            r#"{{"hook_event_name":"PreToolUse","session_id":"s1","cwd":{},"tool_name":"Agent","tool_input":{{"prompt":{},"subagent_type":"worker"}}}}"#,
+            serde_json::to_string(&repo.root).unwrap(),
+            serde_json::to_string(prompt).unwrap()
+        )
+    };
+    assert_eq!(
+        hook(
+            &repo,
+            "claude-code",
+            input("Do it.\nchange: demo").as_bytes()
+        )
+        .code,
+        0
+    );
+    assert_eq!(
+        hook(&repo, "claude-code", input("Do it.").as_bytes()).code,
+        0
+    );
+    let off = repo
+        .curate()
+        .args(["hook", "claude-code"])
+        .env("CURATE_HOOKS", "0")
+        .stdin(input("Do it.\nchange: demo").as_bytes())
+        .run();
+    assert_eq!((off.code, off.stdout.as_str()), (0, ""));
+    let log = repo.read(".curate/state/hooks.jsonl");
+    let lines: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{log}");
+    assert_eq!(lines[0]["status"], "READY");
+    assert_eq!(lines[0]["host"], "claude-code");
+    assert_eq!(lines[0]["event"], "PreToolUse");
+    assert_eq!(lines[0]["role"], "worker");
+    assert_eq!(lines[0]["change"], "demo");
+    assert!(lines[0]["ms"].is_u64() && lines[0]["time"].is_string());
+    assert_eq!(lines[1]["status"], "skipped");
+    assert!(
+        lines[1]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("no change"),
+        "{}",
+        lines[1]
+    );
+    assert_eq!(lines[2]["status"], "off");
+}
+
+#[test]
+fn doctor_reports_the_wiring_and_fails_when_the_binary_is_gone() {
+    let repo = Repo::fixture("hooks");
+    let none = repo.curate().args(["doctor"]).run();
+    assert_eq!(none.code, 1, "{}", none.all());
+    assert!(
+        none.stdout.contains("problem: no host is wired"),
+        "{}",
+        none.stdout
+    );
+
+    assert_eq!(
+        repo.curate()
+            .args(["init", "--host", "claude-code"])
+            .run()
+            .code,
+        0
+    );
+    let input = format!(
+        r#"{{"hook_event_name":"PreToolUse","session_id":"s1","cwd":{},"tool_name":"Agent","tool_input":{{"prompt":"Do it.\nchange: demo","subagent_type":"worker"}}}}"#,
+        serde_json::to_string(&repo.root).unwrap()
+    );
+    hook(&repo, "claude-code", input.as_bytes());
+    repo.write(
+        ".opencode/plugins/aiws-inject-context.js",
+        "export default {}\n",
+    );
+    let ok = repo.curate().args(["doctor", "--format", "json"]).run();
+    assert_eq!(ok.code, 0, "{}", ok.all());
+    let v = ok.json();
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["workflow"], "curate");
+    assert_eq!(v["hosts"][0]["host"], "claude-code");
+    assert_eq!(
+        v["hosts"][0]["entries"],
+        serde_json::json!(["PreToolUse", "SubagentStart"])
+    );
+    assert!(v["hosts"][0]["found"].is_string());
+    assert_eq!(
+        v["other_injectors"],
+        serde_json::json!([".opencode/plugins/aiws-inject-context.js"])
+    );
+    assert_eq!(v["last_hook_runs"][0]["status"], "READY");
+
+    // The binary the settings run is gone (moved, a cleaned cargo target): every dispatch
+    // would go uncurated, and the doctor says so.
+    let settings = repo.read(".claude/settings.json");
+    let bin = std::fs::canonicalize(env!("CARGO_BIN_EXE_curate")).unwrap();
+    repo.write(
+        ".claude/settings.json",
+        &settings.replace(bin.to_str().unwrap(), "/no/such/curate"),
+    );
+    let gone = repo.curate().args(["doctor"]).run();
+    assert_eq!(gone.code, 1, "{}", gone.all());
+    assert!(
+        gone.stdout.contains("claude-code  .claude/settings.json: PreToolUse, SubagentStart → /no/such/curate (NOT FOUND)"),
+        "{}",
+        gone.stdout
+    );
+    assert!(
+        gone.stdout.contains(
+            "problem: claude-code: /no/such/curate is not found: every dispatch goes uncurated"
+        ),
+        "{}",
+        gone.stdout
+    );
 }

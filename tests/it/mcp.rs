@@ -1,5 +1,6 @@
 //! `curate mcp` through a real MCP client (rmcp's, over the child process): the handshake,
-//! the tool list, each tool on the fixture, BLOCKED / OVER_BUDGET as results, bad arguments
+//! the tool list, each tool on the fixture, what the model reads of a preview (the status and
+//! the prompt, at most the prompt + 2 KiB), BLOCKED / OVER_BUDGET as results, bad arguments
 //! as tool errors the server survives, and a clean exit when stdin ends.
 
 use std::io::{BufRead, BufReader, Write};
@@ -48,6 +49,21 @@ fn ok(r: &CallToolResult) -> &Value {
     r.structured_content.as_ref().expect("structuredContent")
 }
 
+/// A READY preview as the model reads it: no structured content (Claude Code would hand
+/// the model that instead of the text), a status header within 2 KiB, a blank line, the
+/// prompt. Returns the header and the prompt.
+fn ready_preview(r: &CallToolResult) -> (String, String) {
+    assert_eq!(r.is_error, Some(false), "{}", text(r));
+    assert!(r.structured_content.is_none(), "{r:?}");
+    let t = text(r);
+    let (header, prompt) = t
+        .split_once("\n\n")
+        .expect("a header, a blank line, the prompt");
+    assert!(header.starts_with("READY · "), "{header}");
+    assert!(header.len() < 2048, "{header}");
+    (header.to_owned(), prompt.to_owned())
+}
+
 /// A tool error: `isError`, no structured content, the message as text.
 fn tool_error(r: &CallToolResult) -> String {
     assert_eq!(r.is_error, Some(true), "not an error: {r:?}");
@@ -70,7 +86,7 @@ async fn initialize_names_the_server_version_and_its_advice() {
     assert_eq!(
         info.instructions.as_deref(),
         Some(
-            "Call curate_preview before dispatching a sub-agent and paste its prompt as the sub-agent's first message; BLOCKED or OVER_BUDGET mean: do not dispatch, act on the advice."
+            "curate selects the files (and lines) a sub-agent must read first. Before dispatching a sub-agent: call compile with its role and change (it writes the context manifest the prompt names), then preview with the same inputs and paste the prompt its answer holds, whole, as the sub-agent's first message. preview alone writes nothing, so without compile its prompt names a manifest that does not exist. BLOCKED or OVER_BUDGET: do not dispatch; act on the advice. check and verify report on manifests and on a worker's write boundary."
         )
     );
     assert!(info.capabilities.tools.is_some());
@@ -84,15 +100,7 @@ async fn the_four_tools_are_listed_with_their_inputs_and_hints() {
     let mut tools = client.list_all_tools().await.unwrap();
     tools.sort_by(|a, b| a.name.cmp(&b.name));
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(
-        names,
-        [
-            "curate_check",
-            "curate_compile",
-            "curate_preview",
-            "curate_verify"
-        ]
-    );
+    assert_eq!(names, ["check", "compile", "preview", "verify"]);
     let props = |i: usize| -> Vec<String> {
         let mut p: Vec<String> = tools[i].input_schema["properties"]
             .as_object()
@@ -123,7 +131,7 @@ async fn the_four_tools_are_listed_with_their_inputs_and_hints() {
     compile.sort_unstable();
     assert_eq!(props(1), compile);
     let mut preview: Vec<&str> = selection.to_vec();
-    preview.extend(["lang", "template"]);
+    preview.extend(["lang", "report", "template"]);
     preview.sort_unstable();
     assert_eq!(props(2), preview);
     assert_eq!(required(2), Some(json!(["role", "change"])));
@@ -170,21 +178,35 @@ async fn the_four_tools_are_listed_with_their_inputs_and_hints() {
 }
 
 #[tokio::test(flavor = "current_thread")]
-async fn preview_answers_what_the_cli_preview_prints_and_writes_nothing() {
+async fn preview_answers_the_status_and_the_prompt_only_and_writes_nothing() {
     let repo = Repo::fixture("aiws-basic");
     let before = repo.snapshot_tree();
     let client = connect(&repo).await;
-    let r = call(&client, "curate_preview", worker()).await;
-    let v = ok(&r).clone();
+    let r = call(&client, "preview", worker()).await;
+    let (header, prompt) = ready_preview(&r);
+    // Asked for, the whole report comes as structured content, with the same prompt.
+    let mut args = worker();
+    args["report"] = json!(true);
+    let full = call(&client, "preview", args).await;
+    let v = ok(&full).clone();
     client.cancel().await.unwrap();
-    assert_eq!(v["status"], "READY");
-    let prompt = v["prompt"].as_str().expect("a prompt");
-    assert_eq!(text(&r), prompt, "the text is the prompt");
+    assert!(
+        header.starts_with("READY · role worker · change add-auth · "),
+        "{header}"
+    );
+    // No manifest yet: the header says the prompt names one that does not exist.
+    assert!(
+        header.contains("\nwarning: the instruction names changes/add-auth/analysis/worker-context.jsonl, which does not exist"),
+        "{header}"
+    );
     assert!(
         prompt.starts_with(
             "role: worker\n<!-- curate:begin role=\"worker\" change=\"add-auth\" -->\n"
         )
     );
+    assert_eq!(v["status"], "READY");
+    assert_eq!(v["prompt"].as_str(), Some(prompt.as_str()));
+    assert_eq!(ready_preview_text(&full), text(&r));
     // One code path: the CLI's answer on the same repository is the same object.
     let cli = repo
         .curate()
@@ -193,10 +215,26 @@ async fn preview_answers_what_the_cli_preview_prints_and_writes_nothing() {
         ])
         .run();
     assert_eq!(cli.code, 0, "{}", cli.stderr);
-    let cli = cli.json();
-    assert_eq!(cli["prompt"].as_str(), Some(prompt));
-    assert_eq!(cli, v);
+    assert_eq!(cli.json(), v);
     assert_eq!(repo.snapshot_tree(), before, "preview wrote something");
+}
+
+/// The text of a preview answered with `report: true` (its structured content aside).
+fn ready_preview_text(r: &CallToolResult) -> String {
+    assert!(r.structured_content.is_some());
+    text(r)
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn compile_then_preview_gives_a_prompt_whose_manifest_exists() {
+    let repo = Repo::fixture("aiws-basic");
+    let client = connect(&repo).await;
+    ok(&call(&client, "compile", worker()).await);
+    let (header, prompt) = ready_preview(&call(&client, "preview", worker()).await);
+    client.cancel().await.unwrap();
+    assert!(!header.contains("warning"), "{header}");
+    assert!(prompt.contains(&format!("`{WORKER_MANIFEST}`")), "{prompt}");
+    assert!(repo.exists(WORKER_MANIFEST));
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -206,7 +244,7 @@ async fn preview_takes_the_template_and_language() {
     let mut args = worker();
     args["template"] = json!("sticky");
     args["lang"] = json!("zh");
-    let r = call(&client, "curate_preview", args).await;
+    let r = call(&client, "preview", args).await;
     client.cancel().await.unwrap();
     let cli = repo
         .curate()
@@ -223,8 +261,7 @@ async fn preview_takes_the_template_and_language() {
         ])
         .run();
     assert_eq!(cli.code, 0, "{}", cli.stderr);
-    assert_eq!(text(&r), cli.stdout);
-    assert_eq!(ok(&r)["prompt"].as_str(), Some(cli.stdout.as_str()));
+    assert_eq!(ready_preview(&r).1, cli.stdout);
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -233,11 +270,11 @@ async fn compile_writes_the_manifest_and_check_then_finds_it_valid() {
     let client = connect(&repo).await;
     let mut dry = worker();
     dry["dry_run"] = json!(true);
-    let r = call(&client, "curate_compile", dry).await;
+    let r = call(&client, "compile", dry).await;
     assert_eq!(ok(&r)["written"], false);
     assert!(!repo.exists(WORKER_MANIFEST), "dry_run wrote the manifest");
 
-    let r = call(&client, "curate_compile", worker()).await;
+    let r = call(&client, "compile", worker()).await;
     let v = ok(&r);
     assert_eq!(v["status"], "READY");
     assert_eq!(v["manifest"], WORKER_MANIFEST);
@@ -255,12 +292,12 @@ async fn compile_writes_the_manifest_and_check_then_finds_it_valid() {
     assert_eq!(cli.code, 0, "{}", cli.stderr);
     assert_eq!(cli.stdout, written);
 
-    let r = call(&client, "curate_check", json!({"stale": true})).await;
+    let r = call(&client, "check", json!({"stale": true})).await;
     assert_eq!(
         *ok(&r),
         json!({"valid": true, "manifests": 1, "findings": []})
     );
-    let r = call(&client, "curate_check", json!({"paths": [WORKER_MANIFEST]})).await;
+    let r = call(&client, "check", json!({"paths": [WORKER_MANIFEST]})).await;
     assert_eq!(ok(&r)["manifests"], 1);
     client.cancel().await.unwrap();
 }
@@ -269,11 +306,11 @@ async fn compile_writes_the_manifest_and_check_then_finds_it_valid() {
 async fn a_failing_check_is_a_result_and_a_hand_edit_stops_compile() {
     let repo = Repo::fixture("aiws-basic");
     let client = connect(&repo).await;
-    ok(&call(&client, "curate_compile", worker()).await);
+    ok(&call(&client, "compile", worker()).await);
     let edited = format!("{}not json\n", repo.read(WORKER_MANIFEST));
     repo.write(WORKER_MANIFEST, &edited);
 
-    let r = call(&client, "curate_check", json!({})).await;
+    let r = call(&client, "check", json!({})).await;
     let v = ok(&r);
     assert_eq!(v["valid"], false);
     assert_eq!(v["manifests"], 1);
@@ -285,7 +322,7 @@ async fn a_failing_check_is_a_result_and_a_hand_edit_stops_compile() {
         "{v}"
     );
 
-    let message = tool_error(&call(&client, "curate_compile", worker()).await);
+    let message = tool_error(&call(&client, "compile", worker()).await);
     assert!(
         message.starts_with(&format!(
             "error: {WORKER_MANIFEST} was edited by hand (its digest does not match its content)"
@@ -306,7 +343,7 @@ async fn verify_reports_a_violation_as_a_result() {
     let client = connect(&repo).await;
     let r = call(
         &client,
-        "curate_verify",
+        "verify",
         json!({
             "change": "add-auth",
             "owns": ["src/auth/**"],
@@ -324,7 +361,7 @@ async fn verify_reports_a_violation_as_a_result() {
     );
     let r = call(
         &client,
-        "curate_verify",
+        "verify",
         json!({"change": "add-auth", "owns": ["src/auth/**"], "touched": ["src/auth/login.ts"]}),
     )
     .await;
@@ -337,15 +374,14 @@ async fn over_budget_is_a_result_with_the_advice_and_nothing_written() {
     let repo = Repo::fixture("over-budget");
     let client = connect(&repo).await;
     let args = json!({"role": "planner", "change": "big"});
-    let r = call(&client, "curate_preview", args.clone()).await;
-    let v = ok(&r);
-    assert_eq!(v["status"], "OVER_BUDGET");
-    assert_eq!(v["prompt"], Value::Null);
+    let r = call(&client, "preview", args.clone()).await;
+    assert_eq!(r.is_error, Some(false));
+    assert!(r.structured_content.is_none(), "the report only when asked");
     let advice = text(&r);
     assert!(advice.contains("OVER_BUDGET"), "{advice}");
     assert!(advice.contains("hint: add `sections`"), "{advice}");
 
-    let r = call(&client, "curate_compile", args).await;
+    let r = call(&client, "compile", args).await;
     let v = ok(&r);
     assert_eq!(v["status"], "OVER_BUDGET");
     assert_eq!(v["written"], false);
@@ -373,12 +409,12 @@ async fn bad_arguments_are_tool_errors_and_the_server_goes_on() {
         a
     };
 
-    let e = tool_error(&call(&client, "curate_preview", with("role", json!("nope"))).await);
+    let e = tool_error(&call(&client, "preview", with("role", json!("nope"))).await);
     assert_eq!(
         e,
         "error: unknown role \"nope\" in embedded default\nhint: the roles are: planner, explorer, worker, reviewer, integrator"
     );
-    let e = tool_error(&call(&client, "curate_compile", with("change", json!("../x"))).await);
+    let e = tool_error(&call(&client, "compile", with("change", json!("../x"))).await);
     assert_eq!(
         e,
         "error: invalid change id \"../x\": it must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
@@ -391,7 +427,7 @@ async fn bad_arguments_are_tool_errors_and_the_server_goes_on() {
             "leads out of the repository through a link: never read",
         ),
     ] {
-        let e = tool_error(&call(&client, "curate_preview", with("task_file", json!(path))).await);
+        let e = tool_error(&call(&client, "preview", with("task_file", json!(path))).await);
         assert!(
             e.starts_with(&format!("error: task_file: {path:?} {problem}\n")),
             "{e}"
@@ -399,7 +435,7 @@ async fn bad_arguments_are_tool_errors_and_the_server_goes_on() {
         let e = tool_error(
             &call(
                 &client,
-                "curate_verify",
+                "verify",
                 json!({"change": "add-auth", "task_file": path, "touched": []}),
             )
             .await,
@@ -408,41 +444,27 @@ async fn bad_arguments_are_tool_errors_and_the_server_goes_on() {
             e.starts_with(&format!("error: task_file: {path:?} {problem}")),
             "{e}"
         );
-        let e = tool_error(&call(&client, "curate_check", json!({"paths": [path]})).await);
+        let e = tool_error(&call(&client, "check", json!({"paths": [path]})).await);
         assert!(
             e.starts_with(&format!("error: paths: {path:?} {problem}")),
             "{e}"
         );
     }
-    let e = tool_error(
-        &call(
-            &client,
-            "curate_preview",
-            with("task_file", json!("fifo.json")),
-        )
-        .await,
-    );
+    let e = tool_error(&call(&client, "preview", with("task_file", json!("fifo.json"))).await);
     assert!(
         e.ends_with("is not a regular file (a FIFO); only regular files are read"),
         "{e}"
     );
-    let e = tool_error(&call(&client, "curate_preview", with("task_file", json!(".env"))).await);
+    let e = tool_error(&call(&client, "preview", with("task_file", json!(".env"))).await);
     assert!(e.starts_with("error: .env: never read: secret"), "{e}");
-    let e = tool_error(&call(&client, "curate_preview", with("owns", json!(["/etc/*"]))).await);
+    let e = tool_error(&call(&client, "preview", with("owns", json!(["/etc/*"]))).await);
     assert!(
         e.contains("is an absolute path outside the repository"),
         "{e}"
     );
-    let e = tool_error(&call(&client, "curate_preview", json!({"role": "worker"})).await);
+    let e = tool_error(&call(&client, "preview", json!({"role": "worker"})).await);
     assert!(e.contains("missing field `change`"), "{e}");
-    let e = tool_error(
-        &call(
-            &client,
-            "curate_preview",
-            with("template", json!("/etc/x.tera")),
-        )
-        .await,
-    );
+    let e = tool_error(&call(&client, "preview", with("template", json!("/etc/x.tera"))).await);
     assert!(
         e.contains("expected one of `bundle`, `sticky`, `handoff`"),
         "{e}"
@@ -450,7 +472,7 @@ async fn bad_arguments_are_tool_errors_and_the_server_goes_on() {
     let e = tool_error(
         &call(
             &client,
-            "curate_verify",
+            "verify",
             json!({"change": "add-auth", "owns": ["src/**"], "git_diff": "--output=/tmp/x"}),
         )
         .await,
@@ -458,8 +480,7 @@ async fn bad_arguments_are_tool_errors_and_the_server_goes_on() {
     assert!(e.contains("a revision must not start with '-'"), "{e}");
 
     // Still serving.
-    let r = call(&client, "curate_preview", worker()).await;
-    assert_eq!(ok(&r)["status"], "READY");
+    ready_preview(&call(&client, "preview", worker()).await);
     client.cancel().await.unwrap();
 }
 
@@ -495,11 +516,14 @@ fn older_protocol_versions_are_accepted_and_stdin_eof_exits_0() {
         send(
             &mut stdin,
             json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-                "name": "curate_preview", "arguments": worker()}}),
+                "name": "preview", "arguments": worker()}}),
         );
         let answer = read_message(&mut stdout);
         assert_eq!(answer["id"], 2);
-        assert_eq!(answer["result"]["structuredContent"]["status"], "READY");
+        let text = answer["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(text.starts_with("READY · "), "{answer}");
         drop(stdin);
         let mut rest = String::new();
         std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();

@@ -63,7 +63,17 @@ fn wire_host(
     host: crate::hosts::HostKind,
     force: bool,
 ) -> Result<ExitCode> {
-    let changes = crate::hosts::install(&ws.root, host, force)?;
+    let binary = crate::hosts::this_binary();
+    // `.mcp.json` is a committed, shared file: its entry stays `curate` from the PATH.
+    let program = if host == crate::hosts::HostKind::Mcp {
+        "curate".to_owned()
+    } else {
+        if let Some(w) = &binary.warning {
+            printer.report(&format!("warning: {w}\n"));
+        }
+        binary.program.clone()
+    };
+    let changes = crate::hosts::install(&ws.root, host, force, &program)?;
     for c in crate::hosts::conflicts(&ws.root, host) {
         printer.report(&format!("warning: {c}\n"));
     }
@@ -83,6 +93,9 @@ fn wire_host(
                 text.push_str(&format!("  {c}\n"));
             }
             printer.err(&text);
+        }
+        if host != crate::hosts::HostKind::Mcp {
+            printer.err("check the wiring with `curate doctor`\n");
         }
     }
     Ok(ExitCode::Ready)

@@ -5,6 +5,7 @@ pub mod compile;
 pub mod completions;
 pub mod config;
 pub mod contracts;
+pub mod doctor;
 pub mod hook;
 pub mod init;
 pub mod mcp;

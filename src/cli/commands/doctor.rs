@@ -1,0 +1,240 @@
+//! `curate doctor`: is every dispatch curated? The wiring of each host (the binary it runs,
+//! found as the host will look for it; the hook entries or the plugin), other injectors,
+//! the workflow detected, and the last hook runs of `.curate/state/hooks.jsonl`. Exit 1
+//! when a dispatch would go uncurated (a wired host whose binary is not found, a partial
+//! wiring, nothing wired, the last run of a host crashed or past its deadline).
+
+use serde_json::{Value, json};
+
+use crate::cli::args::GlobalArgs;
+use crate::cli::exit::ExitCode;
+use crate::cli::printer::Printer;
+use crate::cli::resolve;
+use crate::error::Result;
+use crate::hosts::{self, HostKind};
+
+/// How many of the last hook runs are shown.
+const LAST_RUNS: usize = 10;
+
+/// One host's wiring as found.
+struct Wired {
+    host: &'static str,
+    file: &'static str,
+    /// What is wired (events, the plugin, the server), empty: nothing.
+    entries: Vec<String>,
+    /// The program it runs, and where the host finds it.
+    program: Option<String>,
+    found: Option<std::path::PathBuf>,
+    problems: Vec<String>,
+}
+
+/// Runs `curate doctor`.
+pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
+    let printer = Printer::new(g);
+    let ws = resolve::workspace_without_config(g)?;
+    let root = &ws.root;
+    let read = |rel: &str| -> Option<String> {
+        crate::compile::admit::read_repo_file(root, &root.join(rel))
+            .ok()
+            .flatten()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+    };
+    let mut wired = Vec::new();
+
+    // Claude Code: the project's settings and the local ones.
+    let mut claude = Wired {
+        host: "claude-code",
+        file: ".claude/settings.json",
+        entries: Vec::new(),
+        program: None,
+        found: None,
+        problems: Vec::new(),
+    };
+    for file in [".claude/settings.json", ".claude/settings.local.json"] {
+        if let Some(v) = read(file).and_then(|t| serde_json::from_str::<Value>(&t).ok()) {
+            for (event, program) in hosts::claude_hook_programs(&v) {
+                claude.entries.push(event);
+                claude.program.get_or_insert(program);
+            }
+        }
+    }
+    if !claude.entries.is_empty() {
+        for event in ["PreToolUse", "SubagentStart"] {
+            if !claude.entries.iter().any(|e| e == event) {
+                claude.problems.push(format!(
+                    "no {event} entry runs curate's hook: run `curate init --host claude-code`"
+                ));
+            }
+        }
+    }
+    wired.push(claude);
+
+    // OpenCode: curate's plugin (CURATE_BIN, when set, wins in the plugin too).
+    let mut open = Wired {
+        host: "opencode",
+        file: HostKind::Opencode.path(),
+        entries: Vec::new(),
+        program: None,
+        found: None,
+        problems: Vec::new(),
+    };
+    if let Some(text) = read(HostKind::Opencode.path()) {
+        open.entries.push("plugin".to_owned());
+        if !hosts::is_our_plugin(&text) {
+            open.problems.push(format!(
+                "{} differs from curate's plugin (a hand edit, or an older curate's): `curate init --host opencode --force` writes it anew",
+                HostKind::Opencode.path()
+            ));
+        }
+        open.program = std::env::var("CURATE_BIN")
+            .ok()
+            .filter(|b| !b.is_empty())
+            .or_else(|| hosts::plugin_program(&text));
+    }
+    wired.push(open);
+
+    // MCP: `.mcp.json`.
+    let mut mcp = Wired {
+        host: "mcp",
+        file: HostKind::Mcp.path(),
+        entries: Vec::new(),
+        program: None,
+        found: None,
+        problems: Vec::new(),
+    };
+    if let Some(v) = read(HostKind::Mcp.path()).and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        && let Some(command) = v["mcpServers"]["curate"]["command"].as_str()
+    {
+        mcp.entries.push("mcpServers.curate".to_owned());
+        mcp.program = Some(command.to_owned());
+    }
+    wired.push(mcp);
+
+    for w in &mut wired {
+        if let Some(p) = &w.program {
+            w.found = hosts::resolve_program(p, None);
+            if w.found.is_none() {
+                w.problems.push(format!(
+                    "{p} is not found{}: every dispatch goes uncurated; run `curate init --host {}` with the curate you mean to use",
+                    if p.contains('/') { "" } else { " on this PATH" },
+                    w.host
+                ));
+            }
+        }
+    }
+
+    let injectors = hosts::other_injectors(root);
+    let runs = crate::state::last_hook_runs(root, LAST_RUNS);
+    let mut problems: Vec<String> = wired
+        .iter()
+        .flat_map(|w| w.problems.iter().map(move |p| format!("{}: {p}", w.host)))
+        .collect();
+    if wired.iter().all(|w| w.entries.is_empty()) {
+        problems.push(
+            "no host is wired: dispatches are not curated (`curate init --host claude-code`, `--host opencode` or `--host mcp`)"
+                .to_owned(),
+        );
+    }
+    for host in ["claude-code", "opencode"] {
+        if let Some(last) = runs.iter().rev().find(|r| r.host == host)
+            && matches!(last.status.as_str(), "crashed" | "deadline")
+        {
+            problems.push(format!(
+                "{host}: the last hook run ({}) {}: that dispatch went uncurated",
+                last.time,
+                if last.status == "crashed" {
+                    "crashed"
+                } else {
+                    "ran past its deadline (CURATE_HOOK_DEADLINE_MS)"
+                }
+            ));
+        }
+    }
+    let workflow = ws.workflow().name();
+    let this = hosts::this_binary();
+
+    if printer.json() {
+        let hosts: Vec<Value> = wired
+            .iter()
+            .map(|w| {
+                json!({
+                    "host": w.host,
+                    "file": w.file,
+                    "wired": !w.entries.is_empty(),
+                    "entries": w.entries,
+                    "program": w.program,
+                    "found": w.found.as_ref().map(|p| p.display().to_string()),
+                    "problems": w.problems,
+                })
+            })
+            .collect();
+        printer.out_json(&json!({
+            "ok": problems.is_empty(),
+            "root": root.display().to_string(),
+            "workflow": workflow,
+            "binary": {"path": this.program, "warning": this.warning},
+            "hosts": hosts,
+            "other_injectors": injectors,
+            "last_hook_runs": runs,
+            "problems": problems,
+        }))?;
+    } else {
+        let mut text = format!("curate doctor · {} · workflow {workflow}\n", root.display());
+        text.push_str(&format!("this binary: {}\n", this.program));
+        for w in &wired {
+            if w.entries.is_empty() {
+                text.push_str(&format!("{:<12} not wired ({})\n", w.host, w.file));
+                continue;
+            }
+            text.push_str(&format!(
+                "{:<12} {}: {}{}\n",
+                w.host,
+                w.file,
+                w.entries.join(", "),
+                match (&w.program, &w.found) {
+                    (Some(p), Some(f)) if p == &f.display().to_string() =>
+                        format!(" → {p} (found)"),
+                    (Some(p), Some(f)) => format!(" → {p} (found: {})", f.display()),
+                    (Some(p), None) => format!(" → {p} (NOT FOUND)"),
+                    (None, _) => String::new(),
+                }
+            ));
+        }
+        if injectors.is_empty() {
+            text.push_str("other injectors: none\n");
+        } else {
+            text.push_str(&format!("other injectors: {}\n", injectors.join(", ")));
+        }
+        if runs.is_empty() {
+            text.push_str("last hook runs: none logged (.curate/state/hooks.jsonl)\n");
+        } else {
+            text.push_str("last hook runs:\n");
+            for r in &runs {
+                text.push_str(&format!(
+                    "  {} {} {} {} {} {} {} ms{}\n",
+                    r.time,
+                    r.host,
+                    r.event,
+                    r.role.as_deref().unwrap_or("-"),
+                    r.change.as_deref().unwrap_or("-"),
+                    r.status,
+                    r.ms,
+                    r.reason
+                        .as_deref()
+                        .map(|x| format!(" ({x})"))
+                        .unwrap_or_default()
+                ));
+            }
+        }
+        for p in &problems {
+            text.push_str(&format!("problem: {p}\n"));
+        }
+        text.push_str(if problems.is_empty() {
+            "ok: dispatches through the wired hosts are curated\n"
+        } else {
+            "not ok: a dispatch would go uncurated\n"
+        });
+        printer.out(&text)?;
+    }
+    Ok(ExitCode::of_check(problems.is_empty()))
+}
