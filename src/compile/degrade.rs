@@ -67,14 +67,17 @@ pub fn lower(
             out.outline = Some(sections);
         }
     }
-    out.rungs.push(Rung {
-        step: Step::Index,
-        lines: 0,
-        tokens: Some(0),
-        bytes: 0,
-    });
+    out.rungs.push(INDEX);
     out
 }
+
+/// The last rung: named in the prompt, no lines.
+pub const INDEX: Rung = Rung {
+    step: Step::Index,
+    lines: 0,
+    tokens: Some(0),
+    bytes: 0,
+};
 
 /// The outline of a file's text as line ranges, when its language has one.
 fn outline(path: &str, text: &str) -> Option<Vec<Range>> {

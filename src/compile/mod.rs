@@ -619,7 +619,26 @@ fn allocate(
         .collect();
     let mut allocation = budget::allocate(&items, caps);
     let mut lowered = Vec::new();
-    if caps.degrade && allocation.dropped.iter().any(Option::is_some) {
+    let cut = |rule: Rule| allocation.dropped.contains(&Some(rule));
+    let soft_only = cut(Rule::SoftCap)
+        && !(cut(Rule::HardCap) || cut(Rule::TokenCap) || cut(Rule::ByteCap))
+        && allocation.overrun.is_none();
+    if caps.degrade && soft_only {
+        // The soft cap counts files: its lows go to their index lines, no outline needed.
+        lowered = measured
+            .iter()
+            .map(|(c, _)| degrade::Lowered {
+                rungs: if c.priority == Priority::High {
+                    Vec::new()
+                } else {
+                    vec![degrade::INDEX]
+                },
+                outline: None,
+            })
+            .collect();
+        let rungs: Vec<Vec<budget::Rung>> = lowered.iter().map(|l| l.rungs.clone()).collect();
+        allocation = budget::allocate_ladder(&items, &rungs, caps);
+    } else if caps.degrade && allocation.dropped.iter().any(Option::is_some) {
         let how = degrade::Measuring {
             max_file_size: s.max_file_size,
             cut_bytes: caps.file_bytes,
