@@ -250,7 +250,10 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
     let author = read_author_list(ws, s)?;
     let (candidates, overrides) =
         apply_overrides(ws, &scope, s, candidates, author.as_ref(), &mut ledger)?;
-    let mut candidates = with_related(ws, &scope, s, candidates, &mut ledger)?;
+    let cache = token_cache(ws);
+    let fast = Fast(ws.encoding);
+    let counter = Cached::new(&cache, &fast);
+    let mut candidates = with_related(ws, &scope, s, &counter, candidates, &mut ledger)?;
     let consumer_injects = leave_out_injected(ws, s, &mut candidates, &mut ledger);
     if !ws.config.sections {
         // The consumer inlines whole files (Trellis): the budget must count what it reads.
@@ -262,9 +265,6 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
     let drift = truth::drift(&ws.root, &ws.changes_root, &s.change, s.max_file_size);
     ledger.notes.extend(drift.notes);
     ledger.changed_truth = drift.changed;
-    let cache = token_cache(ws);
-    let fast = Fast(ws.encoding);
-    let counter = Cached::new(&cache, &fast);
     let measured = measure_candidates(ws, s, &counter, candidates, &mut ledger)?;
     let caps = reserve_for_injected(ws, s, &mut ledger);
     let (mut allocation, lowered) = allocate(ws, s, &counter, &measured, caps, &mut ledger);
@@ -453,6 +453,7 @@ fn with_related(
     ws: &Workspace,
     scope: &Scope<'_>,
     s: &CompileSettings,
+    counter: &dyn TokenCounter,
     mut candidates: Vec<Candidate>,
     ledger: &mut Ledger,
 ) -> Result<Vec<Candidate>> {
@@ -498,7 +499,7 @@ fn with_related(
         budget: s.related,
         max_file_size: s.max_file_size,
         rules: admit::rules()?,
-        counter: &Fast(ws.encoding),
+        counter,
         cache: &cache,
     });
     // The cache is an optimisation: a failed save changes nothing else.
