@@ -105,8 +105,21 @@ pub fn related(i: &Inputs<'_>) -> Vec<Found> {
     let owned_paths: Vec<String> = owned.iter().map(|(p, _)| p.clone()).collect();
     let ranked = crate::outline::rank(&files, &owned_paths, CONSIDERED);
     let by_path: BTreeMap<&str, &Tags> = files.iter().map(|(p, t)| (p.as_str(), t)).collect();
-    let outlined: Vec<Option<(Sections, u64)>> =
-        ranked.par_iter().map(|(p, _)| outline_of(i, p)).collect();
+    let outlined: Vec<Option<(Sections, u64)>> = ranked
+        .par_iter()
+        .map(|(p, _)| {
+            // The definitions the owned files share with it: its outline is cut to their
+            // parts (all of it when none is in the outline).
+            let shared: Vec<u64> = by_path.get(p.as_str()).map_or_else(Vec::new, |t| {
+                t.defs
+                    .iter()
+                    .filter(|d| names.contains(d.name.as_str()))
+                    .map(|d| d.line)
+                    .collect()
+            });
+            outline_of(i, p, &shared)
+        })
+        .collect();
     let mut out = Vec::new();
     let mut used = 0u64;
     for ((path, score), outline) in ranked.iter().zip(outlined) {
@@ -165,13 +178,19 @@ fn holds_word(m: &AhoCorasick, bytes: &[u8]) -> bool {
     })
 }
 
-/// A related file's outline and its tokens, read again through admission.
-fn outline_of(i: &Inputs<'_>, path: &str) -> Option<(Sections, u64)> {
+/// A related file's outline, cut to the ranges that hold one of the `shared` definition
+/// lines when any does, and its tokens; read again through admission.
+fn outline_of(i: &Inputs<'_>, path: &str, shared: &[u64]) -> Option<(Sections, u64)> {
     let lang = crate::outline::lang_for(path)?;
     let repo_path = RepoPath::new(path).ok()?;
     let bytes = admit(i.root, &repo_path, i.max_file_size, i.rules).ok()?;
     let ranges = crate::outline::outline(lang, &String::from_utf8_lossy(&bytes))?;
-    let sections = Sections::ranges(ranges);
+    let focused: Vec<crate::model::Range> = ranges
+        .iter()
+        .copied()
+        .filter(|[a, b]| shared.iter().any(|l| a <= l && l <= b))
+        .collect();
+    let sections = Sections::ranges(if focused.is_empty() { ranges } else { focused });
     let tokens = i.counter.count(&selected(&bytes, &sections));
     Some((sections, tokens))
 }
