@@ -155,7 +155,8 @@ const LITERAL_PLACEHOLDERS: &[&[u8]] = &[
     b"example",
     b"xxxx",
     b"****",
-    b"....",
+    // An elided value (`ops_eyJzaW...`).
+    b"...",
     b"your",
     b"placeholder",
     b"dummy",
@@ -351,6 +352,7 @@ const IDENT_DENY: &[&[u8]] = &[
     b"keybind",
     b"hotkey",
     b"monkey",
+    b"keying",
     b"donkey",
     b"turkey",
     b"hockey",
@@ -795,6 +797,31 @@ const GENERIC_STOPWORDS: &[&[u8]] = &[
     b"wrapper",
     b"write",
 ];
+
+/// Whether `haystack[start..end]` (a provider name matched case-insensitively) is a word of
+/// its identifier: it starts after a non-alphanumeric byte or at a camel-case hump (`myHeroku`)
+/// and ends before one, or before a hump (`herokuKey`, `SNYK_TOKEN`). Letters inside
+/// another word (`sumOfExposures` for `sumo`, `CameraKit` for `meraki`) are not the name.
+pub fn name_is_a_word(haystack: &[u8], start: usize, end: usize) -> bool {
+    let (Some(&first), Some(&last)) = (haystack.get(start), haystack.get(end.wrapping_sub(1)))
+    else {
+        return false;
+    };
+    let starts = match start.checked_sub(1).and_then(|i| haystack.get(i)) {
+        Some(&before) if before.is_ascii_alphanumeric() => {
+            (before.is_ascii_lowercase() || before.is_ascii_digit()) && first.is_ascii_uppercase()
+        }
+        _ => true,
+    };
+    // The name may run on into a longer word (`sumologic`), but not end on the hump of the
+    // next camel-case word (`sumOf`: `sumo` would end on its `O`).
+    let before_last = haystack.get(end.wrapping_sub(2)).copied().unwrap_or(b' ');
+    let ends = !(end - start > 1
+        && last.is_ascii_uppercase()
+        && before_last.is_ascii_lowercase()
+        && haystack.get(end).is_some_and(u8::is_ascii_lowercase));
+    starts && ends
+}
 
 /// Whether a token-shaped value is plausibly real: not a known example, not a
 /// placeholder, and at least `min_entropy` bits per byte.
