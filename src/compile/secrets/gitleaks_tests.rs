@@ -70,6 +70,10 @@ struct GeneratedException {
     kind: String,
     at_most: usize,
     reason: String,
+    /// For false samples: the gitleaks rule that flags the failing ones too (checked with
+    /// `crosscheck.py`), so the totals leave them out.
+    #[serde(default)]
+    gitleaks_rule: Option<String>,
 }
 
 /// One out-of-scope sample: a rule's literal sample by its exact text.
@@ -210,6 +214,14 @@ fn corpus() -> &'static [Sample] {
                 .filter(|s| !s.literal && s.rule == allowance.rule && !s.passes())
                 .filter(|s| (s.tp && allowance.kind == "tp") || (!s.tp && allowance.kind == "fp"))
                 .count();
+            if allowance.kind == "fp" && allowance.gitleaks_rule.is_some() {
+                for sample in samples
+                    .iter_mut()
+                    .filter(|s| !s.literal && !s.tp && s.rule == allowance.rule && !s.passes())
+                {
+                    sample.other_rules = true;
+                }
+            }
             assert!(
                 failing <= allowance.at_most,
                 "{}: {failing} generated {} samples fail, {} allowed",
@@ -395,18 +407,36 @@ fn gitleaks_totals() {
     for (rule, (missed, flagged)) in &by_rule {
         println!("  {rule}: {missed} missed, {flagged} false flags");
     }
-    // The goals (SPEC §7): literal recall >= 95 %, generated >= 99 %, false flagged <= 1 %.
-    // Not all are met yet (see docs/security.md); the floors below are today's figures,
-    // so a change can only raise them.
+    // The failing samples (gitleaks' test data, no real secret) as JSON lines, for
+    // `crosscheck.py`: CURATE_GITLEAKS_FAILURES=<file>.
+    if let Some(path) = std::env::var_os("CURATE_GITLEAKS_FAILURES") {
+        let lines: Vec<String> = samples
+            .iter()
+            .filter(|s| !s.passes() && !s.other_rules)
+            .map(|s| {
+                serde_json::json!({
+                    "rule": s.rule,
+                    "kind": if s.tp { "tp" } else { "fp" },
+                    "origin": if s.literal { "literal" } else { "generated" },
+                    "text": s.text,
+                })
+                .to_string()
+            })
+            .collect();
+        std::fs::write(path, lines.join("\n") + "\n").expect("write the failures");
+    }
+    // The goals (SPEC §7): literal recall >= 95 %, generated >= 99 %, false flagged <= 1 %
+    // (false samples that another of gitleaks' rules flags, checked with crosscheck.py,
+    // left out).
     assert!(
-        recall_literal >= 93.0,
+        recall_literal >= 95.0,
         "literal recall {recall_literal:.1} %"
     );
     assert!(
         recall_generated >= 99.0,
         "generated recall {recall_generated:.1} %"
     );
-    assert!(false_flagged <= 4.0, "false flagged {false_flagged:.1} %");
+    assert!(false_flagged <= 1.0, "false flagged {false_flagged:.1} %");
 }
 
 /// The false-flag measure on a real tree: every file under `CURATE_SECRETS_TREE` that the

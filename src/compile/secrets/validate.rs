@@ -960,6 +960,9 @@ fn real_host(host: &[u8]) -> bool {
 
 /// `curl -u user:password`.
 fn curl_user(value: &[u8]) -> bool {
+    if !(3..=400).contains(&value.len()) {
+        return false;
+    }
     let value: Vec<u8> = value
         .iter()
         .copied()
@@ -969,16 +972,54 @@ fn curl_user(value: &[u8]) -> bool {
         return false;
     };
     let (user, password) = (
-        value.get(..colon).unwrap_or_default(),
-        value.get(colon + 1..).unwrap_or_default(),
+        unbrace(value.get(..colon).unwrap_or_default()),
+        unbrace(value.get(colon + 1..).unwrap_or_default()),
     );
+    // `-u user:` (an empty password) or `-u :password` (no user): the one half is the
+    // credential.
     if password.is_empty() {
-        return url_token(user);
+        return lone_credential(user);
     }
     if user.is_empty() {
-        return url_token(password);
+        return lone_credential(password);
     }
     real_url_password(user, password, b"")
+}
+
+/// A value wrapped in one pair of braces (`{ZqL5kVrX1n8tA2}`, as some API docs quote their
+/// credentials) without them, when what is inside is no template name (`{client_secret}`):
+/// letters and digits, not an identifier.
+fn unbrace(part: &[u8]) -> &[u8] {
+    match part
+        .strip_prefix(b"{")
+        .and_then(|rest| rest.strip_suffix(b"}"))
+    {
+        Some(inner)
+            if !inner.iter().any(|b| matches!(b, b'{' | b'}' | b'$'))
+                && has_letter_and_digit(inner)
+                && !is_identifier_like(inner) =>
+        {
+            inner
+        }
+        _ => part,
+    }
+}
+
+/// One half of `user:password` standing alone: a random credential, not a template,
+/// placeholder, identifier or dev default (`admin1234`).
+fn lone_credential(token: &[u8]) -> bool {
+    token.len() >= 8
+        && !token
+            .iter()
+            .any(|byte| matches!(byte, b'$' | b'{' | b'}' | b'<' | b'>' | b'[' | b']' | b'%'))
+        && plausible_token(token, 3.0)
+        && has_letter_and_digit(token)
+        && !is_identifier_like(token)
+        && !contains_any_lowercase(token, LITERAL_PLACEHOLDERS)
+        && !token
+            .split(|byte| !byte.is_ascii_alphanumeric())
+            .filter(|word| !word.is_empty())
+            .all(is_placeholder_word)
 }
 
 /// A Basic credential: base64 of `user:password` with a real password.
@@ -999,7 +1040,12 @@ fn basic_credentials(value: &[u8]) -> bool {
         decoded.get(..colon).unwrap_or_default(),
         decoded.get(colon + 1..).unwrap_or_default(),
     );
-    password.iter().all(|b| matches!(b, b'!'..=b'~')) && real_url_password(user, password, b"")
+    // A byte or two outside printable ASCII is a mangled copy (a pasted credential), not
+    // binary data; more is no `user:password`.
+    let printable = |b: &u8| matches!(b, b'!'..=b'~');
+    user.iter().all(printable)
+        && password.iter().filter(|b| !printable(b)).count() <= 1
+        && real_url_password(user, password, b"")
 }
 
 /// Whether one alphanumeric run of a password is a placeholder word: after
