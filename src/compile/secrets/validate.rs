@@ -124,6 +124,13 @@ const KNOWN_EXAMPLES: &[&[u8]] = &[
     b"Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq",
     // Stripe's public documentation test key.
     b"4eC39HqLyjWDarjtT1zdp7dc",
+    // xkcd 936's example passwords, quoted in many password tests.
+    b"Tr0ub4dor",
+    b"correcthorsebatterystaple",
+    // The Docker Engine API documentation's example registry password (api/docs/v1.*.md).
+    b"conta1n3rize14",
+    // Docker's documentation example swarm join token (`docker swarm join --token ...`).
+    b"3pu6hszjas19xyp7ghgosyx9k8atbfcr8p2is99znpy26u2lkl",
     // Digests of the empty input (SHA-256, SHA-1, MD5), common test values.
     b"e3b0c44298fc1c149afbf4c8996fb924",
     b"da39a3ee5e6b4b0d3255bfef95601890",
@@ -340,6 +347,9 @@ const TOKEN_URL_MARKERS: &[&[u8]] = &[
 const IDENT_DENY: &[&[u8]] = &[
     b"public",
     b"pubkey",
+    // A verifier key (`vkey`, golang.org/x/mod/sumdb/note) is a public key.
+    b"vkey",
+    b"verifier",
     b"pub_key",
     b"secretary",
     b"keyboard",
@@ -1095,6 +1105,10 @@ fn assignment_context(caps: &Captures<'_>, haystack: &[u8], password: bool) -> b
     if IDENT_DENY.iter().any(|word| contains(&lower, word)) {
         return false;
     }
+    // `$PWD`, `PWD=`: the shell's working directory, not a password.
+    if password && (lower == b"$pwd" || ident == b"PWD") {
+        return false;
+    }
     // `.pass("...")` is a method call, not a password.
     if password && op == b"(" && lower.rsplit(|b| *b == b'.').next() == Some(&b"pass"[..]) {
         return false;
@@ -1151,7 +1165,12 @@ fn generic_literal(value: &[u8], min_entropy: f64) -> bool {
     {
         return false;
     }
-    if is_identifier_like(value) || is_uuid(value) || is_version_like(value) {
+    if is_identifier_like(value)
+        || is_dotted_identifier(value)
+        || is_camel_identifier(value)
+        || is_uuid(value)
+        || is_version_like(value)
+    {
         return false;
     }
     // Base64-wrapped text (`bm90IG15IHJlYWwgcGFzc3dvcmQ=` is "not my real
@@ -1335,6 +1354,56 @@ fn is_identifier_like(value: &[u8]) -> bool {
         }
     }
     count >= 2 && all_plain
+}
+
+/// A dotted name (`k8s.replicaset.uid`, OpenTelemetry's semantic-convention attribute
+/// keys): lower-case segments starting with a letter, at least half of them plain words.
+fn is_dotted_identifier(value: &[u8]) -> bool {
+    let segments: Vec<&[u8]> = value.split(|b| *b == b'.').collect();
+    segments.len() >= 2
+        && segments.iter().all(|segment| {
+            segment.first().is_some_and(u8::is_ascii_lowercase)
+                && segment
+                    .iter()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'_')
+        })
+        && 2 * segments
+            .iter()
+            .filter(|segment| segment.iter().all(|b| b.is_ascii_lowercase() || *b == b'_'))
+            .count()
+            >= segments.len()
+}
+
+/// A camel-case identifier (`oidExtKeyUsageMicrosoftKeyRecovery3`, `transportCredsForS2A`):
+/// letters and digits only, at least three words of two or more lower-case letters, two of
+/// them starting with a capital (a random lower-case value has long runs but no humps), and
+/// those words at least four fifths of it. Random base62 is mostly short runs.
+fn is_camel_identifier(value: &[u8]) -> bool {
+    if !value.iter().all(u8::is_ascii_alphanumeric) {
+        return false;
+    }
+    let (mut words, mut humps, mut covered, mut index) = (0usize, 0usize, 0usize, 0usize);
+    while index < value.len() {
+        let start = index;
+        if value.get(index).is_some_and(u8::is_ascii_uppercase) {
+            index += 1;
+        }
+        let lower = value
+            .get(index..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|b| b.is_ascii_lowercase())
+            .count();
+        if lower >= 2 {
+            humps += usize::from(index > start);
+            index += lower;
+            words += 1;
+            covered += index - start;
+        } else {
+            index = start + 1;
+        }
+    }
+    words >= 3 && humps >= 2 && 5 * covered >= 4 * value.len()
 }
 
 /// `8-4-4-4-12` hex digits.
