@@ -221,7 +221,7 @@ impl Rule {
                 format!("{TOKEN_HEAD}(?P<secret>{token}){TOKEN_TAIL}")
             }
             (None, None, Some(names), Some(secret)) => {
-                format!("(?i:{names}){ASSIGN_HEAD}(?P<secret>{secret}){ASSIGN_TAIL}")
+                format!("(?P<name>(?i:{names})){ASSIGN_HEAD}(?P<secret>{secret}){ASSIGN_TAIL}")
             }
             _ => {
                 return Err(invalid(
@@ -364,6 +364,17 @@ impl Rule {
             .compiled()
             .and_then(|c| c.allow.as_ref())
             .is_some_and(|set| set.is_match(value))
+        {
+            return false;
+        }
+        // A provider's name must be a word of the identifier (`SUMO_TOKEN`, `herokuKey`), not
+        // letters inside another word (`sumOfExposures`, `CameraKit`); the generic rules'
+        // names (`dbpassword`) may be glued.
+        if self.local
+            && matches!(self.check, Check::Token | Check::Plain)
+            && caps
+                .name("name")
+                .is_some_and(|name| !validate::name_is_a_word(haystack, name.start(), name.end()))
         {
             return false;
         }

@@ -36,6 +36,8 @@ mod utf16;
 mod validate;
 
 #[cfg(test)]
+mod gitleaks_tests;
+#[cfg(test)]
 mod tests;
 
 pub use content::{ContentHit, ContentRules, RULES_TOML, SecretsError};

@@ -31,10 +31,10 @@ fn scan(text: &str) -> Option<ContentHit> {
 }
 
 /// A deterministic generator (PCG-style LCG).
-struct Noise(u64);
+pub(super) struct Noise(u64);
 
 impl Noise {
-    fn new(seed: u64) -> Self {
+    pub(super) fn new(seed: u64) -> Self {
         Self(seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1))
     }
 
@@ -158,7 +158,7 @@ fn expand(template: &str, seed: u64, generated: Option<&str>) -> String {
 
 /// How to fill the classes of a pattern when generating from it.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Fill {
+pub(super) enum Fill {
     /// Random members: a plausible secret.
     Random,
     /// `x` where allowed, else the first member: an `xxxx` placeholder.
@@ -168,7 +168,13 @@ enum Fill {
 }
 
 /// Generate bytes matching `hir`.
-fn generate(hir: &Hir, fill: Fill, noise: &mut Noise, counter: &mut usize, out: &mut Vec<u8>) {
+pub(super) fn generate(
+    hir: &Hir,
+    fill: Fill,
+    noise: &mut Noise,
+    counter: &mut usize,
+    out: &mut Vec<u8>,
+) {
     match hir.kind() {
         HirKind::Empty | HirKind::Look(_) => {}
         HirKind::Literal(literal) => out.extend_from_slice(&literal.0),

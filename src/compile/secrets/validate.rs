@@ -124,6 +124,13 @@ const KNOWN_EXAMPLES: &[&[u8]] = &[
     b"Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq",
     // Stripe's public documentation test key.
     b"4eC39HqLyjWDarjtT1zdp7dc",
+    // xkcd 936's example passwords, quoted in many password tests.
+    b"Tr0ub4dor",
+    b"correcthorsebatterystaple",
+    // The Docker Engine API documentation's example registry password (api/docs/v1.*.md).
+    b"conta1n3rize14",
+    // Docker's documentation example swarm join token (`docker swarm join --token ...`).
+    b"3pu6hszjas19xyp7ghgosyx9k8atbfcr8p2is99znpy26u2lkl",
     // Digests of the empty input (SHA-256, SHA-1, MD5), common test values.
     b"e3b0c44298fc1c149afbf4c8996fb924",
     b"da39a3ee5e6b4b0d3255bfef95601890",
@@ -155,7 +162,8 @@ const LITERAL_PLACEHOLDERS: &[&[u8]] = &[
     b"example",
     b"xxxx",
     b"****",
-    b"....",
+    // An elided value (`ops_eyJzaW...`).
+    b"...",
     b"your",
     b"placeholder",
     b"dummy",
@@ -339,6 +347,9 @@ const TOKEN_URL_MARKERS: &[&[u8]] = &[
 const IDENT_DENY: &[&[u8]] = &[
     b"public",
     b"pubkey",
+    // A verifier key (`vkey`, golang.org/x/mod/sumdb/note) is a public key.
+    b"vkey",
+    b"verifier",
     b"pub_key",
     b"secretary",
     b"keyboard",
@@ -351,6 +362,7 @@ const IDENT_DENY: &[&[u8]] = &[
     b"keybind",
     b"hotkey",
     b"monkey",
+    b"keying",
     b"donkey",
     b"turkey",
     b"hockey",
@@ -796,6 +808,31 @@ const GENERIC_STOPWORDS: &[&[u8]] = &[
     b"write",
 ];
 
+/// Whether `haystack[start..end]` (a provider name matched case-insensitively) is a word of
+/// its identifier: it starts after a non-alphanumeric byte or at a camel-case hump (`myHeroku`)
+/// and ends before one, or before a hump (`herokuKey`, `SNYK_TOKEN`). Letters inside
+/// another word (`sumOfExposures` for `sumo`, `CameraKit` for `meraki`) are not the name.
+pub fn name_is_a_word(haystack: &[u8], start: usize, end: usize) -> bool {
+    let (Some(&first), Some(&last)) = (haystack.get(start), haystack.get(end.wrapping_sub(1)))
+    else {
+        return false;
+    };
+    let starts = match start.checked_sub(1).and_then(|i| haystack.get(i)) {
+        Some(&before) if before.is_ascii_alphanumeric() => {
+            (before.is_ascii_lowercase() || before.is_ascii_digit()) && first.is_ascii_uppercase()
+        }
+        _ => true,
+    };
+    // The name may run on into a longer word (`sumologic`), but not end on the hump of the
+    // next camel-case word (`sumOf`: `sumo` would end on its `O`).
+    let before_last = haystack.get(end.wrapping_sub(2)).copied().unwrap_or(b' ');
+    let ends = !(end - start > 1
+        && last.is_ascii_uppercase()
+        && before_last.is_ascii_lowercase()
+        && haystack.get(end).is_some_and(u8::is_ascii_lowercase));
+    starts && ends
+}
+
 /// Whether a token-shaped value is plausibly real: not a known example, not a
 /// placeholder, and at least `min_entropy` bits per byte.
 pub fn plausible_token(token: &[u8], min_entropy: f64) -> bool {
@@ -933,6 +970,9 @@ fn real_host(host: &[u8]) -> bool {
 
 /// `curl -u user:password`.
 fn curl_user(value: &[u8]) -> bool {
+    if !(3..=400).contains(&value.len()) {
+        return false;
+    }
     let value: Vec<u8> = value
         .iter()
         .copied()
@@ -942,16 +982,54 @@ fn curl_user(value: &[u8]) -> bool {
         return false;
     };
     let (user, password) = (
-        value.get(..colon).unwrap_or_default(),
-        value.get(colon + 1..).unwrap_or_default(),
+        unbrace(value.get(..colon).unwrap_or_default()),
+        unbrace(value.get(colon + 1..).unwrap_or_default()),
     );
+    // `-u user:` (an empty password) or `-u :password` (no user): the one half is the
+    // credential.
     if password.is_empty() {
-        return url_token(user);
+        return lone_credential(user);
     }
     if user.is_empty() {
-        return url_token(password);
+        return lone_credential(password);
     }
     real_url_password(user, password, b"")
+}
+
+/// A value wrapped in one pair of braces (`{ZqL5kVrX1n8tA2}`, as some API docs quote their
+/// credentials) without them, when what is inside is no template name (`{client_secret}`):
+/// letters and digits, not an identifier.
+fn unbrace(part: &[u8]) -> &[u8] {
+    match part
+        .strip_prefix(b"{")
+        .and_then(|rest| rest.strip_suffix(b"}"))
+    {
+        Some(inner)
+            if !inner.iter().any(|b| matches!(b, b'{' | b'}' | b'$'))
+                && has_letter_and_digit(inner)
+                && !is_identifier_like(inner) =>
+        {
+            inner
+        }
+        _ => part,
+    }
+}
+
+/// One half of `user:password` standing alone: a random credential, not a template,
+/// placeholder, identifier or dev default (`admin1234`).
+fn lone_credential(token: &[u8]) -> bool {
+    token.len() >= 8
+        && !token
+            .iter()
+            .any(|byte| matches!(byte, b'$' | b'{' | b'}' | b'<' | b'>' | b'[' | b']' | b'%'))
+        && plausible_token(token, 3.0)
+        && has_letter_and_digit(token)
+        && !is_identifier_like(token)
+        && !contains_any_lowercase(token, LITERAL_PLACEHOLDERS)
+        && !token
+            .split(|byte| !byte.is_ascii_alphanumeric())
+            .filter(|word| !word.is_empty())
+            .all(is_placeholder_word)
 }
 
 /// A Basic credential: base64 of `user:password` with a real password.
@@ -972,7 +1050,12 @@ fn basic_credentials(value: &[u8]) -> bool {
         decoded.get(..colon).unwrap_or_default(),
         decoded.get(colon + 1..).unwrap_or_default(),
     );
-    password.iter().all(|b| matches!(b, b'!'..=b'~')) && real_url_password(user, password, b"")
+    // A byte or two outside printable ASCII is a mangled copy (a pasted credential), not
+    // binary data; more is no `user:password`.
+    let printable = |b: &u8| matches!(b, b'!'..=b'~');
+    user.iter().all(printable)
+        && password.iter().filter(|b| !printable(b)).count() <= 1
+        && real_url_password(user, password, b"")
 }
 
 /// Whether one alphanumeric run of a password is a placeholder word: after
@@ -1020,6 +1103,10 @@ fn assignment_context(caps: &Captures<'_>, haystack: &[u8], password: bool) -> b
     let ident = identifier(haystack, whole.start(), op_match.start());
     let lower = ident.to_ascii_lowercase();
     if IDENT_DENY.iter().any(|word| contains(&lower, word)) {
+        return false;
+    }
+    // `$PWD`, `PWD=`: the shell's working directory, not a password.
+    if password && (lower == b"$pwd" || ident == b"PWD") {
         return false;
     }
     // `.pass("...")` is a method call, not a password.
@@ -1078,7 +1165,12 @@ fn generic_literal(value: &[u8], min_entropy: f64) -> bool {
     {
         return false;
     }
-    if is_identifier_like(value) || is_uuid(value) || is_version_like(value) {
+    if is_identifier_like(value)
+        || is_dotted_identifier(value)
+        || is_camel_identifier(value)
+        || is_uuid(value)
+        || is_version_like(value)
+    {
         return false;
     }
     // Base64-wrapped text (`bm90IG15IHJlYWwgcGFzc3dvcmQ=` is "not my real
@@ -1262,6 +1354,56 @@ fn is_identifier_like(value: &[u8]) -> bool {
         }
     }
     count >= 2 && all_plain
+}
+
+/// A dotted name (`k8s.replicaset.uid`, OpenTelemetry's semantic-convention attribute
+/// keys): lower-case segments starting with a letter, at least half of them plain words.
+fn is_dotted_identifier(value: &[u8]) -> bool {
+    let segments: Vec<&[u8]> = value.split(|b| *b == b'.').collect();
+    segments.len() >= 2
+        && segments.iter().all(|segment| {
+            segment.first().is_some_and(u8::is_ascii_lowercase)
+                && segment
+                    .iter()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'_')
+        })
+        && 2 * segments
+            .iter()
+            .filter(|segment| segment.iter().all(|b| b.is_ascii_lowercase() || *b == b'_'))
+            .count()
+            >= segments.len()
+}
+
+/// A camel-case identifier (`oidExtKeyUsageMicrosoftKeyRecovery3`, `transportCredsForS2A`):
+/// letters and digits only, at least three words of two or more lower-case letters, two of
+/// them starting with a capital (a random lower-case value has long runs but no humps), and
+/// those words at least four fifths of it. Random base62 is mostly short runs.
+fn is_camel_identifier(value: &[u8]) -> bool {
+    if !value.iter().all(u8::is_ascii_alphanumeric) {
+        return false;
+    }
+    let (mut words, mut humps, mut covered, mut index) = (0usize, 0usize, 0usize, 0usize);
+    while index < value.len() {
+        let start = index;
+        if value.get(index).is_some_and(u8::is_ascii_uppercase) {
+            index += 1;
+        }
+        let lower = value
+            .get(index..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|b| b.is_ascii_lowercase())
+            .count();
+        if lower >= 2 {
+            humps += usize::from(index > start);
+            index += lower;
+            words += 1;
+            covered += index - start;
+        } else {
+            index = start + 1;
+        }
+    }
+    words >= 3 && humps >= 2 && 5 * covered >= 4 * value.len()
 }
 
 /// `8-4-4-4-12` hex digits.
