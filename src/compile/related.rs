@@ -28,6 +28,10 @@ use crate::util::paths::RepoPath;
 const MIN_NAME: usize = 3;
 /// At most this many ranked files are considered for the budget.
 const CONSIDERED: usize = 200;
+/// A related file's outline takes at most this part of the budget (so one large file does
+/// not crowd out the rest), and never less than [`MIN_PER_FILE`] tokens.
+const PER_FILE: u64 = 4;
+const MIN_PER_FILE: u64 = 200;
 /// The tags cache holds at most this many files.
 const CACHE_ENTRIES: usize = 50_000;
 
@@ -190,8 +194,23 @@ fn outline_of(i: &Inputs<'_>, path: &str, shared: &[u64]) -> Option<(Sections, u
         .copied()
         .filter(|[a, b]| shared.iter().any(|l| a <= l && l <= b))
         .collect();
-    let sections = Sections::ranges(if focused.is_empty() { ranges } else { focused });
-    let tokens = i.counter.count(&selected(&bytes, &sections));
+    let mut ranges = if focused.is_empty() { ranges } else { focused };
+    let mut sections = Sections::ranges(ranges.clone());
+    let mut tokens = i.counter.count(&selected(&bytes, &sections));
+    // One file takes at most a quarter of the budget: its first ranges, in proportion.
+    let cap = (i.budget / PER_FILE).max(MIN_PER_FILE);
+    if tokens > cap && ranges.len() > 1 {
+        let lines: u64 = ranges.iter().map(|[a, b]| b - a + 1).sum();
+        let keep_lines = (lines * cap / tokens).max(1);
+        let mut kept = 0;
+        ranges.retain(|[a, b]| {
+            let take = kept < keep_lines;
+            kept += b - a + 1;
+            take
+        });
+        sections = Sections::ranges(ranges);
+        tokens = i.counter.count(&selected(&bytes, &sections));
+    }
     Some((sections, tokens))
 }
 
