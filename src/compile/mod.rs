@@ -223,6 +223,41 @@ struct Ledger {
 }
 
 impl Ledger {
+    /// An entry a cap removed: dropped, or named only (`indexed`): its note, trace and row.
+    fn cut(&mut self, c: &Candidate, m: &Measured, rule: Rule, indexed: bool) {
+        let (note, fate) = if indexed {
+            (
+                format!(
+                    "named {} only ({}, {} lines), not read: an index line, by the {}",
+                    quoted(&c.path),
+                    c.priority,
+                    m.lines,
+                    rule.describe()
+                ),
+                format!("named only (an index line) by the {}", rule.describe()),
+            )
+        } else {
+            (
+                format!(
+                    "dropped {} ({}, {} lines) by the {}",
+                    quoted(&c.path),
+                    c.priority,
+                    m.lines,
+                    rule.describe()
+                ),
+                format!("dropped by the {}", rule.describe()),
+            )
+        };
+        self.notes.push(Note::info(note));
+        self.traces.push(trace(c, Some(m), &fate));
+        let row = cut_entry(c, m, rule);
+        if indexed {
+            self.indexed.push(row);
+        } else {
+            self.dropped.push(row);
+        }
+    }
+
     fn exclude(&mut self, c: &Candidate, reason: &str) {
         self.traces
             .push(trace(c, None, &format!("excluded: {reason}")));
@@ -1086,35 +1121,11 @@ fn keep(
     for (position, ((c, m), st)) in measured.iter().zip(standings).enumerate() {
         let (sections, lines, tokens, bytes, degraded) = match st {
             Standing::Dropped(rule) => {
-                ledger.notes.push(Note::info(format!(
-                    "dropped {} ({}, {} lines) by the {}",
-                    quoted(&c.path),
-                    c.priority,
-                    m.lines,
-                    rule.describe()
-                )));
-                ledger.traces.push(trace(
-                    c,
-                    Some(m),
-                    &format!("dropped by the {}", rule.describe()),
-                ));
-                ledger.dropped.push(cut_entry(c, m, rule));
+                ledger.cut(c, m, rule, false);
                 continue;
             }
             Standing::Indexed(rule) => {
-                ledger.notes.push(Note::info(format!(
-                    "named {} only ({}, {} lines), not read: an index line, by the {}",
-                    quoted(&c.path),
-                    c.priority,
-                    m.lines,
-                    rule.describe()
-                )));
-                ledger.traces.push(trace(
-                    c,
-                    Some(m),
-                    &format!("named only (an index line) by the {}", rule.describe()),
-                ));
-                ledger.indexed.push(cut_entry(c, m, rule));
+                ledger.cut(c, m, rule, true);
                 continue;
             }
             Standing::Read {
