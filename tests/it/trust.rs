@@ -1558,6 +1558,65 @@ mod props {
             );
         }
     }
+
+    proptest! {
+        #![proptest_config(Config { cases: 12, ..config() })]
+
+        // A secret of any family in text curate adds to a prompt (a template variable from
+        // the contracts, a task file's field, an override's reason) never shows in any output
+        // of render, preview or the hook, and the render is refused.
+        #[test]
+        fn a_secret_in_text_curate_adds_never_shows(
+            family in 0u8..6,
+            place in 0u8..3,
+            seed in 1u64..1_000_000,
+        ) {
+            let (_, text, value) = plant(family, seed);
+            let text = text.trim_end().to_owned();
+            let repo = crate::Repo::empty();
+            repo.write("README.md", "# readme\n");
+            repo.write("changes/c1/notes.md", "notes\n");
+            let scope = if place == 0 { serde_json::Value::from(text.clone()) } else { serde_json::Value::from("src/**") };
+            repo.write(
+                "contracts/workflow-delegation-contracts.json",
+                &format!(
+                    r#"{{"roleTypes":[{{"id":"worker","writeScope":[{scope}],"contextFiles":[{{"glob":"README.md","priority":"high","kind":"truth"}}]}}]}}"#
+                ),
+            );
+            let mut extra: Vec<String> = Vec::new();
+            if place == 1 {
+                repo.write(
+                    "task.json",
+                    &serde_json::json!({"task_id": "t1", "title": "t", "files_owned": ["README.md"], "files_readonly": [], "success_criteria": ["x"], "epic_summary": text}).to_string(),
+                );
+                extra.extend(["--task-file".to_owned(), "task.json".to_owned()]);
+            }
+            if place == 2 {
+                repo.write(
+                    "changes/c1/analysis/worker-context.overrides.jsonl",
+                    &format!("{}\n", serde_json::json!({"file": "README.md", "reason": text, "priority": "high", "kind": "truth"})),
+                );
+            }
+            let run = |sub: &[&str]| {
+                repo.curate()
+                    .args(sub)
+                    .args(["--role", "worker", "--change", "c1"])
+                    .args(&extra)
+                    .run()
+            };
+            let render = run(&["render", "-o", "out.md"]);
+            let preview = run(&["preview", "--format", "json"]);
+            let hook = repo
+                .curate()
+                .args(["hook", "claude-code"])
+                .stdin(br#"{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Agent","tool_input":{"prompt":"Do it.\nchange: c1","subagent_type":"worker"}}"#)
+                .run();
+            prop_assert_ne!(render.code, 0, "family {}, place {}: {}", family, place, render.all());
+            prop_assert!(!repo.exists("out.md"));
+            let problems = super::leaks(&repo, &value, &[("render", &render), ("preview", &preview), ("hook", &hook)]);
+            prop_assert!(problems.is_empty(), "family {family}, place {place}:\n- {}", problems.join("\n- "));
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------
