@@ -75,18 +75,19 @@ pub fn this_binary() -> Binary {
 
 /// Why `path` looks like a binary that will not stay where it is.
 fn temporary(path: &Path) -> Option<&'static str> {
-    let temp = std::fs::canonicalize(std::env::temp_dir()).unwrap_or_else(|_| std::env::temp_dir());
-    if path.starts_with(&temp) {
-        return Some("a temporary folder");
-    }
+    // A cargo build folder first: a clone under the temporary folder is still one.
     let parts: Vec<_> = path
         .components()
         .map(|c| c.as_os_str().to_owned())
         .collect();
-    parts
+    if parts
         .windows(2)
         .any(|w| w[0] == "target" && (w[1] == "debug" || w[1] == "release"))
-        .then_some("a cargo build folder")
+    {
+        return Some("a cargo build folder");
+    }
+    let temp = std::fs::canonicalize(std::env::temp_dir()).unwrap_or_else(|_| std::env::temp_dir());
+    path.starts_with(&temp).then_some("a temporary folder")
 }
 
 /// `program` quoted for `sh -c` (as Claude Code runs a hook command).
@@ -481,6 +482,18 @@ pub fn resolve_program(program: &str, path: Option<&std::ffi::OsStr>) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_binary_that_may_move_is_named_for_why() {
+        let temp = std::fs::canonicalize(std::env::temp_dir()).unwrap();
+        assert_eq!(
+            temporary(&temp.join("ci/target/debug/curate")),
+            Some("a cargo build folder"),
+            "a clone under the temporary folder is still a cargo build"
+        );
+        assert_eq!(temporary(&temp.join("curate")), Some("a temporary folder"));
+        assert_eq!(temporary(Path::new("/usr/local/bin/curate")), None);
+    }
 
     #[test]
     fn claude_settings_keep_foreign_entries_and_a_second_run_changes_nothing() {
