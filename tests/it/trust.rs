@@ -1708,3 +1708,114 @@ fn a_secret_in_what_curate_adds_refuses_the_output_on_every_route() {
         "a key in a template",
     );
 }
+
+/// One literal true sample of every gitleaks family that has one the content rules catch (39
+/// families; the others' samples are generated from regexes, in the unit tests), planted in
+/// turn in a contracts variable, a task file's field, an override's reason or a file the
+/// contracts name: no output of render, preview or the hook, and no file curate writes,
+/// shows its value; where curate adds the text, the render is refused.
+#[test]
+fn a_secret_of_every_family_never_reaches_any_output() {
+    let rules = curate::compile::secrets::ContentRules::shared().unwrap();
+    let data = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/gitleaks/samples.jsonl"),
+    )
+    .unwrap();
+    let mut families: Vec<(String, String)> = Vec::new();
+    for line in data.lines().skip(1) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        if v["kind"] != "tp" || v["origin"] != "literal" {
+            continue;
+        }
+        let family = v["family"].as_str().unwrap().to_owned();
+        if families.iter().any(|(f, _)| *f == family) {
+            continue;
+        }
+        let Some(text) =
+            v["parts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .try_fold(String::new(), |mut t, p| {
+                    t.push_str(p["lit"].as_str()?);
+                    Some(t)
+                })
+        else {
+            continue;
+        };
+        if rules.scan(text.as_bytes()).is_some() {
+            families.push((family, text));
+        }
+    }
+    // The families with a literal sample (the others' samples are generated from a regex).
+    assert!(families.len() >= 35, "{} families", families.len());
+    let mut problems = Vec::new();
+    for (n, (family, text)) in families.iter().enumerate() {
+        // The value: the text's longest word.
+        let value = text
+            .split(|c: char| c.is_whitespace() || "\"'=:,;()<>[]{}`".contains(c))
+            .max_by_key(|w| w.len())
+            .unwrap()
+            .to_owned();
+        let place = n % 4;
+        let repo = Repo::empty();
+        repo.write("README.md", "# readme\n");
+        repo.write("changes/c1/notes.md", "notes\n");
+        repo.write("notes/plain.txt", &format!("{text}\n"));
+        let scope = if place == 0 { text.as_str() } else { "src/**" };
+        let extra_file = if place == 3 {
+            r#",{"glob":"notes/plain.txt","priority":"high","kind":"truth"}"#
+        } else {
+            ""
+        };
+        repo.write(
+            "contracts/workflow-delegation-contracts.json",
+            &format!(
+                r#"{{"roleTypes":[{{"id":"worker","writeScope":[{}],"contextFiles":[{{"glob":"README.md","priority":"high","kind":"truth"}}{extra_file}]}}]}}"#,
+                serde_json::Value::from(scope)
+            ),
+        );
+        let mut extra: Vec<&str> = Vec::new();
+        if place == 1 {
+            repo.write(
+                "task.json",
+                &serde_json::json!({"task_id": "t1", "title": "t", "files_owned": ["README.md"], "files_readonly": [], "success_criteria": ["x"], "what_comes_next": text}).to_string(),
+            );
+            extra.extend(["--task-file", "task.json"]);
+        }
+        if place == 2 {
+            repo.write(
+                "changes/c1/analysis/worker-context.overrides.jsonl",
+                &format!(
+                    "{}\n",
+                    serde_json::json!({"file": "README.md", "reason": text, "priority": "high", "kind": "truth"})
+                ),
+            );
+        }
+        let run = |sub: &[&str]| {
+            repo.curate()
+                .args(sub)
+                .args(["--role", "worker", "--change", CHANGE])
+                .args(&extra)
+                .run()
+        };
+        let render = run(&["render", "-o", "out.md"]);
+        let preview = run(&["preview", "--format", "json"]);
+        let hook = repo
+            .curate()
+            .args(["hook", "claude-code"])
+            .stdin(br#"{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Agent","tool_input":{"prompt":"Do it.\nchange: c1","subagent_type":"worker"}}"#)
+            .run();
+        if place < 3 && render.code == 0 {
+            problems.push(format!("{family} (place {place}): render not refused"));
+        }
+        for leak in leaks(
+            &repo,
+            &value,
+            &[("render", &render), ("preview", &preview), ("hook", &hook)],
+        ) {
+            problems.push(format!("{family} (place {place}): {leak}"));
+        }
+    }
+    assert_none(&problems, "a secret of every family");
+}
