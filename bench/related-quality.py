@@ -182,6 +182,8 @@ def main():
     ap.add_argument("--venv", default="/tmp/aider-venv")
     ap.add_argument("--work", default="/tmp/q")
     ap.add_argument("--commits", type=int, default=25)
+    ap.add_argument("--skip", type=int, default=0,
+                    help="leave out the first SKIP picked commits (a held-out set: --commits 30 --skip 15)")
     ap.add_argument("--owned", choices=["first", "all"], default="first")
     ap.add_argument("--budgets", default="2000,4000,8000")
     ap.add_argument("--json")
@@ -205,7 +207,7 @@ def main():
         gitdir = os.path.abspath(gitdir)
         name = os.path.basename(os.path.dirname(gitdir)) if gitdir.endswith("/repo") \
             else os.path.basename(gitdir.rstrip("/"))
-        for sha, parent, modified in pick_commits(gitdir, args.commits):
+        for sha, parent, modified in pick_commits(gitdir, args.commits)[args.skip:]:
             root = os.path.join(args.work, "%s-%s" % (name, parent[:10]))
             export(gitdir, parent, root)
             files = tree_files(root)
