@@ -1,5 +1,5 @@
 //! Outlines, symbol anchors and tags of source files, read with tree-sitter (Markdown by
-//! a line scanner), and the ranking of related files by their tags (SPEC §11).
+//! a line scanner), and the ranking of related files by their tags, see docs/budgets.md#outlines.
 //!
 //! Pure: every function takes text and returns lines; nothing here touches the disk. A
 //! leaf module: it depends on nothing in the crate but [`crate::model`].

@@ -425,7 +425,7 @@ fn gitleaks_totals() {
             .collect();
         std::fs::write(path, lines.join("\n") + "\n").expect("write the failures");
     }
-    // The goals (SPEC §7): literal recall >= 95 %, generated >= 99 %, false flagged <= 1 %
+    // The goals (docs/security.md): literal recall >= 95 %, generated >= 99 %, false flagged <= 1 %
     // (false samples that another of gitleaks' rules flags, checked with crosscheck.py,
     // left out).
     assert!(
