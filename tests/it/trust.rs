@@ -1572,45 +1572,7 @@ mod props {
             seed in 1u64..1_000_000,
         ) {
             let (_, text, value) = plant(family, seed);
-            let text = text.trim_end().to_owned();
-            let repo = crate::Repo::empty();
-            repo.write("README.md", "# readme\n");
-            repo.write("changes/c1/notes.md", "notes\n");
-            let scope = if place == 0 { serde_json::Value::from(text.clone()) } else { serde_json::Value::from("src/**") };
-            repo.write(
-                "contracts/workflow-delegation-contracts.json",
-                &format!(
-                    r#"{{"roleTypes":[{{"id":"worker","writeScope":[{scope}],"contextFiles":[{{"glob":"README.md","priority":"high","kind":"truth"}}]}}]}}"#
-                ),
-            );
-            let mut extra: Vec<String> = Vec::new();
-            if place == 1 {
-                repo.write(
-                    "task.json",
-                    &serde_json::json!({"task_id": "t1", "title": "t", "files_owned": ["README.md"], "files_readonly": [], "success_criteria": ["x"], "epic_summary": text}).to_string(),
-                );
-                extra.extend(["--task-file".to_owned(), "task.json".to_owned()]);
-            }
-            if place == 2 {
-                repo.write(
-                    "changes/c1/analysis/worker-context.overrides.jsonl",
-                    &format!("{}\n", serde_json::json!({"file": "README.md", "reason": text, "priority": "high", "kind": "truth"})),
-                );
-            }
-            let run = |sub: &[&str]| {
-                repo.curate()
-                    .args(sub)
-                    .args(["--role", "worker", "--change", "c1"])
-                    .args(&extra)
-                    .run()
-            };
-            let render = run(&["render", "-o", "out.md"]);
-            let preview = run(&["preview", "--format", "json"]);
-            let hook = repo
-                .curate()
-                .args(["hook", "claude-code"])
-                .stdin(br#"{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Agent","tool_input":{"prompt":"Do it.\nchange: c1","subagent_type":"worker"}}"#)
-                .run();
+            let (repo, [render, preview, hook]) = super::planted_in_added_text(text.trim_end(), place);
             prop_assert_ne!(render.code, 0, "family {}, place {}: {}", family, place, render.all());
             prop_assert!(!repo.exists("out.md"));
             let problems = super::leaks(&repo, &value, &[("render", &render), ("preview", &preview), ("hook", &hook)]);
@@ -1709,6 +1671,62 @@ fn a_secret_in_what_curate_adds_refuses_the_output_on_every_route() {
     );
 }
 
+/// A repository with `text` where curate would add it to a prompt (`place` 0: a contracts
+/// variable, the role's write scope; 1: a task file's field; 2: an override's reason; 3: a
+/// file the contracts name), and the outputs of `render -o out.md`, `preview --format json`
+/// and the Claude Code hook on it.
+fn planted_in_added_text(text: &str, place: u8) -> (Repo, [Output; 3]) {
+    let repo = Repo::empty();
+    repo.write("README.md", "# readme\n");
+    repo.write("changes/c1/notes.md", "notes\n");
+    repo.write("notes/plain.txt", &format!("{text}\n"));
+    let scope = if place == 0 { text } else { "src/**" };
+    let named = if place == 3 {
+        r#",{"glob":"notes/plain.txt","priority":"high","kind":"truth"}"#
+    } else {
+        ""
+    };
+    repo.write(
+        "contracts/workflow-delegation-contracts.json",
+        &format!(
+            r#"{{"roleTypes":[{{"id":"worker","writeScope":[{}],"contextFiles":[{{"glob":"README.md","priority":"high","kind":"truth"}}{named}]}}]}}"#,
+            serde_json::Value::from(scope)
+        ),
+    );
+    let mut extra: Vec<&str> = Vec::new();
+    if place == 1 {
+        repo.write(
+            "task.json",
+            &serde_json::json!({"task_id": "t1", "title": "t", "files_owned": ["README.md"], "files_readonly": [], "success_criteria": ["x"], "what_comes_next": text}).to_string(),
+        );
+        extra.extend(["--task-file", "task.json"]);
+    }
+    if place == 2 {
+        repo.write(
+            "changes/c1/analysis/worker-context.overrides.jsonl",
+            &format!(
+                "{}\n",
+                serde_json::json!({"file": "README.md", "reason": text, "priority": "high", "kind": "truth"})
+            ),
+        );
+    }
+    let run = |sub: &[&str]| {
+        repo.curate()
+            .args(sub)
+            .args(["--role", "worker", "--change", CHANGE])
+            .args(&extra)
+            .run()
+    };
+    let render = run(&["render", "-o", "out.md"]);
+    let preview = run(&["preview", "--format", "json"]);
+    let hook = repo
+        .curate()
+        .args(["hook", "claude-code"])
+        .stdin(br#"{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Agent","tool_input":{"prompt":"Do it.\nchange: c1","subagent_type":"worker"}}"#)
+        .run();
+    (repo, [render, preview, hook])
+}
+
 /// One literal true sample of every gitleaks family that has one the content rules catch (39
 /// families; the others' samples are generated from regexes, in the unit tests), planted in
 /// turn in a contracts variable, a task file's field, an override's reason or a file the
@@ -1757,55 +1775,8 @@ fn a_secret_of_every_family_never_reaches_any_output() {
             .max_by_key(|w| w.len())
             .unwrap()
             .to_owned();
-        let place = n % 4;
-        let repo = Repo::empty();
-        repo.write("README.md", "# readme\n");
-        repo.write("changes/c1/notes.md", "notes\n");
-        repo.write("notes/plain.txt", &format!("{text}\n"));
-        let scope = if place == 0 { text.as_str() } else { "src/**" };
-        let extra_file = if place == 3 {
-            r#",{"glob":"notes/plain.txt","priority":"high","kind":"truth"}"#
-        } else {
-            ""
-        };
-        repo.write(
-            "contracts/workflow-delegation-contracts.json",
-            &format!(
-                r#"{{"roleTypes":[{{"id":"worker","writeScope":[{}],"contextFiles":[{{"glob":"README.md","priority":"high","kind":"truth"}}{extra_file}]}}]}}"#,
-                serde_json::Value::from(scope)
-            ),
-        );
-        let mut extra: Vec<&str> = Vec::new();
-        if place == 1 {
-            repo.write(
-                "task.json",
-                &serde_json::json!({"task_id": "t1", "title": "t", "files_owned": ["README.md"], "files_readonly": [], "success_criteria": ["x"], "what_comes_next": text}).to_string(),
-            );
-            extra.extend(["--task-file", "task.json"]);
-        }
-        if place == 2 {
-            repo.write(
-                "changes/c1/analysis/worker-context.overrides.jsonl",
-                &format!(
-                    "{}\n",
-                    serde_json::json!({"file": "README.md", "reason": text, "priority": "high", "kind": "truth"})
-                ),
-            );
-        }
-        let run = |sub: &[&str]| {
-            repo.curate()
-                .args(sub)
-                .args(["--role", "worker", "--change", CHANGE])
-                .args(&extra)
-                .run()
-        };
-        let render = run(&["render", "-o", "out.md"]);
-        let preview = run(&["preview", "--format", "json"]);
-        let hook = repo
-            .curate()
-            .args(["hook", "claude-code"])
-            .stdin(br#"{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Agent","tool_input":{"prompt":"Do it.\nchange: c1","subagent_type":"worker"}}"#)
-            .run();
+        let place = (n % 4) as u8;
+        let (repo, [render, preview, hook]) = planted_in_added_text(text, place);
         if place < 3 && render.code == 0 {
             problems.push(format!("{family} (place {place}): render not refused"));
         }
