@@ -16,7 +16,7 @@ use aho_corasick::AhoCorasick;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::compile::admit::admit;
+use crate::compile::admit::{admit, reread};
 use crate::compile::measure::selected;
 use crate::compile::secrets::ContentRules;
 use crate::compile::tokens::TokenCounter;
@@ -98,13 +98,19 @@ pub fn related(i: &Inputs<'_>) -> Vec<Found> {
         .filter(|p| !owned_set.contains(p.as_str()))
         .filter(|p| crate::outline::lang_for(p).is_some_and(|l| l != Lang::Markdown))
         .collect();
-    let mut files: Vec<(String, Tags)> = others
+    let read: Vec<(String, Tags, String)> = others
         .par_iter()
         .filter_map(|p| {
-            let (tags, _) = read_tags(i, p, Some(&matcher))?;
-            Some(((*p).clone(), tags))
+            let (tags, sha) = read_tags(i, p, Some(&matcher))?;
+            Some(((*p).clone(), tags, sha))
         })
         .collect();
+    // The hash each file was admitted with: its outline is read again as those bytes.
+    let admitted: BTreeMap<String, String> = read
+        .iter()
+        .map(|(p, _, sha)| (p.clone(), sha.clone()))
+        .collect();
+    let mut files: Vec<(String, Tags)> = read.into_iter().map(|(p, t, _)| (p, t)).collect();
     files.extend(owned.iter().cloned());
     let owned_paths: Vec<String> = owned.iter().map(|(p, _)| p.clone()).collect();
     let ranked = crate::outline::rank(&files, &owned_paths, CONSIDERED);
@@ -121,7 +127,7 @@ pub fn related(i: &Inputs<'_>) -> Vec<Found> {
                     .map(|d| d.line)
                     .collect()
             });
-            outline_of(i, p, &shared)
+            outline_of(i, p, admitted.get(p.as_str())?, &shared)
         })
         .collect();
     let mut out = Vec::new();
@@ -183,11 +189,12 @@ fn holds_word(m: &AhoCorasick, bytes: &[u8]) -> bool {
 }
 
 /// A related file's outline, cut to the ranges that hold one of the `shared` definition
-/// lines when any does, and its tokens; read again through admission.
-fn outline_of(i: &Inputs<'_>, path: &str, shared: &[u64]) -> Option<(Sections, u64)> {
+/// lines when any does, and its tokens; read again as the bytes admitted (hash `sha256`).
+fn outline_of(i: &Inputs<'_>, path: &str, sha256: &str, shared: &[u64]) -> Option<(Sections, u64)> {
     let lang = crate::outline::lang_for(path)?;
     let repo_path = RepoPath::new(path).ok()?;
-    let bytes = admit(i.root, &repo_path, i.max_file_size, i.rules).ok()?;
+    // The bytes admitted before (no second scan), or nothing if the file changed since.
+    let bytes = reread(i.root, &repo_path, i.max_file_size, sha256).ok()?;
     let ranges = crate::outline::outline(lang, &String::from_utf8_lossy(&bytes))?;
     let focused: Vec<crate::model::Range> = ranges
         .iter()
