@@ -153,7 +153,7 @@ fn tokens(c: &mut Criterion) {
     let fast = Fast(Encoding::O200kBase);
     let reference = Reference(Encoding::O200kBase);
     assert_eq!(fast.count(&text), reference.count(&text));
-    g.bench_function("fast_bpe_openai", |b| {
+    g.bench_function("fast", |b| {
         b.iter(|| fast.count(black_box(&text)));
     });
     g.bench_function("reference_tiktoken", |b| {
@@ -169,7 +169,7 @@ fn tokens(c: &mut Criterion) {
     let small = corpus(4 << 10, 2);
     let mut g = c.benchmark_group("tokens_o200k_4KiB");
     g.throughput(Throughput::Bytes(small.len() as u64));
-    g.bench_function("fast_bpe_openai", |b| {
+    g.bench_function("fast", |b| {
         b.iter(|| fast.count(black_box(&small)));
     });
     g.bench_function("reference_tiktoken", |b| {

@@ -1413,8 +1413,9 @@ fn a_secret_in_text_curate_writes_is_refused_without_echoing_it() {
 // ---------------------------------------------------------------------------------------
 // Fault 15: overrides in quadratic time
 
-// Fault 15: 100,000 `drop` lines take about 40 s; after, linear (< 1 s; here only
-// "within the generous time limit").
+// Fault 15: 100,000 `drop` lines took about 40 s (release), minutes in a debug build; after,
+// linear (< 1 s release, ~8 s debug). The bound is a hang guard wide enough for a loaded
+// machine, not a timing.
 #[test]
 fn a_hundred_thousand_drop_lines_finish_quickly() {
     let repo = repo_with(&["docs/*.md"]);
@@ -1426,7 +1427,10 @@ fn a_hundred_thousand_drop_lines_finish_quickly() {
         text.push_str(&format!("{{\"drop\":\"gone/n{i}.md\"}}\n"));
     }
     repo.write(OVERRIDES, &text);
-    let out = worker(&repo, "", &["--dry-run", "-q", "--max-files", "0"]).ok();
+    let out = worker(&repo, "", &["--dry-run", "-q", "--max-files", "0"])
+        .start()
+        .finish(Duration::from_secs(180))
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(out.code, 0, "{}", out.stderr);
 }
 

@@ -1,0 +1,105 @@
+#![allow(clippy::print_stdout)]
+//! Lays out the BPE vocabularies of `o200k_base` and `cl100k_base` as hash tables embedded in
+//! the binary (`src/compile/tokens/vocab.rs` reads them), taken at build time from
+//! `tiktoken-rs`, the reference implementation the counts are tested against. Embedded as
+//! laid out, a table costs nothing to load: a cold process counts its first token at once,
+//! and touches only the pages it looks up.
+//!
+//! A table, little-endian: `[ranks] [slots]` and `offsets[ranks + 1]` as `u32`s, then
+//! `slots` slots of two `u64`s, then the token bytes, where token `r`'s bytes are
+//! `bytes[offsets[r]..offsets[r + 1]]`. A slot, placed by `vocab_hash` with linear probing,
+//! holds a token's first twelve bytes (zero-padded), its length and `rank + 1` (0: empty):
+//! `[bytes 0..8] [bytes 8..12 | len << 32 | (rank + 1) << 40]`, so a token of twelve bytes
+//! or fewer is found in one place of memory.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+include!("src/compile/tokens/vocab_hash.rs");
+
+fn main() {
+    println!("cargo::rerun-if-changed=build.rs");
+    println!("cargo::rerun-if-changed=src/compile/tokens/vocab_hash.rs");
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let encodings = [
+        ("o200k_base", tiktoken_rs::o200k_base()),
+        ("cl100k_base", tiktoken_rs::cl100k_base()),
+    ];
+    for (name, bpe) in encodings {
+        let bpe = bpe.expect("tiktoken-rs builds its own encodings");
+        let table = layout(&ordinary_tokens(&bpe));
+        std::fs::write(out.join(format!("{name}.vocab")), table)
+            .expect("the build folder is writable");
+    }
+}
+
+/// Every ordinary token's bytes, by rank (an unused rank: empty). Special tokens
+/// (`<|endoftext|>` …) are left out: curate counts their text as plain text.
+fn ordinary_tokens(bpe: &tiktoken_rs::CoreBPE) -> Vec<Vec<u8>> {
+    let special: HashSet<u32> = bpe
+        .special_tokens()
+        .iter()
+        .flat_map(|text| bpe.encode_with_special_tokens(text))
+        .collect();
+    let mut tokens = Vec::new();
+    // Both vocabularies hold fewer than 300,000 ranks.
+    for rank in 0..300_000u32 {
+        if special.contains(&rank) {
+            continue;
+        }
+        if let Ok(bytes) = bpe.decode_bytes(&[rank]) {
+            tokens.resize(rank as usize + 1, Vec::new());
+            tokens[rank as usize] = bytes;
+        }
+    }
+    for byte in 0..=255u8 {
+        assert!(
+            tokens.iter().any(|t| t.as_slice() == [byte]),
+            "every byte is a token"
+        );
+    }
+    tokens
+}
+
+fn layout(tokens: &[Vec<u8>]) -> Vec<u8> {
+    let ranks = tokens.len();
+    // At most 40 % full: a piece that is no token (most pairs a merge tries) is told so
+    // within a probe or two.
+    let slots = (ranks * 5 / 2).next_power_of_two();
+    let mut slot = vec![[0u64; 2]; slots];
+    for (rank, token) in tokens.iter().enumerate() {
+        if token.is_empty() {
+            continue;
+        }
+        assert!(token.len() <= 255, "a token's length fits a byte");
+        let mut i = vocab_hash(token) as usize & (slots - 1);
+        while slot[i][1] >> 40 != 0 {
+            i = (i + 1) & (slots - 1);
+        }
+        // The first twelve bytes and the length, as a short piece's key has them.
+        let head = &token[..token.len().min(SHORT_MAX)];
+        let mut key = short_key(head).expect("twelve bytes at most");
+        key[1] = (key[1] & 0xffff_ffff) | ((token.len() as u64) << 32) | ((rank as u64 + 1) << 40);
+        slot[i] = key;
+    }
+    let mut out = Vec::new();
+    let mut push = |v: usize| {
+        out.extend_from_slice(&u32::try_from(v).expect("tables under 4 GiB").to_le_bytes());
+    };
+    push(ranks);
+    push(slots);
+    let mut offset = 0;
+    for token in tokens {
+        push(offset);
+        offset += token.len();
+    }
+    push(offset);
+    for [a, b] in slot {
+        out.extend_from_slice(&a.to_le_bytes());
+        out.extend_from_slice(&b.to_le_bytes());
+    }
+    for token in tokens {
+        out.extend_from_slice(token);
+    }
+    out
+}
