@@ -6,13 +6,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::fake_model::{Exchange, FakeModel, Reply};
-use crate::{HOST_TIMEOUT, Sandbox, host_binary, run};
-
-/// What the user asks the lead.
-const LEAD: &str = "Dispatch the worker for the login.";
-/// The lead's dispatch call.
-const DISPATCH: &str = "toolu_dispatch";
-const TASK: &str = "change: add-auth\nImplement the login.";
+use crate::{
+    DISPATCH, Dispatch, HOST_TIMEOUT, LEAD, PREVIEW, PREVIEW_LEAD, Sandbox, TASK, host_binary, run,
+};
 
 fn claude() -> Option<PathBuf> {
     host_binary("CURATE_CLAUDE_BIN", "claude")
@@ -87,61 +83,6 @@ fn claude_p(
         out.stderr
     );
     serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stdout))
-}
-
-/// A dispatch's three requests: the lead's first, the sub-agent's, the lead's next.
-struct Dispatch {
-    lead: Exchange,
-    sub: Exchange,
-    next: Exchange,
-}
-
-impl Dispatch {
-    fn of(model: &FakeModel, task: &str) -> Dispatch {
-        let all = model.requests();
-        let find = |what: &str, f: &dyn Fn(&Exchange) -> bool| {
-            let found: Vec<&Exchange> = all.iter().filter(|x| f(x)).collect();
-            assert_eq!(found.len(), 1, "{what}: {} requests", found.len());
-            found[0].clone()
-        };
-        Dispatch {
-            lead: find("the lead's first", &|x| {
-                x.user_says(LEAD) && x.result_of(DISPATCH).is_none()
-            }),
-            sub: find("the sub-agent's", &|x| {
-                !x.user_says(LEAD) && x.user_says(task)
-            }),
-            next: find("the lead's next", &|x| x.result_of(DISPATCH).is_some()),
-        }
-    }
-
-    /// The text of the sub-agent's first user message that holds its task.
-    fn received(&self, task: &str) -> String {
-        let first = self.sub.first_user_message().expect("a user message");
-        let last_line = task.lines().last().expect("a task");
-        first
-            .texts
-            .into_iter()
-            .find(|t| t.contains(last_line))
-            .expect("the task in the sub-agent's first message")
-    }
-
-    /// The lead's next request: its dispatch call went out as the lead wrote it, with the
-    /// sub-agent's answer as its result, and holds no bundle.
-    fn assert_lead_kept_its_call(&self, task: &str) {
-        let (tool, input) = self
-            .next
-            .call(DISPATCH)
-            .expect("the dispatch in the history");
-        assert!(tool == "Agent" || tool == "Task", "{tool}");
-        assert_eq!(input["prompt"], task);
-        let result = self
-            .next
-            .result_of(DISPATCH)
-            .expect("the dispatch's result");
-        assert!(result.contains("done"), "{result}");
-        assert!(!self.next.body.to_string().contains("curate:begin"));
-    }
 }
 
 #[test]
@@ -219,6 +160,8 @@ fn the_kill_switch_leaves_the_dispatch_unchanged() {
             .join("changes/add-auth/analysis/worker-context.jsonl")
             .exists()
     );
+    // Turned off, the hook reads no input: the event is not known.
+    assert_eq!(sandbox.hook_runs(), ["? off", "? off"]);
 }
 
 #[test]
@@ -238,8 +181,6 @@ fn a_missing_curate_binary_leaves_the_dispatch_unchanged() {
     d.assert_lead_kept_its_call(TASK);
 }
 
-const PREVIEW_LEAD: &str = "Preview the worker's context for add-auth.";
-const PREVIEW: &str = "toolu_preview";
 const SEARCH: &str = "toolu_search";
 
 #[test]

@@ -13,12 +13,25 @@
 
 mod claude_code;
 mod fake_model;
+mod opencode;
 
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+use crate::fake_model::{Exchange, FakeModel};
+
+/// What the user asks the lead: dispatch the worker.
+pub const LEAD: &str = "Dispatch the worker for the login.";
+/// The id of the lead's dispatch call.
+pub const DISPATCH: &str = "toolu_dispatch";
+/// The prompt the lead dispatches.
+pub const TASK: &str = "change: add-auth\nImplement the login.";
+/// What the user asks the lead in the MCP tests, and the id of its preview call.
+pub const PREVIEW_LEAD: &str = "Preview the worker's context for add-auth.";
+pub const PREVIEW: &str = "toolu_preview";
 
 /// The longest one host run may take before it is killed.
 pub const HOST_TIMEOUT: Duration = Duration::from_secs(90);
@@ -239,4 +252,63 @@ fn kill_group(group: &str) {
         .args(["-KILL", "--", &format!("-{group}")])
         .stderr(Stdio::null())
         .status();
+}
+
+/// A dispatch's three requests: the lead's first, the sub-agent's, the lead's next.
+pub struct Dispatch {
+    pub lead: Exchange,
+    pub sub: Exchange,
+    pub next: Exchange,
+}
+
+impl Dispatch {
+    pub fn of(model: &FakeModel, task: &str) -> Dispatch {
+        let all = model.requests();
+        let find = |what: &str, f: &dyn Fn(&Exchange) -> bool| {
+            // A request that offers no tool is a side request (a title, a summary).
+            let found: Vec<&Exchange> = all
+                .iter()
+                .filter(|x| !x.tools().is_empty() && f(x))
+                .collect();
+            assert_eq!(found.len(), 1, "{what}: {} requests", found.len());
+            found[0].clone()
+        };
+        Dispatch {
+            lead: find("the lead's first", &|x| {
+                x.user_says(LEAD) && x.result_of(DISPATCH).is_none()
+            }),
+            sub: find("the sub-agent's", &|x| {
+                !x.user_says(LEAD) && x.user_says(task)
+            }),
+            next: find("the lead's next", &|x| x.result_of(DISPATCH).is_some()),
+        }
+    }
+
+    /// The text of the sub-agent's first user message that holds its task.
+    pub fn received(&self, task: &str) -> String {
+        let first = self.sub.first_user_message().expect("a user message");
+        let last_line = task.lines().last().expect("a task");
+        first
+            .texts
+            .into_iter()
+            .find(|t| t.contains(last_line))
+            .expect("the task in the sub-agent's first message")
+    }
+
+    /// The lead's next request: its dispatch call went out as the lead wrote it, with the
+    /// sub-agent's answer as its result, and holds no bundle.
+    pub fn assert_lead_kept_its_call(&self, task: &str) {
+        let (tool, input) = self
+            .next
+            .call(DISPATCH)
+            .expect("the dispatch in the history");
+        assert!(["Agent", "Task", "task"].contains(&tool.as_str()), "{tool}");
+        assert_eq!(input["prompt"], task);
+        let result = self
+            .next
+            .result_of(DISPATCH)
+            .expect("the dispatch's result");
+        assert!(result.contains("done"), "{result}");
+        assert!(!self.next.body.to_string().contains("curate:begin"));
+    }
 }
