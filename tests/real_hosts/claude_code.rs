@@ -105,6 +105,13 @@ fn a_dispatch_hands_the_sub_agent_the_bundle_and_leaves_the_leads_call_as_writte
     assert_eq!(received.matches("<!-- curate:end").count(), 1);
     assert_eq!(received, sandbox.expected_dispatch(TASK));
 
+    // SubagentStart's pointer reaches the sub-agent too (beside its prompt).
+    assert!(
+        d.sub
+            .body
+            .to_string()
+            .contains("curate prepared this sub-agent's context for change `add-auth`")
+    );
     d.assert_lead_kept_its_call(TASK);
     let growth = d.next.size.saturating_sub(d.lead.size);
     eprintln!(

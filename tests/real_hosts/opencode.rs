@@ -237,3 +237,43 @@ fn the_mcp_preview_result_is_the_status_and_the_prompt() {
     );
     assert!(read.len() <= prompt.len() + 2048, "{} bytes", read.len());
 }
+
+/// A plugin that, like the aiws plugin without a manifest, rewrites the `task` prompt in
+/// place with its fallback scaffold; named to load before curate's.
+const FALLBACK_PLUGIN: &str = r#"export default async () => ({
+  "tool.execute.before": async (input, output) => {
+    if (input.tool !== "task") return
+    output.args.prompt = `<aiws-context-fallback>
+No curated context JSONL for role "worker".
+</aiws-context-fallback>
+
+<aiws-context-instruction>
+Use Glob.
+</aiws-context-instruction>
+
+---
+
+` + output.args.prompt
+  },
+})
+"#;
+
+#[test]
+fn beside_a_fallback_injector_the_sub_agent_gets_one_bundle() {
+    let Some(bin) = opencode() else { return };
+    let model = FakeModel::start(dispatching(TASK));
+    let sandbox = wired(&model);
+    sandbox.write(".opencode/plugins/aiws-inject-context.js", FALLBACK_PLUGIN);
+    assert_eq!(opencode_run(&bin, &sandbox, LEAD, &[]), ["lead finished"]);
+    let d = Dispatch::of(&model, TASK);
+    let received = d.received(TASK);
+    assert!(!received.contains("aiws-context-fallback"), "{received}");
+    assert_eq!(received, sandbox.expected_dispatch(TASK));
+    // The other plugin ran: rewriting `args` in place, it left its scaffold in the lead's
+    // stored call; curate's bundle is not there.
+    let (_, input) = d.next.call(DISPATCH).expect("the dispatch in the history");
+    let stored = input["prompt"].as_str().unwrap_or_default();
+    assert!(stored.starts_with("<aiws-context-fallback>"), "{stored}");
+    assert!(!d.next.body.to_string().contains("curate:begin"));
+    assert_eq!(sandbox.hook_runs(), ["task READY"]);
+}
