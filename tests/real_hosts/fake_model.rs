@@ -378,7 +378,8 @@ fn ok_json(v: &Value) -> (&'static str, &'static str, Vec<u8>) {
     ("200 OK", "application/json", v.to_string().into())
 }
 
-/// Server-sent events: `(event name, data)`; an empty name writes `data:` alone.
+/// Server-sent events: `(event name, data)`. Anthropic names every event; OpenAI names none
+/// and ends its stream with `data: [DONE]`.
 fn sse(events: &[(&str, Value)]) -> (&'static str, &'static str, Vec<u8>) {
     let mut out = String::new();
     for (name, data) in events {
@@ -387,7 +388,8 @@ fn sse(events: &[(&str, Value)]) -> (&'static str, &'static str, Vec<u8>) {
         }
         out.push_str(&format!("data: {data}\n\n"));
     }
-    if events.iter().all(|(name, _)| name.is_empty()) {
+    let openai = events.iter().all(|(name, _)| name.is_empty());
+    if openai {
         out.push_str("data: [DONE]\n\n");
     }
     ("200 OK", "text/event-stream", out.into())
