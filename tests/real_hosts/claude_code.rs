@@ -1,0 +1,248 @@
+//! Claude Code (`claude -p`), wired with `curate init --host claude-code` (the hooks) or
+//! `curate init --host mcp` (`.mcp.json`), its model the fake Anthropic server.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::fake_model::{Exchange, FakeModel, Reply};
+use crate::{
+    DISPATCH, Dispatch, HOST_TIMEOUT, LEAD, PREVIEW, PREVIEW_LEAD, Sandbox, TASK, host_binary, run,
+};
+
+fn claude() -> Option<PathBuf> {
+    host_binary("CURATE_CLAUDE_BIN", "claude")
+}
+
+/// The fixture wired for Claude Code, with a `worker` agent to dispatch.
+fn wired() -> Sandbox {
+    let sandbox = Sandbox::fixture();
+    sandbox.curate(&["init", "--host", "claude-code"]);
+    sandbox.write(
+        ".claude/agents/worker.md",
+        "---\nname: worker\ndescription: Implements one change.\n---\nYou implement changes.\n",
+    );
+    sandbox
+}
+
+/// The lead dispatches `task` to the worker (in the foreground) and ends its turn on the
+/// result; the sub-agent answers "done"; anything else (a side request) gets "ok".
+fn dispatching(task: &'static str) -> impl Fn(&Exchange) -> Reply + Send + Sync {
+    move |x: &Exchange| {
+        if x.result_of(DISPATCH).is_some() {
+            Reply::text("lead finished")
+        } else if x.user_says(LEAD) {
+            let tool = if x.offers("Agent") { "Agent" } else { "Task" };
+            Reply::call(
+                DISPATCH,
+                tool,
+                json!({"description": "Implement login", "prompt": task,
+                       "subagent_type": "worker", "run_in_background": false}),
+            )
+        } else if x.user_says(task) {
+            Reply::text("done")
+        } else {
+            Reply::text("ok")
+        }
+    }
+}
+
+/// Runs `claude -p prompt` in the sandbox against `model`; its JSON result.
+fn claude_p(
+    bin: &Path,
+    sandbox: &Sandbox,
+    model: &FakeModel,
+    prompt: &str,
+    allowed: &str,
+    env: &[(&str, &str)],
+) -> Value {
+    let mut cmd = sandbox.command(bin);
+    cmd.args([
+        "-p",
+        prompt,
+        "--output-format",
+        "json",
+        "--allowedTools",
+        allowed,
+    ])
+    .env("CLAUDE_CONFIG_DIR", sandbox.home.join(".claude"))
+    .env("ANTHROPIC_BASE_URL", model.url())
+    .env("ANTHROPIC_API_KEY", "sk-ant-fake-key-for-tests")
+    .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+    .env("DISABLE_AUTOUPDATER", "1");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = run(&mut cmd, HOST_TIMEOUT);
+    eprintln!("claude -p took {:.1} s", out.elapsed.as_secs_f64());
+    assert_eq!(
+        out.code,
+        Some(0),
+        "claude -p failed or was killed\nstdout: {}\nstderr: {}",
+        out.stdout,
+        out.stderr
+    );
+    serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stdout))
+}
+
+#[test]
+fn a_dispatch_hands_the_sub_agent_the_bundle_and_leaves_the_leads_call_as_written() {
+    let Some(bin) = claude() else { return };
+    let sandbox = wired();
+    let model = FakeModel::start(dispatching(TASK));
+    let result = claude_p(&bin, &sandbox, &model, LEAD, "Agent", &[]);
+    assert_eq!(result["result"], "lead finished", "{result}");
+
+    let d = Dispatch::of(&model, TASK);
+    let received = d.received(TASK);
+    assert!(
+        received.starts_with(
+            "role: worker\n<!-- curate:begin role=\"worker\" change=\"add-auth\" -->\n"
+        )
+    );
+    let last = received.lines().last().unwrap_or_default();
+    assert!(last.starts_with("<!-- curate:end files="), "{last}");
+    assert_eq!(received.matches("<!-- curate:end").count(), 1);
+    assert_eq!(received, sandbox.expected_dispatch(TASK));
+
+    // SubagentStart's pointer reaches the sub-agent too (beside its prompt).
+    assert!(
+        d.sub
+            .body
+            .to_string()
+            .contains("curate prepared this sub-agent's context for change `add-auth`")
+    );
+    d.assert_lead_kept_its_call(TASK);
+    let growth = d.next.size.saturating_sub(d.lead.size);
+    eprintln!(
+        "claude-code: lead request {} -> {} bytes after the dispatch (+{growth}); the sub-agent's prompt {} bytes",
+        d.lead.size,
+        d.next.size,
+        received.len()
+    );
+    assert!(growth <= 2048, "the lead's context grew by {growth} bytes");
+    assert_eq!(
+        sandbox.hook_runs(),
+        ["PreToolUse READY", "SubagentStart READY"]
+    );
+}
+
+#[test]
+fn a_dispatch_without_a_change_goes_through_unchanged() {
+    let Some(bin) = claude() else { return };
+    let sandbox = wired();
+    let task = "Implement the login.";
+    let model = FakeModel::start(dispatching(task));
+    let result = claude_p(&bin, &sandbox, &model, LEAD, "Agent", &[]);
+    assert_eq!(result["result"], "lead finished", "{result}");
+    let d = Dispatch::of(&model, task);
+    assert_eq!(d.received(task), task);
+    d.assert_lead_kept_its_call(task);
+    assert_eq!(
+        sandbox.hook_runs(),
+        ["PreToolUse skipped", "SubagentStart skipped"]
+    );
+}
+
+#[test]
+fn the_kill_switch_leaves_the_dispatch_unchanged() {
+    let Some(bin) = claude() else { return };
+    let sandbox = wired();
+    let model = FakeModel::start(dispatching(TASK));
+    let result = claude_p(
+        &bin,
+        &sandbox,
+        &model,
+        LEAD,
+        "Agent",
+        &[("CURATE_HOOKS", "0")],
+    );
+    assert_eq!(result["result"], "lead finished", "{result}");
+    let d = Dispatch::of(&model, TASK);
+    assert_eq!(d.received(TASK), TASK);
+    d.assert_lead_kept_its_call(TASK);
+    assert!(
+        !sandbox
+            .root
+            .join("changes/add-auth/analysis/worker-context.jsonl")
+            .exists()
+    );
+    // Turned off, the hook reads no input: the event is not known.
+    assert_eq!(sandbox.hook_runs(), ["? off", "? off"]);
+}
+
+#[test]
+fn a_missing_curate_binary_leaves_the_dispatch_unchanged() {
+    let Some(bin) = claude() else { return };
+    let sandbox = wired();
+    let settings = sandbox.read(".claude/settings.json");
+    let missing = sandbox.bin.join("no-such-curate");
+    let moved = settings.replace(crate::curate_bin(), &missing.to_string_lossy());
+    assert_ne!(moved, settings, "the settings name curate's path");
+    sandbox.write(".claude/settings.json", &moved);
+    let model = FakeModel::start(dispatching(TASK));
+    let result = claude_p(&bin, &sandbox, &model, LEAD, "Agent", &[]);
+    assert_eq!(result["result"], "lead finished", "{result}");
+    let d = Dispatch::of(&model, TASK);
+    assert_eq!(d.received(TASK), TASK);
+    d.assert_lead_kept_its_call(TASK);
+}
+
+const SEARCH: &str = "toolu_search";
+
+#[test]
+fn the_mcp_preview_result_is_the_status_and_the_prompt() {
+    let Some(bin) = claude() else { return };
+    let sandbox = Sandbox::fixture();
+    sandbox.curate(&["init", "--host", "mcp"]);
+    // Claude Code defers MCP tools behind ToolSearch: the model loads the tool, then calls it.
+    let model = FakeModel::start(|x: &Exchange| {
+        if x.result_of(PREVIEW).is_some() {
+            Reply::text("previewed")
+        } else if !x.user_says(PREVIEW_LEAD) {
+            Reply::text("ok")
+        } else if x.offers("mcp__curate__preview") {
+            Reply::call(
+                PREVIEW,
+                "mcp__curate__preview",
+                json!({"role": "worker", "change": "add-auth"}),
+            )
+        } else if x.offers("ToolSearch") && x.result_of(SEARCH).is_none() {
+            Reply::call(
+                SEARCH,
+                "ToolSearch",
+                json!({"query": "select:mcp__curate__preview"}),
+            )
+        } else {
+            Reply::text("no preview tool")
+        }
+    });
+    let result = claude_p(
+        &bin,
+        &sandbox,
+        &model,
+        PREVIEW_LEAD,
+        "mcp__curate__preview",
+        &[],
+    );
+    assert_eq!(result["result"], "previewed", "{result}");
+
+    let read = model
+        .requests()
+        .iter()
+        .find_map(|x| x.result_of(PREVIEW))
+        .expect("the preview's result");
+    let prompt = sandbox.curate(&["preview", "--role", "worker", "--change", "add-auth"]);
+    let (header, pasted) = read.split_once("\n\n").expect("a header and the prompt");
+    assert!(
+        header.starts_with("READY · role worker · change add-auth · 8 files"),
+        "{header}"
+    );
+    assert_eq!(pasted, prompt);
+    eprintln!(
+        "claude-code: the preview's tool result {} bytes, its prompt {} bytes",
+        read.len(),
+        prompt.len()
+    );
+    assert!(read.len() <= prompt.len() + 2048, "{} bytes", read.len());
+}

@@ -1,0 +1,497 @@
+//! A fake model server on 127.0.0.1 (port 0): it speaks the Anthropic Messages API
+//! (`/v1/messages`, SSE when `stream` is set, and `count_tokens`) and the OpenAI chat
+//! completions API (`/chat/completions`), records every request, and answers each with the
+//! reply a test's script picks for it. Standard library only; nothing else is listened on
+//! or connected to.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+/// What the model answers one request.
+#[derive(Clone, Debug)]
+pub enum Reply {
+    /// A text, and the turn ends.
+    Text(String),
+    /// One tool call (the turn stops for its result).
+    Call {
+        id: String,
+        name: String,
+        input: Value,
+    },
+}
+
+impl Reply {
+    pub fn text(text: &str) -> Reply {
+        Reply::Text(text.to_owned())
+    }
+
+    pub fn call(id: &str, name: &str, input: Value) -> Reply {
+        Reply::Call {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            input,
+        }
+    }
+}
+
+/// The API a request was made in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    Anthropic,
+    OpenAi,
+}
+
+/// One recorded request to a model endpoint.
+#[derive(Clone, Debug)]
+pub struct Exchange {
+    pub dialect: Dialect,
+    /// The request body as sent, in bytes: what the host resends of its context.
+    pub size: usize,
+    pub body: Value,
+}
+
+/// A message of a request, both dialects alike.
+#[derive(Clone, Debug, Default)]
+pub struct Message {
+    pub role: String,
+    /// The text parts, in order.
+    pub texts: Vec<String>,
+    /// Tool calls (the assistant's): id, name, input.
+    pub calls: Vec<(String, String, Value)>,
+    /// Tool results: the call id and the result's text.
+    pub results: Vec<(String, String)>,
+}
+
+impl Exchange {
+    /// The conversation's messages (the system prompt is not one).
+    pub fn messages(&self) -> Vec<Message> {
+        let list = self.body["messages"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        list.iter()
+            .map(|m| match self.dialect {
+                Dialect::Anthropic => anthropic_message(m),
+                Dialect::OpenAi => openai_message(m),
+            })
+            .collect()
+    }
+
+    /// Every text of every user message, in order.
+    pub fn user_texts(&self) -> Vec<String> {
+        self.messages()
+            .into_iter()
+            .filter(|m| m.role == "user")
+            .flat_map(|m| m.texts)
+            .collect()
+    }
+
+    /// True when a user text holds `needle`.
+    pub fn user_says(&self, needle: &str) -> bool {
+        self.user_texts().iter().any(|t| t.contains(needle))
+    }
+
+    /// The first user message, which starts the conversation.
+    pub fn first_user_message(&self) -> Option<Message> {
+        self.messages().into_iter().find(|m| m.role == "user")
+    }
+
+    /// The names of the tools offered.
+    pub fn tools(&self) -> Vec<String> {
+        let list = self.body["tools"].as_array().cloned().unwrap_or_default();
+        list.iter()
+            .filter_map(|t| match self.dialect {
+                Dialect::Anthropic => t["name"].as_str(),
+                Dialect::OpenAi => t["function"]["name"].as_str(),
+            })
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// True when the tool `name` is offered.
+    pub fn offers(&self, name: &str) -> bool {
+        self.tools().iter().any(|t| t == name)
+    }
+
+    /// The call `id` as the assistant made it earlier in this conversation: name and input.
+    pub fn call(&self, id: &str) -> Option<(String, Value)> {
+        self.messages()
+            .into_iter()
+            .flat_map(|m| m.calls)
+            .find(|(i, _, _)| i == id)
+            .map(|(_, name, input)| (name, input))
+    }
+
+    /// The text of the result of the call `id`, when this request carries it.
+    pub fn result_of(&self, id: &str) -> Option<String> {
+        self.messages()
+            .into_iter()
+            .flat_map(|m| m.results)
+            .find(|(i, _)| i == id)
+            .map(|(_, text)| text)
+    }
+}
+
+fn text_parts(content: &Value) -> Vec<String> {
+    match content {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(parts) => parts
+            .iter()
+            .filter(|p| p["type"] == "text")
+            .filter_map(|p| p["text"].as_str().map(str::to_owned))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn anthropic_message(m: &Value) -> Message {
+    let mut out = Message {
+        role: m["role"].as_str().unwrap_or_default().to_owned(),
+        ..Message::default()
+    };
+    let blocks = match &m["content"] {
+        Value::String(s) => vec![json!({"type": "text", "text": s})],
+        Value::Array(a) => a.clone(),
+        _ => Vec::new(),
+    };
+    for b in &blocks {
+        match b["type"].as_str() {
+            Some("text") => out
+                .texts
+                .push(b["text"].as_str().unwrap_or_default().to_owned()),
+            Some("tool_use") => out.calls.push((
+                b["id"].as_str().unwrap_or_default().to_owned(),
+                b["name"].as_str().unwrap_or_default().to_owned(),
+                b["input"].clone(),
+            )),
+            Some("tool_result") => out.results.push((
+                b["tool_use_id"].as_str().unwrap_or_default().to_owned(),
+                text_parts(&b["content"]).concat(),
+            )),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn openai_message(m: &Value) -> Message {
+    let role = m["role"].as_str().unwrap_or_default().to_owned();
+    let mut out = Message {
+        role: role.clone(),
+        ..Message::default()
+    };
+    if role == "tool" {
+        let id = m["tool_call_id"].as_str().unwrap_or_default().to_owned();
+        out.results.push((id, text_parts(&m["content"]).concat()));
+        return out;
+    }
+    out.texts = text_parts(&m["content"]);
+    for c in m["tool_calls"].as_array().into_iter().flatten() {
+        let args = c["function"]["arguments"].as_str().unwrap_or("null");
+        out.calls.push((
+            c["id"].as_str().unwrap_or_default().to_owned(),
+            c["function"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            serde_json::from_str(args).unwrap_or(Value::Null),
+        ));
+    }
+    out
+}
+
+type Script = dyn Fn(&Exchange) -> Reply + Send + Sync;
+
+/// The running server; it stops when dropped.
+pub struct FakeModel {
+    addr: SocketAddr,
+    log: Arc<Mutex<Vec<Exchange>>>,
+    stop: Arc<AtomicBool>,
+    accept: Option<JoinHandle<()>>,
+}
+
+impl FakeModel {
+    /// Starts the server on 127.0.0.1 with `script` choosing each reply.
+    pub fn start(script: impl Fn(&Exchange) -> Reply + Send + Sync + 'static) -> FakeModel {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        let addr = listener.local_addr().expect("local address");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let script: Arc<Script> = Arc::new(script);
+        let accept = {
+            let (log, stop) = (Arc::clone(&log), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                for stream in listener.incoming() {
+                    if stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let Ok(stream) = stream else { continue };
+                    let (log, script) = (Arc::clone(&log), Arc::clone(&script));
+                    std::thread::spawn(move || serve(stream, &log, &*script));
+                }
+            })
+        };
+        FakeModel {
+            addr,
+            log,
+            stop,
+            accept: Some(accept),
+        }
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Every model request received so far, in order.
+    pub fn requests(&self) -> Vec<Exchange> {
+        self.log.lock().expect("log lock").clone()
+    }
+}
+
+impl Drop for FakeModel {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Wake the accept loop so that it sees the flag.
+        let _ = TcpStream::connect(self.addr);
+        if let Some(t) = self.accept.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+struct Request {
+    path: String,
+    body: Vec<u8>,
+}
+
+/// Serves one connection, request after request (keep-alive), until the client closes it
+/// or stays silent for 60 s.
+fn serve(stream: TcpStream, log: &Mutex<Vec<Exchange>>, script: &Script) {
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(60)));
+    let Ok(mut writer) = stream.try_clone() else {
+        return;
+    };
+    let mut reader = BufReader::new(stream);
+    while let Some(request) = read_request(&mut reader) {
+        let (status, kind, body) = answer(&request, log, script);
+        let head = format!(
+            "HTTP/1.1 {status}\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: keep-alive\r\n\r\n",
+            body.len()
+        );
+        if writer.write_all(head.as_bytes()).is_err() || writer.write_all(&body).is_err() {
+            return;
+        }
+        let _ = writer.flush();
+    }
+}
+
+fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Request> {
+    let mut line = String::new();
+    if reader.read_line(&mut line).ok()? == 0 {
+        return None;
+    }
+    let path = line.split_whitespace().nth(1)?.to_owned();
+    let (mut length, mut chunked) = (0usize, false);
+    loop {
+        let mut header = String::new();
+        reader.read_line(&mut header).ok()?;
+        let header = header.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        let (name, value) = header.split_once(':')?;
+        let (name, value) = (name.trim().to_ascii_lowercase(), value.trim());
+        if name == "content-length" {
+            length = value.parse().ok()?;
+        } else if name == "transfer-encoding" && value.eq_ignore_ascii_case("chunked") {
+            chunked = true;
+        }
+    }
+    let mut body = Vec::new();
+    if chunked {
+        loop {
+            let mut size = String::new();
+            reader.read_line(&mut size).ok()?;
+            let size = usize::from_str_radix(size.trim().split(';').next()?, 16).ok()?;
+            let mut chunk = vec![0; size + 2];
+            reader.read_exact(&mut chunk).ok()?;
+            if size == 0 {
+                break;
+            }
+            body.extend_from_slice(&chunk[..size]);
+        }
+    } else {
+        body.resize(length, 0);
+        reader.read_exact(&mut body).ok()?;
+    }
+    Some(Request { path, body })
+}
+
+fn answer(
+    request: &Request,
+    log: &Mutex<Vec<Exchange>>,
+    script: &Script,
+) -> (&'static str, &'static str, Vec<u8>) {
+    let route = request.path.split('?').next().unwrap_or_default();
+    let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+    if route.ends_with("/messages/count_tokens") {
+        return ok_json(&json!({"input_tokens": 100}));
+    }
+    let dialect = if route.ends_with("/v1/messages") {
+        Dialect::Anthropic
+    } else if route.ends_with("/chat/completions") {
+        Dialect::OpenAi
+    } else {
+        let error = json!({"error": {"type": "not_found_error", "message": "not served here"}});
+        return (
+            "404 Not Found",
+            "application/json",
+            error.to_string().into(),
+        );
+    };
+    let exchange = Exchange {
+        dialect,
+        size: request.body.len(),
+        body,
+    };
+    let reply = script(&exchange);
+    let model = exchange.body["model"].as_str().unwrap_or("fake").to_owned();
+    let stream = exchange.body["stream"] == true;
+    log.lock().expect("log lock").push(exchange);
+    match (dialect, stream) {
+        (Dialect::Anthropic, true) => sse(&anthropic_events(&model, &reply)),
+        (Dialect::Anthropic, false) => ok_json(&anthropic_message_json(&model, &reply)),
+        (Dialect::OpenAi, true) => sse(&openai_chunks(&model, &reply)),
+        (Dialect::OpenAi, false) => ok_json(&openai_completion(&model, &reply)),
+    }
+}
+
+fn ok_json(v: &Value) -> (&'static str, &'static str, Vec<u8>) {
+    ("200 OK", "application/json", v.to_string().into())
+}
+
+/// Server-sent events: `(event name, data)`. Anthropic names every event; OpenAI names none
+/// and ends its stream with `data: [DONE]`.
+fn sse(events: &[(&str, Value)]) -> (&'static str, &'static str, Vec<u8>) {
+    let mut out = String::new();
+    for (name, data) in events {
+        if !name.is_empty() {
+            out.push_str(&format!("event: {name}\n"));
+        }
+        out.push_str(&format!("data: {data}\n\n"));
+    }
+    let openai = events.iter().all(|(name, _)| name.is_empty());
+    if openai {
+        out.push_str("data: [DONE]\n\n");
+    }
+    ("200 OK", "text/event-stream", out.into())
+}
+
+fn usage() -> Value {
+    json!({"input_tokens": 100, "output_tokens": 5})
+}
+
+fn anthropic_content(reply: &Reply) -> (Value, &'static str) {
+    match reply {
+        Reply::Text(text) => (json!({"type": "text", "text": text}), "end_turn"),
+        Reply::Call { id, name, input } => (
+            json!({"type": "tool_use", "id": id, "name": name, "input": input}),
+            "tool_use",
+        ),
+    }
+}
+
+fn anthropic_message_json(model: &str, reply: &Reply) -> Value {
+    let (block, stop) = anthropic_content(reply);
+    json!({"id": "msg_fake", "type": "message", "role": "assistant", "model": model,
+           "content": [block], "stop_reason": stop, "stop_sequence": null, "usage": usage()})
+}
+
+fn anthropic_events(model: &str, reply: &Reply) -> Vec<(&'static str, Value)> {
+    let (start, delta) = match reply {
+        Reply::Text(text) => (
+            json!({"type": "text", "text": ""}),
+            json!({"type": "text_delta", "text": text}),
+        ),
+        Reply::Call { id, name, input } => (
+            json!({"type": "tool_use", "id": id, "name": name, "input": {}}),
+            json!({"type": "input_json_delta", "partial_json": input.to_string()}),
+        ),
+    };
+    let (_, stop) = anthropic_content(reply);
+    vec![
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "msg_fake", "type": "message",
+                   "role": "assistant", "model": model, "content": [], "stop_reason": null,
+                   "stop_sequence": null, "usage": {"input_tokens": 100, "output_tokens": 1}}}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": start}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": delta}),
+        ),
+        (
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 0}),
+        ),
+        (
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
+                   "usage": {"output_tokens": 5}}),
+        ),
+        ("message_stop", json!({"type": "message_stop"})),
+    ]
+}
+
+fn openai_completion(model: &str, reply: &Reply) -> Value {
+    let (message, finish) = match reply {
+        Reply::Text(text) => (json!({"role": "assistant", "content": text}), "stop"),
+        Reply::Call { id, name, input } => (
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": id,
+                   "type": "function", "function": {"name": name, "arguments": input.to_string()}}]}),
+            "tool_calls",
+        ),
+    };
+    json!({"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": model,
+           "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+           "usage": {"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105}})
+}
+
+fn openai_chunks(model: &str, reply: &Reply) -> Vec<(&'static str, Value)> {
+    let chunk = |delta: Value, finish: Value| {
+        json!({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0,
+               "model": model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    let (delta, finish) = match reply {
+        Reply::Text(text) => (json!({"content": text}), "stop"),
+        Reply::Call { id, name, input } => (
+            json!({"tool_calls": [{"index": 0, "id": id, "type": "function",
+                   "function": {"name": name, "arguments": input.to_string()}}]}),
+            "tool_calls",
+        ),
+    };
+    let usage = json!({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0,
+                       "model": model, "choices": [],
+                       "usage": {"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105}});
+    vec![
+        (
+            "",
+            chunk(json!({"role": "assistant", "content": ""}), Value::Null),
+        ),
+        ("", chunk(delta, Value::Null)),
+        ("", chunk(json!({}), json!(finish))),
+        ("", usage),
+    ]
+}
