@@ -203,7 +203,7 @@ pub fn with_counter<R>(encoding: Encoding, f: impl FnOnce(&mut Counter<'_>) -> R
         SCRATCH.with_borrow_mut(|scratch| {
             f(&mut Counter {
                 vocab,
-                seen: &mut seen[slot],
+                seen: seen[slot].get_or_insert_with(Seen::default),
                 scratch,
             })
         })
@@ -226,15 +226,15 @@ impl Counter<'_> {
         let hash = key_hash(key);
         // The high bits place it here, the low bits in the vocabulary.
         let place = (hash >> (64 - SEEN_PLACES.trailing_zeros())) as usize;
-        let entry = self.seen.0[place];
-        if entry.key == key && entry.count != 0 {
-            return entry.count;
+        let [a, b, known] = self.seen.0[place];
+        if [a, b] == key && known != 0 {
+            return known as u32;
         }
         let n = match self.vocab.rank_of_key(key, hash) {
             Some(_) => 1,
             None => self.vocab.merged_count(piece, self.scratch),
         };
-        self.seen.0[place] = Entry { key, count: n };
+        self.seen.0[place] = [key[0], key[1], u64::from(n)];
         n
     }
 }
@@ -244,23 +244,21 @@ impl Counter<'_> {
 /// corpus (most of them merged again), 2^17 one in a hundred.
 const SEEN_PLACES: usize = 1 << 17;
 
-#[derive(Clone, Copy, Default)]
-struct Entry {
-    key: [u64; 2],
-    /// 0: empty (a piece has one token at least).
-    count: u32,
-}
+/// A remembered piece: its key's two words and its count (0: an empty place; a piece has
+/// one token at least). All zeros is empty, so a table is allocated zeroed and the pages a
+/// small count never touches are never mapped.
+type Entry = [u64; 3];
 
 struct Seen(Box<[Entry]>);
 
 impl Default for Seen {
     fn default() -> Seen {
-        Seen(vec![Entry::default(); SEEN_PLACES].into_boxed_slice())
+        Seen(vec![[0u64; 3]; SEEN_PLACES].into_boxed_slice())
     }
 }
 
 thread_local! {
-    static SEEN: RefCell<[Seen; 2]> = RefCell::new([Seen::default(), Seen::default()]);
+    static SEEN: RefCell<[Option<Seen>; 2]> = const { RefCell::new([None, None]) };
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
