@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 pub use crate::model::Lang;
 
-use crate::compile::admit::{admit, reread};
+use crate::compile::admit::{Held, admit};
 use crate::compile::budget::Status;
 use crate::compile::measure;
 use crate::compile::secrets::ContentRules;
@@ -265,6 +265,8 @@ pub struct Job<'a> {
     pub max_file_size: u64,
     /// What the sub-agent is not given, and why (dropped by a cap, excluded).
     pub not_given: Vec<NotGiven>,
+    /// The bytes the compile admitted: an excerpt is taken from them, not read again.
+    pub held: std::sync::Arc<Held>,
 }
 
 /// A file the sub-agent is not given, for the end of the bundle's context part.
@@ -354,6 +356,7 @@ impl<'a> Job<'a> {
             changed_truth: &compiled.changed_truth,
             max_file_size: s.max_file_size,
             not_given: not_given(compiled),
+            held: compiled.held.clone(),
         }
     }
 }
@@ -632,6 +635,7 @@ pub fn envelope(task: &Task) -> Value {
 /// entries' files a batch at a time ahead of the calls.
 struct Excerpt {
     root: std::path::PathBuf,
+    held: std::sync::Arc<Held>,
     rules: &'static ContentRules,
     max_file_size: u64,
     /// The entries in manifest order: the order a template most likely asks for them in.
@@ -685,6 +689,7 @@ impl Excerpt {
             .collect();
         Excerpt {
             root: job.ws.root.clone(),
+            held: job.held.clone(),
             rules,
             max_file_size: job.max_file_size,
             place: order
@@ -709,9 +714,10 @@ impl Excerpt {
         let path = crate::util::paths::RepoPath::new(file)
             .map_err(|e| format!("{} {}", quoted(file), e.problem()))?;
         let bytes = if wanted.sha256.is_empty() {
-            admit(&self.root, &path, self.max_file_size, self.rules)
+            admit(&self.root, &path, self.max_file_size, self.rules).map(std::sync::Arc::new)
         } else {
-            reread(&self.root, &path, self.max_file_size, &wanted.sha256)
+            self.held
+                .take(&self.root, &path, self.max_file_size, &wanted.sha256)
         }
         .map_err(|r| format!("{} may not be read: {r}", quoted(file)))?;
         let size = measure::selected(&bytes, &wanted.sections).len() as u64;
@@ -847,6 +853,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
     let counter = crate::compile::cache::Cached::new(&cache, &fast);
     let mut kept = Vec::new();
     let mut excluded = Vec::new();
+    let held = crate::compile::admit::Held::new(crate::compile::admit::HOLD_BYTES);
     for (line, value) in &parsed.entries {
         let entry: Entry = lenient_entry(value).map_err(|message| Error::Syntax {
             path: shown.clone().into(),
@@ -861,16 +868,20 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
             path: entry.file.clone(),
             problem: e.problem(),
         })?;
-        let fates = measure::read_all(
-            &ws.root,
-            &[(file.clone(), entry.sections.clone())],
-            measure::Limits {
+        let reading = measure::Reading {
+            root: &ws.root,
+            limits: measure::Limits {
                 max_file_size: s.max_file_size,
                 cut_bytes: s.caps.file_bytes,
             },
             rules,
-            &counter,
-            true,
+            counter: &counter,
+            count_all: true,
+            held: &held,
+        };
+        let fates = measure::read_all(
+            reading,
+            &[(file.clone(), entry.sections.clone())],
             &indicatif::ProgressBar::hidden(),
         );
         match fates.into_iter().next() {
@@ -926,6 +937,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
         changed_truth: Vec::new(),
         role_name: s.role.clone(),
         workflow: crate::compile::Workflowed::of(ws),
+        held: std::sync::Arc::new(held),
     })
 }
 

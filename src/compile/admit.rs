@@ -12,8 +12,11 @@
 //!    cap, read without blocking and never past the cap;
 //! 4. the text: not binary, no secret by content.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use crate::compile::secrets::{self, ContentRules};
 use crate::util::paths::{RepoPath, has_control_char};
@@ -159,6 +162,106 @@ pub fn reread(
     }
 }
 
+/// What a compile admitted, held for the rest of the process's work on it (the token
+/// count after the budgets, a degraded file's outline, the render's excerpt): one read and
+/// one hash per file. Bounded by a byte budget: a file past it is not held, and is read
+/// again by [`reread`] (its hash checked) when it is needed.
+pub struct Held {
+    budget: u64,
+    used: AtomicU64,
+    files: Mutex<Files>,
+}
+
+/// Held bytes by file, with the sha256 they were admitted with.
+type Files = HashMap<String, (String, Arc<Vec<u8>>)>;
+
+/// The bytes a compile holds for its render, at most (the rest is read again): enough for
+/// any change within the line caps many times over, and a bulk bundle stays under 150 MiB.
+pub const HOLD_BYTES: u64 = 48 << 20;
+
+impl Held {
+    /// A store of at most `budget` bytes (0: holds nothing).
+    #[must_use]
+    pub fn new(budget: u64) -> Held {
+        Held {
+            budget,
+            used: AtomicU64::new(0),
+            files: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn files(&self) -> std::sync::MutexGuard<'_, Files> {
+        self.files
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Holds the bytes `path` was admitted with (`sha256` their hash), if the budget allows.
+    pub fn hold(&self, path: &RepoPath, sha256: &str, bytes: Vec<u8>) {
+        let size = bytes.len() as u64;
+        let before = self.used.fetch_add(size, Ordering::Relaxed);
+        if before + size > self.budget {
+            self.used.fetch_sub(size, Ordering::Relaxed);
+            return;
+        }
+        self.files().insert(
+            path.as_str().to_owned(),
+            (sha256.to_owned(), Arc::new(bytes)),
+        );
+    }
+
+    /// The bytes of `path` admitted with hash `sha256`: the held ones, else read again
+    /// ([`reread`]).
+    pub fn read(
+        &self,
+        root: &Path,
+        path: &RepoPath,
+        max_file_size: u64,
+        sha256: &str,
+    ) -> Result<Arc<Vec<u8>>, Refusal> {
+        let held = self.files().get(path.as_str()).cloned();
+        match held {
+            Some((sha, bytes)) if sha == sha256 => Ok(bytes),
+            _ => reread(root, path, max_file_size, sha256).map(Arc::new),
+        }
+    }
+
+    /// [`Held::read`], and `path` is no longer held: for the last use (the render).
+    pub fn take(
+        &self,
+        root: &Path,
+        path: &RepoPath,
+        max_file_size: u64,
+        sha256: &str,
+    ) -> Result<Arc<Vec<u8>>, Refusal> {
+        let held = self.files().remove(path.as_str());
+        if let Some((_, bytes)) = &held {
+            self.used.fetch_sub(bytes.len() as u64, Ordering::Relaxed);
+        }
+        match held {
+            Some((sha, bytes)) if sha == sha256 => Ok(bytes),
+            _ => reread(root, path, max_file_size, sha256).map(Arc::new),
+        }
+    }
+}
+
+impl Default for Held {
+    /// A store that holds nothing: every use reads again.
+    fn default() -> Held {
+        Held::new(0)
+    }
+}
+
+impl fmt::Debug for Held {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Held")
+            .field("budget", &self.budget)
+            .field("files", &self.files().len())
+            .field("bytes", &self.used.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
 /// The sha256 (hex) of a file read under steps 1–3 of [`admit`] (name, link, regular
 /// file, size), without the content checks: for comparing a file with a recorded hash, when
 /// its text goes nowhere.
@@ -291,6 +394,57 @@ mod tests {
 
     fn rp(path: &str) -> RepoPath {
         RepoPath::new(path).unwrap()
+    }
+
+    #[test]
+    fn what_is_held_is_used_without_reading_the_file_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join("docs")).unwrap();
+        std::fs::write(root.join("docs/a.md"), "admitted\n").unwrap();
+        let rules = rules().unwrap();
+        let held = Held::new(1 << 20);
+        let bytes = admit(root, &rp("docs/a.md"), 0, rules).unwrap();
+        let sha = crate::util::digest::hex(&bytes);
+        held.hold(&rp("docs/a.md"), &sha, bytes);
+        // Changed on disk after admission: the count and the render use what was admitted.
+        std::fs::write(root.join("docs/a.md"), "changed since\n").unwrap();
+        let read = held.read(root, &rp("docs/a.md"), 0, &sha).unwrap();
+        assert_eq!(read.as_slice(), b"admitted\n");
+        let taken = held.take(root, &rp("docs/a.md"), 0, &sha).unwrap();
+        assert_eq!(taken.as_slice(), b"admitted\n");
+        // Taken: no longer held, so read again, and its hash no longer matches.
+        assert_eq!(
+            held.read(root, &rp("docs/a.md"), 0, &sha),
+            Err(Refusal::Changed)
+        );
+    }
+
+    #[test]
+    fn past_its_budget_nothing_more_is_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("a.md"), "aaaa").unwrap();
+        std::fs::write(root.join("b.md"), "bbbb").unwrap();
+        let held = Held::new(6);
+        let sha = |text: &[u8]| crate::util::digest::hex(text);
+        held.hold(&rp("a.md"), &sha(b"aaaa"), b"aaaa".to_vec());
+        held.hold(&rp("b.md"), &sha(b"bbbb"), b"bbbb".to_vec());
+        std::fs::remove_file(root.join("a.md")).unwrap();
+        std::fs::remove_file(root.join("b.md")).unwrap();
+        assert_eq!(
+            held.read(root, &rp("a.md"), 0, &sha(b"aaaa"))
+                .unwrap()
+                .as_slice(),
+            b"aaaa"
+        );
+        // Over the budget: read again, and gone from the disk.
+        assert!(matches!(
+            held.read(root, &rp("b.md"), 0, &sha(b"bbbb")),
+            Err(Refusal::Missing(_))
+        ));
+        // Held under another hash: read again, never the held bytes.
+        assert!(held.read(root, &rp("a.md"), 0, &sha(b"other")).is_err());
     }
 
     #[test]

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use crate::compile::admit::reread;
+use crate::compile::admit::Held;
 use crate::compile::budget::{Rung, Step};
 use crate::compile::measure::{Measured, count_lines, cut_len, selected};
 use crate::compile::tokens::TokenCounter;
@@ -33,6 +33,8 @@ pub struct Measuring<'a> {
     /// The consumer reads sections (else it inlines whole files: no outline rung).
     pub sections: bool,
     pub counter: &'a dyn TokenCounter,
+    /// What the compile admitted: the outline is cut from the same bytes.
+    pub held: &'a Held,
 }
 
 /// The rungs of the entry `path` measured as `m`: its outline (when its language has one,
@@ -47,7 +49,7 @@ pub fn lower(
 ) -> Lowered {
     let mut out = Lowered::default();
     if how.sections
-        && let Ok(bytes) = reread(root, path, how.max_file_size, &m.sha256)
+        && let Ok(bytes) = how.held.read(root, path, how.max_file_size, &m.sha256)
         && let Some(ranges) = outline(path.as_str(), &String::from_utf8_lossy(&bytes))
     {
         let ranges = match m.sections.as_ranges() {

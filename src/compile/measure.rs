@@ -10,7 +10,7 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use crate::compile::admit::{admit, reread};
+use crate::compile::admit::{Held, admit};
 use crate::compile::secrets::ContentRules;
 use crate::compile::tokens::TokenCounter;
 use crate::model::Note;
@@ -161,22 +161,31 @@ pub fn progress(
     bar
 }
 
+/// How candidates are read: where, under which limits and rules, counted how, and held
+/// where for the later steps.
+#[derive(Clone, Copy)]
+pub struct Reading<'a> {
+    pub root: &'a Path,
+    pub limits: Limits,
+    pub rules: &'a ContentRules,
+    pub counter: &'a dyn TokenCounter,
+    /// Count every file's tokens now (else only the counts the cache knows).
+    pub count_all: bool,
+    pub held: &'a Held,
+}
+
 /// Reads and checks every candidate (`(path, sections)`), in parallel, in order.
 #[must_use]
 pub fn read_all(
-    root: &Path,
+    reading: Reading<'_>,
     candidates: &[(RepoPath, Sections)],
-    limits: Limits,
-    rules: &ContentRules,
-    counter: &dyn TokenCounter,
-    count_all: bool,
     bar: &indicatif::ProgressBar,
 ) -> Vec<Fate> {
     let bytes = std::sync::atomic::AtomicU64::new(0);
     let fates = candidates
         .par_iter()
         .map(|(path, sections)| {
-            let fate = read_one(root, path, sections, limits, rules, counter, count_all);
+            let fate = read_one(reading, path, sections);
             if !bar.is_hidden() {
                 let size = match &fate {
                     Fate::Measured(m) => m.bytes,
@@ -193,15 +202,15 @@ pub fn read_all(
     fates
 }
 
-fn read_one(
-    root: &Path,
-    path: &RepoPath,
-    sections: &Sections,
-    limits: Limits,
-    rules: &ContentRules,
-    counter: &dyn TokenCounter,
-    count_all: bool,
-) -> Fate {
+fn read_one(r: Reading<'_>, path: &RepoPath, sections: &Sections) -> Fate {
+    let Reading {
+        root,
+        limits,
+        rules,
+        counter,
+        count_all,
+        held,
+    } = r;
     let bytes = match admit(root, path, limits.max_file_size, rules) {
         Ok(bytes) => bytes,
         Err(refusal) => return Fate::Excluded(refusal.to_string()),
@@ -252,11 +261,14 @@ fn read_one(
         // Counting waits for the budgets; a count already in the cache costs nothing now.
         counter.known(&chosen, key)
     };
+    let (size, injected) = (chosen.len() as u64, cut_len(&chosen, limits.cut_bytes));
+    drop(chosen);
+    held.hold(path, &sha256, bytes);
     Fate::Measured(Measured {
         file_lines,
         lines,
-        bytes: chosen.len() as u64,
-        injected: cut_len(&chosen, limits.cut_bytes),
+        bytes: size,
+        injected,
         sha256,
         tokens,
         sections: clamped.sections,
@@ -266,19 +278,27 @@ fn read_one(
 }
 
 /// Counts tokens of the selected text of each `(path, sections, sha256)`, in parallel, in
-/// order. A file whose content changed since it was first read is an error for that file.
+/// order. A file not held whose content changed since it was first read is an error for
+/// that file.
 #[must_use]
 pub fn count_tokens(
-    root: &Path,
+    reading: Reading<'_>,
     items: &[(RepoPath, Sections, String)],
-    limits: Limits,
-    counter: &dyn TokenCounter,
 ) -> Vec<Result<u64, String>> {
+    let Reading {
+        root,
+        limits,
+        counter,
+        held,
+        ..
+    } = reading;
     items
         .par_iter()
         .map(|(path, sections, sha)| {
-            // Read again through admission's checks: the same bytes as admitted, or an error.
-            let bytes = reread(root, path, limits.max_file_size, sha)
+            // The bytes admitted (held, or read again through admission's checks and
+            // their hash compared), or an error.
+            let bytes = held
+                .read(root, path, limits.max_file_size, sha)
                 .map_err(|r| format!("{} {r}", quoted(path.as_str())))?;
             let key = matches!(sections, Sections::Whole).then_some(sha.as_str());
             Ok(counter.count_hashed(&selected(&bytes, sections), key))

@@ -37,6 +37,7 @@ use crate::error::{Error, Result};
 use crate::model::{Entry, Priority, Sections, generated_reason, quoted};
 use crate::model::{Exclusion, Note};
 use crate::settings::{CompileSettings, Workspace};
+use admit::Held;
 use budget::{Allocation, Caps, Degraded, Item, Overrun, Rule, Status, Step};
 use cache::{Cached, TokenCache};
 use contract::{Contracts, Role};
@@ -124,6 +125,8 @@ pub struct Compiled {
     pub role_name: String,
     /// The workflow, and how it was chosen (`detected: .trellis/tasks/`, `profile`, …).
     pub workflow: Workflowed,
+    /// The bytes admitted, for the render (empty for a manifest read back).
+    pub held: std::sync::Arc<Held>,
 }
 
 /// Another workflow's folder that holds the change.
@@ -300,9 +303,22 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
     let drift = truth::drift(&ws.root, &ws.changes_root, &s.change, s.max_file_size);
     ledger.notes.extend(drift.notes);
     ledger.changed_truth = drift.changed;
-    let measured = measure_candidates(ws, s, &counter, candidates, &mut ledger)?;
+    // What is admitted is held for the count, the outlines and the render: read once.
+    let held = Held::new(admit::HOLD_BYTES);
+    let reading = measure::Reading {
+        root: &ws.root,
+        limits: Limits {
+            max_file_size: s.max_file_size,
+            cut_bytes: s.caps.file_bytes,
+        },
+        rules: admit::rules()?,
+        counter: &counter,
+        count_all: s.caps.max_tokens > 0 || s.explain,
+        held: &held,
+    };
+    let measured = measure_candidates(ws, reading, candidates, &mut ledger)?;
     let caps = reserve_for_injected(ws, s, &mut ledger);
-    let (mut allocation, lowered) = allocate(ws, s, &counter, &measured, caps, &mut ledger);
+    let (mut allocation, lowered) = allocate(ws, s, &counter, &measured, caps, &held, &mut ledger);
     if allocation.status == Status::Blocked && consumer_injects {
         // Nothing to list, but the consumer injects the change's own files: not BLOCKED.
         allocation.status = Status::Ready;
@@ -334,7 +350,7 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
     let kept = keep(
         ws,
         s,
-        &counter,
+        reading,
         &measured,
         &allocation,
         &lowered,
@@ -365,6 +381,7 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
         &allocation,
         overrides,
         ledger,
+        held,
     ))
 }
 
@@ -591,26 +608,17 @@ fn repo_path(c: &Candidate) -> Result<RepoPath> {
 
 fn measure_candidates(
     ws: &Workspace,
-    s: &CompileSettings,
-    counter: &dyn TokenCounter,
+    reading: measure::Reading<'_>,
     candidates: Vec<Candidate>,
     ledger: &mut Ledger,
 ) -> Result<Vec<(Candidate, Measured)>> {
-    let rules = crate::compile::admit::rules()?;
     let inputs: Vec<(RepoPath, Sections)> = candidates
         .iter()
         .map(|c| Ok((repo_path(c)?, c.sections.clone())))
         .collect::<Result<_>>()?;
     let fates = measure::read_all(
-        &ws.root,
+        reading,
         &inputs,
-        Limits {
-            max_file_size: s.max_file_size,
-            cut_bytes: s.caps.file_bytes,
-        },
-        rules,
-        counter,
-        s.caps.max_tokens > 0 || s.explain,
         &measure::progress(&ws.root, &inputs, ws.progress),
     );
     let mut measured = Vec::new();
@@ -641,6 +649,7 @@ fn allocate(
     counter: &dyn TokenCounter,
     measured: &[(Candidate, Measured)],
     caps: Caps,
+    held: &Held,
     ledger: &mut Ledger,
 ) -> (Allocation, Vec<degrade::Lowered>) {
     use rayon::prelude::*;
@@ -681,6 +690,7 @@ fn allocate(
             tokens: caps.max_tokens > 0,
             sections: ws.config.sections,
             counter,
+            held,
         };
         lowered = measured
             .par_iter()
@@ -1080,7 +1090,7 @@ fn standing(
 fn keep(
     ws: &Workspace,
     s: &CompileSettings,
-    counter: &dyn TokenCounter,
+    reading: measure::Reading<'_>,
     measured: &[(Candidate, Measured)],
     allocation: &Allocation,
     lowered: &[degrade::Lowered],
@@ -1112,11 +1122,7 @@ fn keep(
             _ => None,
         })
         .collect::<Result<_>>()?;
-    let limits = Limits {
-        max_file_size: s.max_file_size,
-        cut_bytes: s.caps.file_bytes,
-    };
-    let mut counted = measure::count_tokens(&ws.root, &to_count, limits, counter).into_iter();
+    let mut counted = measure::count_tokens(reading, &to_count).into_iter();
     let mut kept: Vec<(usize, Kept)> = Vec::new();
     for (position, ((c, m), st)) in measured.iter().zip(standings).enumerate() {
         let (sections, lines, tokens, bytes, degraded) = match st {
@@ -1221,6 +1227,7 @@ fn finish(
     allocation: &Allocation,
     overrides: OverridesRead,
     ledger: Ledger,
+    held: Held,
 ) -> Compiled {
     let OverridesRead {
         mut curation,
@@ -1283,6 +1290,7 @@ fn finish(
         changed_truth: ledger.changed_truth,
         role_name: s.role.clone(),
         workflow: Workflowed::of(ws),
+        held: std::sync::Arc::new(held),
     }
 }
 
