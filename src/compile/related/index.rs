@@ -16,7 +16,7 @@
 //! and atomically when anything changed; one that does not decode, or was written by another
 //! version of curate or its secret rules, is ignored and written anew. Never a panic.
 
-use std::collections::BTreeSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
@@ -352,20 +352,44 @@ pub fn decode_tags(bytes: &[u8]) -> Option<Tags> {
 /// The index file's bytes: header, vocabulary (the words the entries use, sorted), entries,
 /// checksum.
 fn encode(root: &[u8], vocab: &[Vec<u8>], entries: &[Entry]) -> Vec<u8> {
-    let mut used: BTreeSet<&[u8]> = BTreeSet::new();
+    // The words in use, by hash first (most words recur in many files), then sorted.
+    let mut old_used = vec![false; vocab.len()];
+    let mut read: HashSet<&[u8]> = HashSet::new();
     for e in entries {
         if let Seen::Admitted { words, .. } = &e.seen {
             match words {
-                Words::Ids(ids) => used.extend(
-                    ids.iter()
-                        .filter_map(|&k| vocab.get(k as usize).map(Vec::as_slice)),
-                ),
-                Words::Read(read) => used.extend(each_read(read)),
+                Words::Ids(ids) => {
+                    for &k in ids {
+                        if let Some(u) = old_used.get_mut(k as usize) {
+                            *u = true;
+                        }
+                    }
+                }
+                Words::Read(buf) => read.extend(each_read(buf)),
             }
         }
     }
-    let words: Vec<&[u8]> = used.into_iter().collect();
-    let id = |w: &[u8]| words.binary_search(&w).unwrap_or(0) as u64;
+    read.extend(
+        vocab
+            .iter()
+            .zip(&old_used)
+            .filter(|(_, u)| **u)
+            .map(|(w, _)| w.as_slice()),
+    );
+    let mut words: Vec<&[u8]> = read.into_iter().collect();
+    words.sort_unstable();
+    let new_id: HashMap<&[u8], u64> = words
+        .iter()
+        .enumerate()
+        .map(|(k, w)| (*w, k as u64))
+        .collect();
+    let id = |w: &[u8]| new_id.get(w).copied().unwrap_or(0);
+    // An old id's new one (unused ones are never asked).
+    let remap: Vec<u64> = vocab
+        .iter()
+        .zip(&old_used)
+        .map(|(w, u)| if *u { id(w) } else { 0 })
+        .collect();
     let mut out = Vec::with_capacity(64 + entries.len() * 64);
     out.extend_from_slice(MAGIC);
     out.push(VERSION);
@@ -393,11 +417,9 @@ fn encode(root: &[u8], vocab: &[Vec<u8>], entries: &[Entry]) -> Vec<u8> {
                 out.push(1);
                 ids.clear();
                 match w {
-                    Words::Ids(old) => ids.extend(
-                        old.iter()
-                            .filter_map(|&k| vocab.get(k as usize))
-                            .map(|w| id(w)),
-                    ),
+                    Words::Ids(old) => {
+                        ids.extend(old.iter().filter_map(|&k| remap.get(k as usize)));
+                    }
                     Words::Read(read) => ids.extend(each_read(read).map(id)),
                 }
                 ids.sort_unstable();
