@@ -179,7 +179,7 @@ impl Index {
         });
         let loaded = file
             .as_ref()
-            .and_then(|f| std::fs::read(f).ok())
+            .and_then(|f| crate::util::read::read_capped(f, MAX_BYTES as u64).ok())
             .and_then(|bytes| decode(&bytes, &root))
             .unwrap_or_default();
         Index {
