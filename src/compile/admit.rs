@@ -133,16 +133,29 @@ pub fn admit(
     rules: &ContentRules,
 ) -> Result<Vec<u8>, Refusal> {
     let bytes = read_inside(root, path, max_file_size)?;
-    if is_binary(&bytes) {
+    judge_text(&bytes, rules)?;
+    Ok(bytes)
+}
+
+/// Step 4 of [`admit`] on bytes read under steps 1–3 ([`read_unjudged`]): not binary, no
+/// secret by content.
+pub fn judge_text(bytes: &[u8], rules: &ContentRules) -> Result<(), Refusal> {
+    if is_binary(bytes) {
         return Err(Refusal::Binary);
     }
-    if let Some(hit) = rules.scan(&bytes) {
+    if let Some(hit) = rules.scan(bytes) {
         return Err(Refusal::SecretContent {
             rule: hit.rule,
             line: hit.line,
         });
     }
-    Ok(bytes)
+    Ok(())
+}
+
+/// Steps 1–3 of [`admit`] (name, link, regular file, size), without the text's: for a file
+/// only searched, whose text goes nowhere unless [`judge_text`] lets it in after.
+pub fn read_unjudged(root: &Path, path: &RepoPath, max_file_size: u64) -> Result<Vec<u8>, Refusal> {
+    read_inside(root, path, max_file_size)
 }
 
 /// Reads a file [`admit`] let in before, again (to count its tokens, to render it): the

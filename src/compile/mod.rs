@@ -539,11 +539,14 @@ fn with_related(
         .into_iter()
         .map(|p| p.path)
         .collect();
-    let cache = related::TagsCache::open(if ws.no_cache {
-        None
-    } else {
-        TokenCache::default_dir()
-    });
+    let index = related::Index::open(
+        if ws.no_cache {
+            None
+        } else {
+            TokenCache::default_dir()
+        },
+        &ws.root,
+    );
     let found = related::related(&related::Inputs {
         root: &ws.root,
         universe,
@@ -552,10 +555,10 @@ fn with_related(
         max_file_size: s.max_file_size,
         rules: admit::rules()?,
         counter,
-        cache: &cache,
+        index: &index,
     });
-    // The cache is an optimisation: a failed save changes nothing else.
-    let _ = cache.save();
+    // The index is an optimisation: a failed save changes nothing else.
+    let _ = index.save();
     let tokens: u64 = found.iter().map(|f| f.tokens).sum();
     ledger.notes.push(Note::info(format!(
         "--related {}: {} file{} related to the owned ones, {tokens} tokens of outlines",

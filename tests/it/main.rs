@@ -23,6 +23,7 @@ mod mcp;
 mod overrides;
 mod props;
 mod receipt;
+mod related_index;
 mod render;
 mod robust;
 mod trust;

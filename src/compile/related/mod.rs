@@ -9,20 +9,25 @@
 //! not related. Deterministic: ranks tie by path; the result does not depend on `-j`.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::path::Path;
+use std::time::SystemTime;
 
-use aho_corasick::AhoCorasick;
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 
-use crate::compile::admit::{admit, reread};
+use crate::compile::admit::{Refusal, admit, is_binary, judge_text, read_unjudged};
 use crate::compile::measure::selected;
 use crate::compile::secrets::ContentRules;
 use crate::compile::tokens::TokenCounter;
 use crate::model::Sections;
-use crate::outline::{Def, Lang, Tags};
+use crate::outline::{Lang, Tags};
 use crate::util::paths::RepoPath;
+
+mod index;
+mod words;
+
+pub use index::Index;
+use index::{Entry, Parsed, Seen, Stamp, Words};
+use words::{Held, Names, Query};
 
 /// Names shorter than this carry no edge (as in the ranking).
 const MIN_NAME: usize = 3;
@@ -32,8 +37,6 @@ const CONSIDERED: usize = 200;
 /// not crowd out the rest), and never less than [`MIN_PER_FILE`] tokens.
 const PER_FILE: u64 = 4;
 const MIN_PER_FILE: u64 = 200;
-/// The tags cache holds at most this many files.
-const CACHE_ENTRIES: usize = 50_000;
 
 /// A related file, as it enters the compile.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,7 +62,8 @@ pub struct Inputs<'a> {
     pub max_file_size: u64,
     pub rules: &'a ContentRules,
     pub counter: &'a dyn TokenCounter,
-    pub cache: &'a TagsCache,
+    /// What is known of the repository's files from earlier runs.
+    pub index: &'a Index,
 }
 
 /// The related files, best first, whose outlines fit the budget together.
@@ -68,10 +72,7 @@ pub fn related(i: &Inputs<'_>) -> Vec<Found> {
     let owned: Vec<(String, Tags)> = i
         .owned
         .iter()
-        .filter_map(|p| {
-            let (tags, _) = read_tags(i, p, None)?;
-            Some((p.clone(), tags))
-        })
+        .filter_map(|p| Some((p.clone(), owned_tags(i, p)?)))
         .collect();
     if owned.is_empty() || i.budget == 0 {
         return Vec::new();
@@ -88,9 +89,11 @@ pub fn related(i: &Inputs<'_>) -> Vec<Found> {
         })
         .filter(|n| n.chars().count() >= MIN_NAME)
         .collect();
-    let Ok(matcher) = AhoCorasick::new(&names) else {
+    let listed: Vec<&str> = names.iter().copied().collect();
+    let Some(search) = Names::new(&listed) else {
         return Vec::new();
     };
+    let query = search.query(|w| i.index.id_of(w));
     let owned_set: BTreeSet<&str> = owned.iter().map(|(p, _)| p.as_str()).collect();
     let others: Vec<&String> = i
         .universe
@@ -98,13 +101,22 @@ pub fn related(i: &Inputs<'_>) -> Vec<Found> {
         .filter(|p| !owned_set.contains(p.as_str()))
         .filter(|p| crate::outline::lang_for(p).is_some_and(|l| l != Lang::Markdown))
         .collect();
-    let read: Vec<(String, Tags, String)> = others
+    let started = SystemTime::now();
+    let looked: Vec<Looked> = others
         .par_iter()
-        .filter_map(|p| {
-            let (tags, sha) = read_tags(i, p, Some(&matcher))?;
-            Some(((*p).clone(), tags, sha))
-        })
+        .map(|p| look(i, p, &search, &query))
         .collect();
+    let mut read: Vec<(String, Tags, String)> = Vec::new();
+    let mut kept: Vec<Entry> = Vec::new();
+    for (p, l) in others.iter().zip(looked) {
+        if let Some((tags, sha)) = l.found {
+            read.push(((*p).clone(), tags, sha));
+        }
+        kept.extend(l.entry);
+    }
+    if i.index.is_enabled() {
+        i.index.keep(kept, started);
+    }
     // The hash each file was admitted with: its outline is read again as those bytes.
     let admitted: BTreeMap<String, String> = read
         .iter()
@@ -155,37 +167,173 @@ pub fn related(i: &Inputs<'_>) -> Vec<Found> {
     out
 }
 
-/// The tags of `path`, read through admission; with a `matcher`, only when the file holds
-/// one of its names as a whole word.
-fn read_tags(i: &Inputs<'_>, path: &str, matcher: Option<&AhoCorasick>) -> Option<(Tags, String)> {
+/// An owned file's tags: read through admission, parsed (or as the index has them for the
+/// same bytes).
+fn owned_tags(i: &Inputs<'_>, path: &str) -> Option<Tags> {
     let lang = crate::outline::lang_for(path)?;
     let repo_path = RepoPath::new(path).ok()?;
     if crate::compile::secrets::by_path(path).is_some() {
         return None;
     }
     let bytes = admit(i.root, &repo_path, i.max_file_size, i.rules).ok()?;
-    if let Some(m) = matcher
-        && !holds_word(m, &bytes)
+    if let Some(Entry {
+        seen:
+            Seen::Admitted {
+                parsed: Parsed::Tags { sha, tags },
+                ..
+            },
+        ..
+    }) = i.index.get(path)
+        && *sha == crate::util::digest::hex(&bytes)
+        && let Some(t) = index::decode_tags(tags)
     {
+        return Some(t);
+    }
+    crate::outline::tags(lang, &String::from_utf8_lossy(&bytes))
+}
+
+/// What the search made of one file: its tags and the hash of the bytes they are of when
+/// it names an owned identifier; what the index keeps of it.
+#[derive(Default)]
+struct Looked {
+    found: Option<(Tags, String)>,
+    entry: Option<Entry>,
+}
+
+/// Searches one file: through the index when its stamp is the one kept, else read.
+fn look(i: &Inputs<'_>, path: &str, names: &Names<'_>, query: &Query) -> Looked {
+    let none = Looked::default();
+    let Some(lang) = crate::outline::lang_for(path) else {
+        return none;
+    };
+    let Ok(repo_path) = RepoPath::new(path) else {
+        return none;
+    };
+    if crate::compile::secrets::by_path(path).is_some() {
+        return none;
+    }
+    if !i.index.is_enabled() {
+        return Looked {
+            found: read_found(i, &repo_path, lang, names),
+            entry: None,
+        };
+    }
+    // Taken before the read: a change after it moves the stamp, and is read next time.
+    let stamp = Stamp::of(&i.root.join(path));
+    if let Some(s) = stamp
+        && i.max_file_size > 0
+        && s.size > i.max_file_size
+    {
+        // Refused by its size, as admission would.
+        return none;
+    }
+    if let (Some(s), Some(e)) = (stamp, i.index.get(path))
+        && e.stamp == s
+    {
+        let Seen::Admitted { words, parsed } = &e.seen else {
+            return Looked {
+                found: None,
+                entry: Some(e.clone()),
+            };
+        };
+        let held = match words {
+            Words::Ids(ids) => query.held(ids),
+            Words::Read(_) => Held::Maybe,
+        };
+        match (held, parsed) {
+            (Held::No, _) | (Held::Yes, Parsed::Nothing) => {
+                return Looked {
+                    found: None,
+                    entry: Some(e.clone()),
+                };
+            }
+            (Held::Yes, Parsed::Tags { sha, tags }) => {
+                if let Some(t) = index::decode_tags(tags) {
+                    return Looked {
+                        found: Some((t, sha.clone())),
+                        entry: Some(e.clone()),
+                    };
+                }
+            }
+            // Only the bytes can tell, or they were never parsed.
+            _ => {}
+        }
+    }
+    read_entry(i, &repo_path, lang, names, stamp)
+}
+
+/// A file read (no index): its tags when it names an owned identifier and admission lets
+/// its text in. The names are looked for first: a file that holds none is not scanned, its
+/// text going nowhere.
+fn read_found(
+    i: &Inputs<'_>,
+    path: &RepoPath,
+    lang: Lang,
+    names: &Names<'_>,
+) -> Option<(Tags, String)> {
+    let bytes = read_unjudged(i.root, path, i.max_file_size).ok()?;
+    if is_binary(&bytes) || !names.held_in(&bytes) {
         return None;
     }
+    judge_text(&bytes, i.rules).ok()?;
     let sha = crate::util::digest::hex(&bytes);
-    if let Some(t) = i.cache.get(&sha) {
-        return Some((t, sha));
-    }
     let tags = crate::outline::tags(lang, &String::from_utf8_lossy(&bytes))?;
-    i.cache.put(&sha, &tags);
     Some((tags, sha))
 }
 
-/// True when a name of `m` occurs in `bytes` with no identifier character on either side.
-fn holds_word(m: &AhoCorasick, bytes: &[u8]) -> bool {
-    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80;
-    m.find_overlapping_iter(bytes).any(|hit| {
-        let before = hit.start().checked_sub(1).map(|k| bytes[k]);
-        let after = bytes.get(hit.end()).copied();
-        !before.is_some_and(ident) && !after.is_some_and(ident)
-    })
+/// A file read for the index: judged whole (its words are kept only when its text passes),
+/// searched, parsed when it names an owned identifier; with the entry to keep when it has a
+/// stamp.
+fn read_entry(
+    i: &Inputs<'_>,
+    path: &RepoPath,
+    lang: Lang,
+    names: &Names<'_>,
+    stamp: Option<Stamp>,
+) -> Looked {
+    let entry = |seen| {
+        stamp.map(|stamp| Entry {
+            path: path.as_str().to_owned(),
+            stamp,
+            seen,
+        })
+    };
+    let Ok(bytes) = read_unjudged(i.root, path, i.max_file_size) else {
+        return Looked::default();
+    };
+    match judge_text(&bytes, i.rules) {
+        Ok(()) => {}
+        Err(Refusal::Binary | Refusal::SecretContent { .. }) => {
+            return Looked {
+                found: None,
+                entry: entry(Seen::Refused),
+            };
+        }
+        Err(_) => return Looked::default(),
+    }
+    let words = Words::read(&words::words(&bytes));
+    if !names.held_in(&bytes) {
+        return Looked {
+            found: None,
+            entry: entry(Seen::Admitted {
+                words,
+                parsed: Parsed::Not,
+            }),
+        };
+    }
+    let sha = crate::util::digest::hex(&bytes);
+    let tags = crate::outline::tags(lang, &String::from_utf8_lossy(&bytes));
+    let parsed = match &tags {
+        Some(t) => Parsed::Tags {
+            sha: sha.clone(),
+            tags: index::encode_tags(t),
+        },
+        None => Parsed::Nothing,
+    };
+    Looked {
+        found: tags.map(|t| (t, sha)),
+        entry: entry(Seen::Admitted { words, parsed }),
+    }
 }
 
 /// A related file's outline, cut to the ranges that hold one of the `shared` definition
@@ -193,8 +341,12 @@ fn holds_word(m: &AhoCorasick, bytes: &[u8]) -> bool {
 fn outline_of(i: &Inputs<'_>, path: &str, sha256: &str, shared: &[u64]) -> Option<(Sections, u64)> {
     let lang = crate::outline::lang_for(path)?;
     let repo_path = RepoPath::new(path).ok()?;
-    // The bytes admitted before (no second scan), or nothing if the file changed since.
-    let bytes = reread(i.root, &repo_path, i.max_file_size, sha256).ok()?;
+    // Admitted whole (its text may come from the index, judged in an earlier run), and the
+    // bytes searched and parsed, or nothing if the file changed since.
+    let bytes = admit(i.root, &repo_path, i.max_file_size, i.rules).ok()?;
+    if crate::util::digest::hex(&bytes) != sha256 {
+        return None;
+    }
     let ranges = crate::outline::outline(lang, &String::from_utf8_lossy(&bytes))?;
     let focused: Vec<crate::model::Range> = ranges
         .iter()
@@ -272,115 +424,5 @@ fn reason(t: &Tags, owned: &[(String, Tags)]) -> String {
         "related to the owned files (outline)".to_owned()
     } else {
         format!("related to the owned files: {} (outline)", parts.join("; "))
-    }
-}
-
-/// Tags by the sha256 of the file's bytes, on disk in the user cache folder
-/// (`tags-v1.json`), at most [`CACHE_ENTRIES`] files. A definition's kind is not kept (the
-/// ranking reads names only): a cached one reads `definition`.
-#[derive(Debug)]
-pub struct TagsCache {
-    file: Option<PathBuf>,
-    state: Mutex<CacheState>,
-}
-
-#[derive(Debug, Default)]
-struct CacheState {
-    loaded: bool,
-    map: BTreeMap<String, Cached>,
-    dirty: bool,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Cached {
-    /// (name, line)
-    d: Vec<(String, u64)>,
-    /// (name, count)
-    r: Vec<(String, u32)>,
-}
-
-impl TagsCache {
-    /// The cache in `dir` (`None`: never hits, never writes).
-    #[must_use]
-    pub fn open(dir: Option<PathBuf>) -> TagsCache {
-        TagsCache {
-            file: dir.map(|d| d.join("tags-v1.json")),
-            state: Mutex::new(CacheState::default()),
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, CacheState> {
-        let mut s = self
-            .state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if !s.loaded {
-            s.loaded = true;
-            if let Some(f) = &self.file
-                && let Ok(bytes) = std::fs::read(f)
-                && let Ok(map) = serde_json::from_slice(&bytes)
-            {
-                s.map = map;
-            }
-        }
-        s
-    }
-
-    fn get(&self, sha: &str) -> Option<Tags> {
-        self.file.as_ref()?;
-        let s = self.lock();
-        let c = s.map.get(sha)?;
-        Some(Tags {
-            defs: c
-                .d
-                .iter()
-                .map(|(name, line)| Def {
-                    name: name.clone(),
-                    kind: "definition",
-                    line: *line,
-                })
-                .collect(),
-            refs: c.r.iter().map(|(n, _)| n.clone()).collect(),
-            ref_counts: c.r.iter().map(|(_, k)| *k).collect(),
-        })
-    }
-
-    fn put(&self, sha: &str, t: &Tags) {
-        if self.file.is_none() {
-            return;
-        }
-        let mut s = self.lock();
-        if s.map.len() >= CACHE_ENTRIES {
-            return;
-        }
-        s.map.insert(
-            sha.to_owned(),
-            Cached {
-                d: t.defs.iter().map(|d| (d.name.clone(), d.line)).collect(),
-                r: t.refs
-                    .iter()
-                    .cloned()
-                    .zip(t.ref_counts.iter().copied())
-                    .collect(),
-            },
-        );
-        s.dirty = true;
-    }
-
-    /// Writes the new entries back, atomically. A cache is an optimisation: callers may
-    /// ignore the error.
-    pub fn save(&self) -> crate::error::Result<()> {
-        let Some(file) = &self.file else {
-            return Ok(());
-        };
-        let s = self.lock();
-        if !s.dirty {
-            return Ok(());
-        }
-        if let Some(dir) = file.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        let bytes = serde_json::to_vec(&s.map).unwrap_or_default();
-        crate::util::atomic::write(file, &bytes)
     }
 }

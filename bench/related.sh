@@ -1,0 +1,36 @@
+#!/bin/sh
+# `--related 8000` timings (issue 21): cold (--no-cache), warm (index built), fixture warm,
+# each A/B against a baseline binary with farm-bench; outputs compared byte for byte first.
+#   bench/related.sh NEW_BINARY BASE_BINARY TREE [RUNS]
+# TREE: a tree from `bench/gen.py tree TREE --seed 42`. Caches go to /tmp/ccr-*.
+set -eu
+new=$1 base=$2 tree=$3 runs=${4:-11}
+args="--role worker --change add-auth --owns src/auth/login.ts --related 8000 --max-files 0"
+fixture=$(mktemp -d)/aiws-basic
+cp -r "$(dirname "$0")/../fixtures/repos/aiws-basic" "$fixture"
+touch -d '2020-01-01' $(find "$fixture" -type f)
+sleep 1.1
+for t in "$tree" "$fixture"; do
+  for b in "$new" "$base"; do
+    CURATE_CACHE_DIR=/tmp/ccr-check $b -C "$t" $args --no-cache --stdout 2>/dev/null >/tmp/related-out-cold
+    CURATE_CACHE_DIR=/tmp/ccr-check $b -C "$t" $args --stdout 2>/dev/null >/tmp/related-out-warm1
+    CURATE_CACHE_DIR=/tmp/ccr-check $b -C "$t" $args --stdout 2>/dev/null >/tmp/related-out-warm2
+    cmp /tmp/related-out-cold /tmp/related-out-warm1
+    cmp /tmp/related-out-cold /tmp/related-out-warm2
+    md5sum </tmp/related-out-cold
+  done
+done
+uptime
+echo "== 100k warm"
+CURATE_CACHE_DIR=/tmp/ccr-new farm-bench -n "$runs" --warmup 1 --timeout 1200 \
+  --vs "env CURATE_CACHE_DIR=/tmp/ccr-base $base -C $tree $args --dry-run -q" \
+  -- "$new" -C "$tree" $args --dry-run -q
+echo "== 100k cold (--no-cache)"
+farm-bench -n "$(( (runs + 1) / 2 ))" --warmup 1 --timeout 1800 \
+  --vs "$base -C $tree $args --no-cache --dry-run -q" \
+  -- "$new" -C "$tree" $args --no-cache --dry-run -q
+echo "== fixture warm"
+CURATE_CACHE_DIR=/tmp/ccr-new farm-bench -n 21 --warmup 2 \
+  --vs "env CURATE_CACHE_DIR=/tmp/ccr-base $base -C $fixture $args --dry-run -q" \
+  -- "$new" -C "$fixture" $args --dry-run -q
+uptime

@@ -1,0 +1,742 @@
+//! The related-files index (docs/budgets.md#related-files): per source file of one
+//! repository, what the search for related files needs of it, so that a file whose metadata
+//! did not change is not read again.
+//!
+//! One file a repository in the cache folder, `related-v1-<12 hex digits of the root's
+//! sha256>.bin`. Per file: its path; its stamp (size, modification and change times to the
+//! nanosecond, inode, device, from `lstat`); and what admission said of its text: refused
+//! (binary, or a secret by content: nothing else is kept of it), or admitted with its
+//! distinct words (ids into one sorted vocabulary) and, once it was parsed, the sha256 of the
+//! bytes parsed and their tags. Words are kept only of a file whose text passed the content
+//! scan, so the index holds no secret's value.
+//!
+//! A file whose stamp differs (or who is no regular file, or over the size cap) is read
+//! again; a stamp the file's change may not have moved yet (modified less than [`RACY`] before
+//! the run started) is not kept. The index is a binary file with a checksum, written whole
+//! and atomically when anything changed; one that does not decode, or was written by another
+//! version of curate or its secret rules, is ignored and written anew. Never a panic.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
+
+use crate::outline::{Def, Tags};
+
+/// The format, in the file name and the header.
+const VERSION: u8 = 1;
+const MAGIC: &[u8] = b"curate related index\n";
+/// A file modified less than this before the run started may change again within the same
+/// tick of the file system's clock, its stamp unchanged: it is read again next time.
+pub const RACY: Duration = Duration::from_secs(1);
+/// At most this many files an index, this many bytes, this many indexes (repositories)
+/// in the cache folder (the least recently written go first).
+const MAX_ENTRIES: usize = 2_000_000;
+const MAX_BYTES: usize = 512 * 1024 * 1024;
+const MAX_INDEXES: usize = 16;
+
+/// A file's metadata, as `lstat` gives it: a file whose stamp is the same is taken to have
+/// the same bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    pub size: u64,
+    pub mtime: (i64, u32),
+    pub ctime: (i64, u32),
+    pub ino: u64,
+    pub dev: u64,
+}
+
+impl Stamp {
+    /// The stamp of the regular file at `path` (not followed if a link); `None` for anything
+    /// else, or where the platform has no inode.
+    #[must_use]
+    pub fn of(path: &Path) -> Option<Stamp> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let m = std::fs::symlink_metadata(path).ok()?;
+            if !m.file_type().is_file() {
+                return None;
+            }
+            Some(Stamp {
+                size: m.size(),
+                mtime: (m.mtime(), u32::try_from(m.mtime_nsec()).ok()?),
+                ctime: (m.ctime(), u32::try_from(m.ctime_nsec()).ok()?),
+                ino: m.ino(),
+                dev: m.dev(),
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = path;
+            None
+        }
+    }
+
+    /// True when the file may still change within the stamp's tick (see [`RACY`]).
+    fn is_racy(&self, started: SystemTime) -> bool {
+        let Ok(since) = started.duration_since(SystemTime::UNIX_EPOCH) else {
+            return true;
+        };
+        let cut = since.saturating_sub(RACY);
+        let at = |(s, ns): (i64, u32)| {
+            u64::try_from(s).map_or(Duration::ZERO, |s| Duration::new(s, ns.min(999_999_999)))
+        };
+        at(self.mtime) >= cut || at(self.ctime) >= cut
+    }
+}
+
+/// What the index keeps of one file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub path: String,
+    pub stamp: Stamp,
+    pub seen: Seen,
+}
+
+/// What admission said of a file's text, and what the search needs of it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Seen {
+    /// Binary, or a secret by content: never searched.
+    Refused,
+    Admitted {
+        words: Words,
+        parsed: Parsed,
+    },
+}
+
+/// A file's distinct words: ids into the index's vocabulary (sorted), or as read (each
+/// after its length in one byte, see [`Words::read`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Words {
+    Ids(Vec<u32>),
+    Read(Vec<u8>),
+}
+
+impl Words {
+    /// The words as read, in one buffer (words are at most [`super::words::MAX_WORD`]
+    /// bytes).
+    #[must_use]
+    pub fn read(words: &[&[u8]]) -> Words {
+        let mut out = Vec::with_capacity(words.iter().map(|w| w.len() + 1).sum());
+        for w in words {
+            out.push(w.len().min(255) as u8);
+            out.extend_from_slice(&w[..w.len().min(255)]);
+        }
+        Words::Read(out)
+    }
+}
+
+/// The words of a [`Words::Read`] buffer.
+fn each_read(mut buf: &[u8]) -> impl Iterator<Item = &[u8]> {
+    std::iter::from_fn(move || {
+        let (&n, rest) = buf.split_first()?;
+        let (w, rest) = rest.split_at_checked(usize::from(n))?;
+        buf = rest;
+        Some(w)
+    })
+}
+
+/// A file's tags, once it was parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Parsed {
+    Not,
+    /// Parsed, no tags (an empty file, mostly syntax errors).
+    Nothing,
+    /// The sha256 (hex) of the bytes parsed, their tags encoded.
+    Tags {
+        sha: String,
+        tags: Vec<u8>,
+    },
+}
+
+/// An index as loaded, for lookups.
+#[derive(Debug, Default)]
+struct Loaded {
+    vocab: Vec<Vec<u8>>,
+    /// Sorted by path, paths distinct.
+    entries: Vec<Entry>,
+}
+
+/// The index of one repository.
+#[derive(Debug)]
+pub struct Index {
+    file: Option<PathBuf>,
+    root: Vec<u8>,
+    loaded: Loaded,
+    next: Mutex<Option<Vec<Entry>>>,
+}
+
+impl Index {
+    /// The index of the repository at `root` (canonical) in the cache folder `dir`, loaded
+    /// (`None`: no index, nothing kept).
+    #[must_use]
+    pub fn open(dir: Option<PathBuf>, root: &Path) -> Index {
+        let root = root.to_string_lossy().into_owned().into_bytes();
+        let file = dir.filter(|_| cfg!(unix)).map(|d| {
+            let name = crate::util::digest::hex12(&root);
+            d.join(format!("related-v{VERSION}-{name}.bin"))
+        });
+        let loaded = file
+            .as_ref()
+            .and_then(|f| crate::util::read::read_capped(f, MAX_BYTES as u64).ok())
+            .and_then(|bytes| decode(&bytes, &root))
+            .unwrap_or_default();
+        Index {
+            file,
+            root,
+            loaded,
+            next: Mutex::new(None),
+        }
+    }
+
+    /// True when files are looked up and kept.
+    #[must_use]
+    pub fn is_enabled(&self) -> bool {
+        self.file.is_some()
+    }
+
+    /// The entry kept for `path`.
+    #[must_use]
+    pub fn get(&self, path: &str) -> Option<&Entry> {
+        let e = &self.loaded.entries;
+        e.binary_search_by(|x| x.path.as_str().cmp(path))
+            .ok()
+            .map(|k| &e[k])
+    }
+
+    /// The vocabulary id of `word`, if any file kept holds it.
+    #[must_use]
+    pub fn id_of(&self, word: &[u8]) -> Option<u32> {
+        let k = self
+            .loaded
+            .vocab
+            .binary_search_by(|w| w.as_slice().cmp(word))
+            .ok()?;
+        u32::try_from(k).ok()
+    }
+
+    /// Sets what [`Index::save`] writes: the entries of this run (any order), those whose
+    /// stamp is racy left out.
+    pub fn keep(&self, mut entries: Vec<Entry>, started: SystemTime) {
+        entries.retain(|e| !e.stamp.is_racy(started) || self.get(&e.path) == Some(e));
+        entries.sort_by(|a, b| a.path.cmp(&b.path));
+        entries.dedup_by(|a, b| a.path == b.path);
+        entries.truncate(MAX_ENTRIES);
+        *self
+            .next
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(entries);
+    }
+
+    /// Writes the entries kept, atomically, when they differ from those loaded, and keeps at
+    /// most [`MAX_INDEXES`] indexes in the folder. An index is an optimisation: callers may
+    /// ignore the error.
+    pub fn save(&self) -> crate::error::Result<()> {
+        let Some(file) = &self.file else {
+            return Ok(());
+        };
+        let next = self
+            .next
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        let Some(next) = next else {
+            return Ok(());
+        };
+        if next == self.loaded.entries {
+            return Ok(());
+        }
+        let bytes = encode(&self.root, &self.loaded.vocab, &next);
+        if bytes.len() > MAX_BYTES {
+            return Ok(());
+        }
+        if let Some(dir) = file.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        crate::util::atomic::write(file, &bytes)?;
+        if let Some(dir) = file.parent() {
+            sweep(dir);
+        }
+        Ok(())
+    }
+}
+
+/// Removes the least recently written indexes beyond [`MAX_INDEXES`].
+fn sweep(dir: &Path) {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = format!("related-v{VERSION}-");
+    let mut found: Vec<(SystemTime, PathBuf)> = read
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with(&prefix) && name.ends_with(".bin")
+        })
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    if found.len() <= MAX_INDEXES {
+        return;
+    }
+    found.sort();
+    for (_, path) in &found[..found.len() - MAX_INDEXES] {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+/// What the index's words depend on: this build's version, its secret rules (a file refused
+/// or admitted by other rules is judged again) and the word lengths kept.
+fn fingerprint() -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(env!("CARGO_PKG_VERSION").as_bytes());
+    h.update([0]);
+    h.update(crate::compile::secrets::RULES_TOML.as_bytes());
+    h.update([0]);
+    h.update(format!("{}-{}", super::words::MIN_WORD, super::words::MAX_WORD).as_bytes());
+    h.finalize().into()
+}
+
+/// Tags, encoded: the definitions (name, line; a decoded one's kind reads `definition`, the
+/// ranking reads names only) and the references (name, count).
+#[must_use]
+pub fn encode_tags(t: &Tags) -> Vec<u8> {
+    let mut out = Vec::new();
+    put_len(&mut out, t.defs.len());
+    for d in &t.defs {
+        put_bytes(&mut out, d.name.as_bytes());
+        put(&mut out, d.line);
+    }
+    put_len(&mut out, t.refs.len());
+    for (k, r) in t.refs.iter().enumerate() {
+        put_bytes(&mut out, r.as_bytes());
+        put(
+            &mut out,
+            u64::from(t.ref_counts.get(k).copied().unwrap_or(1)),
+        );
+    }
+    out
+}
+
+/// The tags [`encode_tags`] encoded; `None` when they do not decode.
+#[must_use]
+pub fn decode_tags(bytes: &[u8]) -> Option<Tags> {
+    let mut r = Reader { bytes, at: 0 };
+    let n = r.len()?;
+    let mut defs = Vec::with_capacity(n.min(bytes.len()));
+    for _ in 0..n {
+        let name = r.text()?;
+        let line = r.int()?;
+        defs.push(Def {
+            name,
+            kind: "definition",
+            line,
+        });
+    }
+    let n = r.len()?;
+    let mut refs = Vec::with_capacity(n.min(bytes.len()));
+    let mut ref_counts = Vec::with_capacity(n.min(bytes.len()));
+    for _ in 0..n {
+        refs.push(r.text()?);
+        ref_counts.push(u32::try_from(r.int()?).ok()?);
+    }
+    (r.at == bytes.len()).then_some(Tags {
+        defs,
+        refs,
+        ref_counts,
+    })
+}
+
+/// The index file's bytes: header, vocabulary (the words the entries use, sorted), entries,
+/// checksum.
+fn encode(root: &[u8], vocab: &[Vec<u8>], entries: &[Entry]) -> Vec<u8> {
+    // The words in use, by hash first (most words recur in many files), then sorted.
+    let mut old_used = vec![false; vocab.len()];
+    let mut read: HashSet<&[u8]> = HashSet::new();
+    for e in entries {
+        if let Seen::Admitted { words, .. } = &e.seen {
+            match words {
+                Words::Ids(ids) => {
+                    for &k in ids {
+                        if let Some(u) = old_used.get_mut(k as usize) {
+                            *u = true;
+                        }
+                    }
+                }
+                Words::Read(buf) => read.extend(each_read(buf)),
+            }
+        }
+    }
+    read.extend(
+        vocab
+            .iter()
+            .zip(&old_used)
+            .filter(|(_, u)| **u)
+            .map(|(w, _)| w.as_slice()),
+    );
+    let mut words: Vec<&[u8]> = read.into_iter().collect();
+    words.sort_unstable();
+    let new_id: HashMap<&[u8], u64> = words
+        .iter()
+        .enumerate()
+        .map(|(k, w)| (*w, k as u64))
+        .collect();
+    let id = |w: &[u8]| new_id.get(w).copied().unwrap_or(0);
+    // An old id's new one (unused ones are never asked).
+    let remap: Vec<u64> = vocab
+        .iter()
+        .zip(&old_used)
+        .map(|(w, u)| if *u { id(w) } else { 0 })
+        .collect();
+    let mut out = Vec::with_capacity(64 + entries.len() * 64);
+    out.extend_from_slice(MAGIC);
+    out.push(VERSION);
+    out.extend_from_slice(&fingerprint());
+    put_bytes(&mut out, root);
+    put_len(&mut out, words.len());
+    for w in &words {
+        put_bytes(&mut out, w);
+    }
+    put_len(&mut out, entries.len());
+    let mut ids: Vec<u64> = Vec::new();
+    for e in entries {
+        put_bytes(&mut out, e.path.as_bytes());
+        let s = &e.stamp;
+        put(&mut out, s.size);
+        put(&mut out, zigzag(s.mtime.0));
+        put(&mut out, u64::from(s.mtime.1));
+        put(&mut out, zigzag(s.ctime.0));
+        put(&mut out, u64::from(s.ctime.1));
+        put(&mut out, s.ino);
+        put(&mut out, s.dev);
+        match &e.seen {
+            Seen::Refused => out.push(0),
+            Seen::Admitted { words: w, parsed } => {
+                out.push(1);
+                ids.clear();
+                match w {
+                    Words::Ids(old) => {
+                        ids.extend(old.iter().filter_map(|&k| remap.get(k as usize)));
+                    }
+                    Words::Read(read) => ids.extend(each_read(read).map(id)),
+                }
+                ids.sort_unstable();
+                ids.dedup();
+                put_len(&mut out, ids.len());
+                let mut last = 0;
+                for &k in &ids {
+                    put(&mut out, k - last);
+                    last = k;
+                }
+                match parsed {
+                    Parsed::Not => out.push(0),
+                    Parsed::Nothing => out.push(1),
+                    Parsed::Tags { sha, tags } => {
+                        out.push(2);
+                        put_bytes(&mut out, sha.as_bytes());
+                        put_bytes(&mut out, tags);
+                    }
+                }
+            }
+        }
+    }
+    let sum = checksum(&out);
+    out.extend_from_slice(&sum.to_le_bytes());
+    out
+}
+
+/// The index in `bytes`, when it decodes whole, is this version's and is `root`'s.
+fn decode(bytes: &[u8], root: &[u8]) -> Option<Loaded> {
+    let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(8)?)?;
+    if checksum(body).to_le_bytes() != sum {
+        return None;
+    }
+    let mut r = Reader { bytes: body, at: 0 };
+    if r.take(MAGIC.len())? != MAGIC || r.take(1)? != [VERSION] {
+        return None;
+    }
+    if r.take(32)? != fingerprint() || r.bytes_()? != root {
+        return None;
+    }
+    let n = r.len()?;
+    let mut vocab: Vec<Vec<u8>> = Vec::with_capacity(n);
+    for _ in 0..n {
+        let w = r.bytes_()?;
+        if vocab.last().is_some_and(|last| last.as_slice() >= w) {
+            return None;
+        }
+        vocab.push(w.to_vec());
+    }
+    let n = r.len()?;
+    let mut entries: Vec<Entry> = Vec::with_capacity(n);
+    for _ in 0..n {
+        let path = r.text()?;
+        if entries.last().is_some_and(|last| last.path >= path) {
+            return None;
+        }
+        let stamp = Stamp {
+            size: r.int()?,
+            mtime: (unzigzag(r.int()?), u32::try_from(r.int()?).ok()?),
+            ctime: (unzigzag(r.int()?), u32::try_from(r.int()?).ok()?),
+            ino: r.int()?,
+            dev: r.int()?,
+        };
+        let seen = match r.take(1)? {
+            [0] => Seen::Refused,
+            [1] => {
+                let count = r.len()?;
+                let mut ids = Vec::with_capacity(count);
+                let mut last: u64 = 0;
+                for k in 0..count {
+                    let delta = r.int()?;
+                    if k > 0 && delta == 0 {
+                        return None;
+                    }
+                    last = last.checked_add(delta)?;
+                    if last >= vocab.len() as u64 {
+                        return None;
+                    }
+                    ids.push(u32::try_from(last).ok()?);
+                }
+                let parsed = match r.take(1)? {
+                    [0] => Parsed::Not,
+                    [1] => Parsed::Nothing,
+                    [2] => Parsed::Tags {
+                        sha: r.text()?,
+                        tags: r.bytes_()?.to_vec(),
+                    },
+                    _ => return None,
+                };
+                Seen::Admitted {
+                    words: Words::Ids(ids),
+                    parsed,
+                }
+            }
+            _ => return None,
+        };
+        entries.push(Entry { path, stamp, seen });
+    }
+    (r.at == body.len()).then_some(Loaded { vocab, entries })
+}
+
+/// A 64-bit checksum (FNV-1a over 8-byte words): a damaged index is not read.
+fn checksum(bytes: &[u8]) -> u64 {
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ bytes.len() as u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        h = (h ^ u64::from_le_bytes(w))
+            .wrapping_mul(PRIME)
+            .rotate_left(29);
+    }
+    for &b in chunks.remainder() {
+        h = (h ^ u64::from(b)).wrapping_mul(PRIME);
+    }
+    h
+}
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn unzigzag(v: u64) -> i64 {
+    (v >> 1).cast_signed() ^ -(v & 1).cast_signed()
+}
+
+/// An unsigned LEB128 integer.
+fn put(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn put_len(out: &mut Vec<u8>, n: usize) {
+    put(out, n as u64);
+}
+
+fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    put_len(out, b.len());
+    out.extend_from_slice(b);
+}
+
+/// Reads what `put*` wrote; `None` past the end or on a malformed value.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let end = self.at.checked_add(n)?;
+        let out = self.bytes.get(self.at..end)?;
+        self.at = end;
+        Some(out)
+    }
+
+    fn int(&mut self) -> Option<u64> {
+        let mut v: u64 = 0;
+        for shift in (0..64).step_by(7) {
+            let b = *self.take(1)?.first()?;
+            v |= u64::from(b & 0x7f).checked_shl(shift)?;
+            if b & 0x80 == 0 {
+                return Some(v);
+            }
+        }
+        None
+    }
+
+    /// A count, never more than the bytes left (each item takes at least one).
+    fn len(&mut self) -> Option<usize> {
+        let n = usize::try_from(self.int()?).ok()?;
+        (n <= self.bytes.len() - self.at).then_some(n)
+    }
+
+    fn bytes_(&mut self) -> Option<&'a [u8]> {
+        let n = self.len()?;
+        self.take(n)
+    }
+
+    fn text(&mut self) -> Option<String> {
+        std::str::from_utf8(self.bytes_()?).ok().map(str::to_owned)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stamp(size: u64) -> Stamp {
+        Stamp {
+            size,
+            mtime: (1_600_000_000, 5),
+            ctime: (-3, 999_999_999),
+            ino: 42,
+            dev: 7,
+        }
+    }
+
+    fn entries() -> Vec<Entry> {
+        let tags = Tags {
+            defs: vec![Def {
+                name: "login".into(),
+                kind: "definition",
+                line: 3,
+            }],
+            refs: vec!["Session".into(), "hash".into()],
+            ref_counts: vec![2, 1],
+        };
+        vec![
+            Entry {
+                path: "a.ts".into(),
+                stamp: stamp(1),
+                seen: Seen::Refused,
+            },
+            Entry {
+                path: "b.ts".into(),
+                stamp: stamp(2),
+                seen: Seen::Admitted {
+                    words: Words::read(&[b"Session", b"login"]),
+                    parsed: Parsed::Tags {
+                        sha: "ab".repeat(32),
+                        tags: encode_tags(&tags),
+                    },
+                },
+            },
+            Entry {
+                path: "c.ts".into(),
+                stamp: stamp(3),
+                seen: Seen::Admitted {
+                    words: Words::read(&[b"login", b"zeta"]),
+                    parsed: Parsed::Nothing,
+                },
+            },
+        ]
+    }
+
+    #[test]
+    fn an_index_reads_back_as_written_its_words_in_one_vocabulary() {
+        let bytes = encode(b"/repo", &[], &entries());
+        let loaded = decode(&bytes, b"/repo").unwrap();
+        assert_eq!(
+            loaded.vocab,
+            vec![b"Session".to_vec(), b"login".to_vec(), b"zeta".to_vec()]
+        );
+        assert_eq!(loaded.entries[0], entries()[0]);
+        assert_eq!(
+            loaded.entries[2].seen,
+            Seen::Admitted {
+                words: Words::Ids(vec![1, 2]),
+                parsed: Parsed::Nothing
+            }
+        );
+        let Seen::Admitted {
+            parsed: Parsed::Tags { tags, .. },
+            ..
+        } = &loaded.entries[1].seen
+        else {
+            panic!("{:?}", loaded.entries[1]);
+        };
+        let tags = decode_tags(tags).unwrap();
+        assert_eq!(tags.defs[0].name, "login");
+        assert_eq!(tags.ref_count("Session"), 2);
+        // Written again from the ids, the same bytes.
+        assert_eq!(encode(b"/repo", &loaded.vocab, &loaded.entries), bytes);
+    }
+
+    #[test]
+    fn a_damaged_foreign_or_other_repositorys_index_is_not_read() {
+        let bytes = encode(b"/repo", &[], &entries());
+        assert!(decode(&bytes, b"/other").is_none());
+        for cut in [0, 1, 8, bytes.len() / 2, bytes.len() - 1] {
+            assert!(decode(&bytes[..cut], b"/repo").is_none(), "cut at {cut}");
+        }
+        for at in [
+            0,
+            MAGIC.len(),
+            MAGIC.len() + 1,
+            bytes.len() / 2,
+            bytes.len() - 9,
+        ] {
+            let mut flipped = bytes.clone();
+            flipped[at] ^= 0x40;
+            assert!(decode(&flipped, b"/repo").is_none(), "flipped at {at}");
+        }
+        // A well-formed index of another version (checksum right, fingerprint not).
+        let mut other = bytes[..bytes.len() - 8].to_vec();
+        other[MAGIC.len() + 1] ^= 1;
+        let sum = checksum(&other);
+        other.extend_from_slice(&sum.to_le_bytes());
+        assert!(decode(&other, b"/repo").is_none());
+    }
+
+    #[test]
+    fn a_file_modified_within_the_racy_window_is_not_kept() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_600_000_000);
+        let mut s = stamp(1);
+        s.ctime = (1_500_000_000, 0);
+        s.mtime = (1_600_000_000, 0);
+        assert!(s.is_racy(now));
+        s.mtime = (1_599_999_998, 0);
+        assert!(!s.is_racy(now));
+        s.ctime = (1_599_999_999, 500);
+        assert!(s.is_racy(now));
+    }
+
+    #[test]
+    fn integers_round_trip() {
+        for v in [0, 1, 127, 128, 300, u64::MAX] {
+            let mut out = Vec::new();
+            put(&mut out, v);
+            assert_eq!(Reader { bytes: &out, at: 0 }.int(), Some(v));
+        }
+        for v in [0, -1, 1, i64::MIN, i64::MAX] {
+            assert_eq!(unzigzag(zigzag(v)), v);
+        }
+    }
+}
