@@ -1,6 +1,6 @@
 #!/bin/sh
 # `--related 8000` timings (issue 21): cold (--no-cache), warm (index built), fixture warm,
-# each A/B against a baseline binary with farm-bench; outputs compared byte for byte first.
+# each A/B against a baseline binary (bench/ab.py, alternately); outputs compared byte for byte first.
 #   bench/related.sh NEW_BINARY BASE_BINARY TREE [RUNS]
 # TREE: a tree from `bench/gen.py tree TREE --seed 42`. Caches go to /tmp/ccr-*.
 set -eu
@@ -21,16 +21,14 @@ for t in "$tree" "$fixture"; do
   done
 done
 uptime
+ab=$(dirname "$0")/ab.py
 echo "== 100k warm"
-CURATE_CACHE_DIR=/tmp/ccr-new farm-bench -n "$runs" --warmup 1 --timeout 1200 \
-  --vs "env CURATE_CACHE_DIR=/tmp/ccr-base $base -C $tree $args --dry-run -q" \
-  -- "$new" -C "$tree" $args --dry-run -q
+python3 "$ab" -n "$runs" --warmup 1 --env-a CURATE_CACHE_DIR=/tmp/ccr-new --env-b CURATE_CACHE_DIR=/tmp/ccr-base \
+  -- "$new" -C "$tree" $args --dry-run -q --vs "$base" -C "$tree" $args --dry-run -q
 echo "== 100k cold (--no-cache)"
-farm-bench -n "$(( (runs + 1) / 2 ))" --warmup 1 --timeout 1800 \
-  --vs "$base -C $tree $args --no-cache --dry-run -q" \
-  -- "$new" -C "$tree" $args --no-cache --dry-run -q
+python3 "$ab" -n "$(( (runs + 1) / 2 ))" --warmup 1 \
+  -- "$new" -C "$tree" $args --no-cache --dry-run -q --vs "$base" -C "$tree" $args --no-cache --dry-run -q
 echo "== fixture warm"
-CURATE_CACHE_DIR=/tmp/ccr-new farm-bench -n 21 --warmup 2 \
-  --vs "env CURATE_CACHE_DIR=/tmp/ccr-base $base -C $fixture $args --dry-run -q" \
-  -- "$new" -C "$fixture" $args --dry-run -q
+python3 "$ab" -n 21 --warmup 2 --env-a CURATE_CACHE_DIR=/tmp/ccr-new --env-b CURATE_CACHE_DIR=/tmp/ccr-base \
+  -- "$new" -C "$fixture" $args --dry-run -q --vs "$base" -C "$fixture" $args --dry-run -q
 uptime
