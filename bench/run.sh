@@ -186,6 +186,8 @@ median_ms preview_warm "$RUNS" "" "$CURATE" preview -C "$FIX" --role worker --ch
 # warm token cache; it compiles, writes the manifest and renders, as a host would see it.
 python3 -c 'import json, sys; print(json.dumps({"session_id": "bench", "cwd": sys.argv[1], "hook_event_name": "PreToolUse", "tool_name": "Agent", "tool_input": {"prompt": "Implement the login.\nchange: add-auth", "subagent_type": "worker"}}))' "$FIX" >"$WORK/hook.json"
 median_ms hook_warm "$RUNS" "" sh -c "'$CURATE' hook claude-code <'$WORK/hook.json' | grep -q updatedInput"
+# The same call in a repository seen for the first time: an empty token cache.
+median_ms hook_cold "$RUNS" "rm -rf '$WORK/cache-hook'" sh -c "CURATE_CACHE_DIR='$WORK/cache-hook' '$CURATE' hook claude-code <'$WORK/hook.json' | grep -q updatedInput"
 # The MCP server answering curate_preview, warm: one process, one warm-up call, then
 # MCP_CALLS timed calls (request written to answer read); bench/mcp.py prints the median
 # and the server's peak memory.
@@ -200,6 +202,11 @@ else
   say "   n/a: $(tail -1 "$WORK/err.txt")"
 fi
 median_ms cat_corpus "$BULK_RUNS" "" sh -c "find '$CORPUS' -type f -print0 | xargs -0 cat >/dev/null"
+# code2prompt (crates.io, `cargo install code2prompt`), when installed: the same files.
+CODE2PROMPT=${CODE2PROMPT:-$(command -v code2prompt || true)}
+if [ -n "$CODE2PROMPT" ]; then
+  median_ms bulk_code2prompt "$BULK_RUNS" "" "$CODE2PROMPT" "$CORPUS" -O "$WORK/c2p.md" -q --no-ignore
+fi
 
 export CURATE_CACHE_DIR=$CACHE_COLD
 median_ms bulk_cold "$BULK_RUNS" "rm -rf '$CACHE_COLD'" "$CURATE" "${BULK[@]}"
@@ -258,16 +265,16 @@ ratio = tree / fix if fix and tree else None
 out.append((
     "compile, 100k-file tree (warm cache)",
     shown("compile_tree") + (f" = {ratio:.2f}x fixture" if ratio else ""),
-    "<= 1.5x fixture",
-    verdict(None if ratio is None else ratio <= 1.5),
+    "<= 1.2x fixture",
+    verdict(None if ratio is None else ratio <= 1.2),
 ))
 cold, warm, nocache = num("bulk_cold"), num("bulk_warm"), num("bulk_no_cache")
 mbs = corpus_bytes / 1e6 / (cold / 1000) if cold else None
 out.append((
     "bulk bundle, cold cache",
     shown("bulk_cold") + (f" = {mbs:.1f} MB/s" if mbs else ""),
-    ">= 55 MB/s (2 cores)",
-    verdict(None if mbs is None else mbs >= 55),
+    ">= 65 MB/s (2 cores)",
+    verdict(None if mbs is None else mbs >= 65),
 ))
 cpu = num("cpu_mem_bulk_cold")
 if cpu:
@@ -281,12 +288,25 @@ out.append((
     "<= 10 % of cold",
     verdict(None if share is None else share <= 0.10),
 ))
-if num("cat_corpus"):
+c2p = num("bulk_code2prompt")
+if c2p:
+    out.append((
+        "code2prompt, the same corpus",
+        shown("bulk_code2prompt") + (f" = {c2p / cold:.2f}x curate's cold bundle" if cold else ""),
+        ">= 3x curate",
+        verdict(None if not cold else c2p / cold >= 3),
+    ))
+cat = num("cat_corpus")
+if cat:
     out.append(("cat of the corpus (find | xargs cat)", shown("cat_corpus"), "(floor, for reference)", ""))
+    if warm:
+        out.append(("bulk bundle, warm cache, against cat", f"{warm / cat:.1f}x cat", "<= 2x cat", verdict(warm / cat <= 2)))
 pv = num("preview_warm")
 out.append(("preview, fixture, warm cache", shown("preview_warm"), "<= 30 ms", verdict(None if pv is None else pv <= 30)))
 hk = num("hook_warm")
-out.append(("hook claude-code, fixture, warm cache", shown("hook_warm"), "<= 60 ms", verdict(None if hk is None else hk <= 60)))
+out.append(("hook claude-code, fixture, warm cache", shown("hook_warm"), "<= 20 ms", verdict(None if hk is None else hk <= 20)))
+hc = num("hook_cold")
+out.append(("hook claude-code, fixture, cold cache", shown("hook_cold"), "<= 60 ms", verdict(None if hc is None else hc <= 60)))
 mp = num("mcp_preview_warm")
 out.append(("MCP curate_preview, fixture, warm server", shown("mcp_preview_warm"), "<= 20 ms", verdict(None if mp is None else mp <= 20)))
 for key, label, big in [
@@ -297,12 +317,14 @@ for key, label, big in [
     ("mem_mcp", "peak memory, MCP server after the preview calls", fix_largest),
     ("mem_compile_fixture_no_cache", "peak memory, compile fixture --no-cache", fix_largest),
 ]:
-    limit = 64 * 1024 + big / 1024
+    # The bulk bundle holds what it admitted for its render (up to 48 MiB): 150 MiB in all.
+    bulk = key.startswith("mem_bulk")
+    limit = 150 * 1024 if bulk else 64 * 1024 + big / 1024
     kib = num(key)
     out.append((
         label,
         shown(key, "KiB") if kib is None else f"{kib / 1024:.1f} MiB",
-        f"<= {limit / 1024:.1f} MiB (64 MiB + largest file)",
+        f"<= {limit / 1024:.1f} MiB" + ("" if bulk else " (64 MiB + largest file)"),
         verdict(None if kib is None else kib <= limit),
     ))
 w = [max(len(r[i]) for r in out) for i in range(3)]
