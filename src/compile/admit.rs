@@ -233,10 +233,7 @@ impl Held {
         sha256: &str,
     ) -> Result<Arc<Vec<u8>>, Refusal> {
         let held = self.files().get(path.as_str()).cloned();
-        match held {
-            Some((sha, bytes)) if sha == sha256 => Ok(bytes),
-            _ => reread(root, path, max_file_size, sha256).map(Arc::new),
-        }
+        Held::or_reread(held, root, path, max_file_size, sha256)
     }
 
     /// [`Held::read`], and `path` is no longer held: for the last use (the render).
@@ -251,6 +248,17 @@ impl Held {
         if let Some((_, bytes)) = &held {
             self.used.fetch_sub(bytes.len() as u64, Ordering::Relaxed);
         }
+        Held::or_reread(held, root, path, max_file_size, sha256)
+    }
+
+    /// The held bytes when they have the hash asked for, else the file read again.
+    fn or_reread(
+        held: Option<(String, Arc<Vec<u8>>)>,
+        root: &Path,
+        path: &RepoPath,
+        max_file_size: u64,
+        sha256: &str,
+    ) -> Result<Arc<Vec<u8>>, Refusal> {
         match held {
             Some((sha, bytes)) if sha == sha256 => Ok(bytes),
             _ => reread(root, path, max_file_size, sha256).map(Arc::new),

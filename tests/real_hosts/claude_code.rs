@@ -227,22 +227,5 @@ fn the_mcp_preview_result_is_the_status_and_the_prompt() {
     );
     assert_eq!(result["result"], "previewed", "{result}");
 
-    let read = model
-        .requests()
-        .iter()
-        .find_map(|x| x.result_of(PREVIEW))
-        .expect("the preview's result");
-    let prompt = sandbox.curate(&["preview", "--role", "worker", "--change", "add-auth"]);
-    let (header, pasted) = read.split_once("\n\n").expect("a header and the prompt");
-    assert!(
-        header.starts_with("READY · role worker · change add-auth · 8 files"),
-        "{header}"
-    );
-    assert_eq!(pasted, prompt);
-    eprintln!(
-        "claude-code: the preview's tool result {} bytes, its prompt {} bytes",
-        read.len(),
-        prompt.len()
-    );
-    assert!(read.len() <= prompt.len() + 2048, "{} bytes", read.len());
+    crate::assert_preview_result(&model, &sandbox, "claude-code");
 }

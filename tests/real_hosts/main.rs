@@ -312,3 +312,26 @@ impl Dispatch {
         assert!(!self.next.body.to_string().contains("curate:begin"));
     }
 }
+
+/// The MCP preview's tool result, as the model read it: the status line, a blank line, then
+/// exactly `curate preview`'s prompt, at most 2 KiB more than the prompt.
+pub fn assert_preview_result(model: &FakeModel, sandbox: &Sandbox, host: &str) {
+    let read = model
+        .requests()
+        .iter()
+        .find_map(|x| x.result_of(PREVIEW))
+        .expect("the preview's result");
+    let prompt = sandbox.curate(&["preview", "--role", "worker", "--change", "add-auth"]);
+    let (header, pasted) = read.split_once("\n\n").expect("a header and the prompt");
+    assert!(
+        header.starts_with("READY · role worker · change add-auth · 8 files"),
+        "{header}"
+    );
+    assert_eq!(pasted, prompt);
+    eprintln!(
+        "{host}: the preview's tool result {} bytes, its prompt {} bytes",
+        read.len(),
+        prompt.len()
+    );
+    assert!(read.len() <= prompt.len() + 2048, "{} bytes", read.len());
+}

@@ -218,24 +218,7 @@ fn the_mcp_preview_result_is_the_status_and_the_prompt() {
         ["previewed"]
     );
 
-    let read = model
-        .requests()
-        .iter()
-        .find_map(|x| x.result_of(PREVIEW))
-        .expect("the preview's result");
-    let prompt = sandbox.curate(&["preview", "--role", "worker", "--change", "add-auth"]);
-    let (header, pasted) = read.split_once("\n\n").expect("a header and the prompt");
-    assert!(
-        header.starts_with("READY · role worker · change add-auth · 8 files"),
-        "{header}"
-    );
-    assert_eq!(pasted, prompt);
-    eprintln!(
-        "opencode: the preview's tool result {} bytes, its prompt {} bytes",
-        read.len(),
-        prompt.len()
-    );
-    assert!(read.len() <= prompt.len() + 2048, "{} bytes", read.len());
+    crate::assert_preview_result(&model, &sandbox, "opencode");
 }
 
 /// A plugin that, like the aiws plugin without a manifest, rewrites the `task` prompt in
