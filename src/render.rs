@@ -534,36 +534,13 @@ fn refuse_secrets(
     if let Value::Object(vars) = ctx.clone().into_json() {
         for (name, value) in &vars {
             // The text as a template shows it: each string as it is, one a line.
-            let mut shown = String::new();
-            strings(value, &mut shown);
+            let shown = crate::compile::secrets::json_text(value);
             if let Some(hit) = rules.scan(shown.as_bytes()) {
                 return refuse(format!("the variable `{name}`"), hit.rule);
             }
         }
     }
     Ok(())
-}
-
-/// Every string (and key) of a JSON value, a line each.
-fn strings(v: &Value, out: &mut String) {
-    match v {
-        Value::String(s) => {
-            out.push_str(s);
-            out.push('\n');
-        }
-        Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
-        Value::Object(m) => {
-            for (k, x) in m {
-                out.push_str(k);
-                out.push_str(": ");
-                strings(x, out);
-            }
-        }
-        other => {
-            out.push_str(&other.to_string());
-            out.push('\n');
-        }
-    }
 }
 
 /// tera names an undefined variable but not its line: find the first tag that uses it.

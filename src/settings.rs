@@ -608,12 +608,26 @@ impl CompileSettings {
                 let bytes = read_capped(&path, INPUT_CAP)?;
                 let task = task::parse(&bytes, p)?;
                 // Its texts go into the handoff envelope, and so into a prompt.
+                // As written, and (JSON) with its strings decoded, as the envelope shows them.
+                let decoded = || {
+                    let v: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+                    rules.scan(crate::compile::secrets::json_text(&v).as_bytes())
+                };
                 if let Some(hit) = rules.scan(&bytes) {
                     return Err(Error::Invalid {
                         path: path.clone(),
                         message: format!(
                             "holds a secret ({} on line {}); its text would go into the handoff envelope",
                             hit.rule, hit.line
+                        ),
+                    });
+                }
+                if let Some(hit) = decoded() {
+                    return Err(Error::Invalid {
+                        path: path.clone(),
+                        message: format!(
+                            "holds a secret ({}, in a string); its text would go into the handoff envelope",
+                            hit.rule
                         ),
                     });
                 }

@@ -1412,7 +1412,12 @@ fn refuse_copied_secrets(text: &str, path: &Path) -> Result<()> {
         if t.starts_with("//") && !t.starts_with(overrides::CURATION) {
             continue;
         }
-        if let Some(hit) = rules.scan(line.as_bytes()) {
+        // The line as written, and its strings decoded (what the manifest copies).
+        let decoded = || {
+            let v: serde_json::Value = serde_json::from_str(t).ok()?;
+            rules.scan(crate::compile::secrets::json_text(&v).as_bytes())
+        };
+        if let Some(hit) = rules.scan(line.as_bytes()).or_else(decoded) {
             return Err(Error::Overrides {
                 path: path.to_owned(),
                 line: i + 1,

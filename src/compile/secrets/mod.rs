@@ -42,3 +42,33 @@ mod tests;
 
 pub use content::{ContentHit, ContentRules, RULES_TOML, SecretsError};
 pub use names::by_path;
+
+/// The text of a JSON value as a reader sees it, escapes decoded: every key and string (and
+/// other value) a line each. What to scan of JSON curate copies: a `\"` inside a string
+/// hides `key="…"` from a rule that reads the raw line.
+#[must_use]
+pub fn json_text(v: &serde_json::Value) -> String {
+    fn walk(v: &serde_json::Value, out: &mut String) {
+        match v {
+            serde_json::Value::String(s) => {
+                out.push_str(s);
+                out.push('\n');
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    out.push_str(k);
+                    out.push_str(": ");
+                    walk(x, out);
+                }
+            }
+            other => {
+                out.push_str(&other.to_string());
+                out.push('\n');
+            }
+        }
+    }
+    let mut out = String::new();
+    walk(v, &mut out);
+    out
+}
