@@ -6,9 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::fake_model::{Exchange, FakeModel, Reply};
-use crate::{
-    DISPATCH, Dispatch, HOST_TIMEOUT, LEAD, PREVIEW, PREVIEW_LEAD, Sandbox, TASK, host_binary, run,
-};
+use crate::{DISPATCH, Dispatch, LEAD, PREVIEW, PREVIEW_LEAD, Sandbox, TASK, host_binary};
 
 fn claude() -> Option<PathBuf> {
     host_binary("CURATE_CLAUDE_BIN", "claude")
@@ -70,18 +68,7 @@ fn claude_p(
     .env("ANTHROPIC_API_KEY", "sk-ant-fake-key-for-tests")
     .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
     .env("DISABLE_AUTOUPDATER", "1");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = run(&mut cmd, HOST_TIMEOUT);
-    eprintln!("claude -p took {:.1} s", out.elapsed.as_secs_f64());
-    assert_eq!(
-        out.code,
-        Some(0),
-        "claude -p failed or was killed\nstdout: {}\nstderr: {}",
-        out.stdout,
-        out.stderr
-    );
+    let out = crate::run_host(&mut cmd, env, "claude -p");
     serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stdout))
 }
 

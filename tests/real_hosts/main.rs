@@ -335,3 +335,21 @@ pub fn assert_preview_result(model: &FakeModel, sandbox: &Sandbox, host: &str) {
     );
     assert!(read.len() <= prompt.len() + 2048, "{} bytes", read.len());
 }
+
+/// Runs a host with `env` added, to its end (killed past [`HOST_TIMEOUT`]), failing the test
+/// unless it exited 0; `what` names it in the messages.
+pub fn run_host(cmd: &mut Command, env: &[(&str, &str)], what: &str) -> Finished {
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = run(cmd, HOST_TIMEOUT);
+    eprintln!("{what} took {:.1} s", out.elapsed.as_secs_f64());
+    assert_eq!(
+        out.code,
+        Some(0),
+        "{what} failed or was killed\nstdout: {}\nstderr: {}",
+        out.stdout,
+        out.stderr
+    );
+    out
+}

@@ -7,9 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::fake_model::{Exchange, FakeModel, Reply};
-use crate::{
-    DISPATCH, Dispatch, HOST_TIMEOUT, LEAD, PREVIEW, PREVIEW_LEAD, Sandbox, TASK, host_binary, run,
-};
+use crate::{DISPATCH, Dispatch, LEAD, PREVIEW, PREVIEW_LEAD, Sandbox, TASK, host_binary};
 
 fn opencode() -> Option<PathBuf> {
     host_binary("CURATE_OPENCODE_BIN", "opencode")
@@ -98,18 +96,7 @@ fn opencode_run(bin: &Path, sandbox: &Sandbox, prompt: &str, env: &[(&str, &str)
         .env("OPENCODE_DISABLE_LSP_DOWNLOAD", "1")
         .env("OPENCODE_DISABLE_CLAUDE_CODE", "1")
         .env("OPENCODE_DISABLE_SHARE", "1");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = run(&mut cmd, HOST_TIMEOUT);
-    eprintln!("opencode run took {:.1} s", out.elapsed.as_secs_f64());
-    assert_eq!(
-        out.code,
-        Some(0),
-        "opencode run failed or was killed\nstdout: {}\nstderr: {}",
-        out.stdout,
-        out.stderr
-    );
+    let out = crate::run_host(&mut cmd, env, "opencode run");
     out.stdout
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
