@@ -1809,26 +1809,41 @@ fn a_secret_of_every_family_never_reaches_any_output() {
         }
     }
     assert!(families.len() >= 120, "{} families", families.len());
-    let mut problems = Vec::new();
-    for (n, (family, text)) in families.iter().enumerate() {
-        // The value: the text's longest word.
-        let value = text
-            .split(|c: char| c.is_whitespace() || "\"'=:,;()<>[]{}`".contains(c))
-            .max_by_key(|w| w.len())
-            .unwrap()
-            .to_owned();
-        let place = (n % 4) as u8;
-        let (repo, [render, preview, hook]) = planted_in_added_text(text, place);
-        if place < 3 && render.code == 0 {
-            problems.push(format!("{family} (place {place}): render not refused"));
-        }
-        for leak in leaks(
-            &repo,
-            &value,
-            &[("render", &render), ("preview", &preview), ("hook", &hook)],
-        ) {
-            problems.push(format!("{family} (place {place}): {leak}"));
-        }
-    }
+    // Every family in every place, two at a time.
+    let work: Vec<(&(String, String), u8)> = families
+        .iter()
+        .flat_map(|f| (0..4u8).map(move |place| (f, place)))
+        .collect();
+    let problems: Vec<String> = std::thread::scope(|scope| {
+        let halves: Vec<_> = work
+            .chunks(work.len().div_ceil(2).max(1))
+            .map(|chunk| {
+                scope.spawn(move || {
+                    let mut problems = Vec::new();
+                    for &((family, text), place) in chunk {
+                        // The value: the text's longest word.
+                        let value = text
+                            .split(|c: char| c.is_whitespace() || "\"'=:,;()<>[]{}`".contains(c))
+                            .max_by_key(|w| w.len())
+                            .unwrap()
+                            .to_owned();
+                        let (repo, [render, preview, hook]) = planted_in_added_text(text, place);
+                        if place < 3 && render.code == 0 {
+                            problems.push(format!("{family} (place {place}): render not refused"));
+                        }
+                        for leak in leaks(
+                            &repo,
+                            &value,
+                            &[("render", &render), ("preview", &preview), ("hook", &hook)],
+                        ) {
+                            problems.push(format!("{family} (place {place}): {leak}"));
+                        }
+                    }
+                    problems
+                })
+            })
+            .collect();
+        halves.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
     assert_none(&problems, "a secret of every family");
 }
