@@ -856,7 +856,7 @@ fn the_manifest_is_never_selected_as_its_own_input() {
 }
 
 /// `--related` on the aiws fixture, owning the login module.
-fn related(repo: &Repo, extra: &[&str]) -> crate::Output {
+pub(crate) fn related(repo: &Repo, extra: &[&str]) -> crate::Output {
     repo.curate()
         .args([
             "--role",

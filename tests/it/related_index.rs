@@ -39,25 +39,11 @@ fn aged_fixture() -> Repo {
     repo
 }
 
-/// `--related` owning the login module, the manifest on stdout.
+/// `--related 3000` owning the login module, every file a candidate, the manifest on stdout.
 fn related(repo: &Repo, extra: &[&str]) -> Output {
-    let out = repo
-        .curate()
-        .args(extra)
-        .args([
-            "--role",
-            "worker",
-            "--change",
-            "add-auth",
-            "--owns",
-            "src/auth/login.ts",
-            "--related",
-            "3000",
-            "--max-files",
-            "0",
-            "--stdout",
-        ])
-        .run();
+    let mut args = vec!["--related", "3000", "--max-files", "0", "--stdout"];
+    args.extend_from_slice(extra);
+    let out = crate::compile::related(repo, &args);
     assert_eq!(out.code, 0, "{}", out.stderr);
     out
 }

@@ -82,15 +82,7 @@ fn a_dispatch_hands_the_sub_agent_the_bundle_and_leaves_the_leads_call_as_writte
 
     let d = Dispatch::of(&model, TASK);
     let received = d.received(TASK);
-    assert!(
-        received.starts_with(
-            "role: worker\n<!-- curate:begin role=\"worker\" change=\"add-auth\" -->\n"
-        )
-    );
-    let last = received.lines().last().unwrap_or_default();
-    assert!(last.starts_with("<!-- curate:end files="), "{last}");
-    assert_eq!(received.matches("<!-- curate:end").count(), 1);
-    assert_eq!(received, sandbox.expected_dispatch(TASK));
+    crate::assert_one_bundle(&received, &sandbox);
 
     // SubagentStart's pointer reaches the sub-agent too (beside its prompt).
     assert!(

@@ -353,3 +353,18 @@ pub fn run_host(cmd: &mut Command, env: &[(&str, &str)], what: &str) -> Finished
     );
     out
 }
+
+/// What a dispatched worker received: the `role:` line and the begin marker first, the one
+/// end marker last, and byte for byte what curate composes for the task.
+pub fn assert_one_bundle(received: &str, sandbox: &Sandbox) {
+    assert!(
+        received.starts_with(
+            "role: worker\n<!-- curate:begin role=\"worker\" change=\"add-auth\" -->\n"
+        ),
+        "{received}"
+    );
+    let last = received.lines().last().unwrap_or_default();
+    assert!(last.starts_with("<!-- curate:end files="), "{last}");
+    assert_eq!(received.matches("<!-- curate:end").count(), 1);
+    assert_eq!(received, sandbox.expected_dispatch(TASK));
+}

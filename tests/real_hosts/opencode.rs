@@ -114,14 +114,7 @@ fn a_dispatch_hands_the_sub_agent_the_bundle_and_not_the_lead() {
 
     let d = Dispatch::of(&model, TASK);
     let received = d.received(TASK);
-    assert!(
-        received.starts_with(
-            "role: worker\n<!-- curate:begin role=\"worker\" change=\"add-auth\" -->\n"
-        )
-    );
-    let last = received.lines().last().unwrap_or_default();
-    assert!(last.starts_with("<!-- curate:end files="), "{last}");
-    assert_eq!(received, sandbox.expected_dispatch(TASK));
+    crate::assert_one_bundle(&received, &sandbox);
 
     d.assert_lead_kept_its_call(TASK);
     let growth = d.next.size.saturating_sub(d.lead.size);
@@ -238,7 +231,7 @@ fn beside_a_fallback_injector_the_sub_agent_gets_one_bundle() {
     let d = Dispatch::of(&model, TASK);
     let received = d.received(TASK);
     assert!(!received.contains("aiws-context-fallback"), "{received}");
-    assert_eq!(received, sandbox.expected_dispatch(TASK));
+    crate::assert_one_bundle(&received, &sandbox);
     // The other plugin ran: rewriting `args` in place, it left its scaffold in the lead's
     // stored call; curate's bundle is not there.
     let (_, input) = d.next.call(DISPATCH).expect("the dispatch in the history");
