@@ -318,7 +318,7 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
     };
     let measured = measure_candidates(ws, reading, candidates, &mut ledger)?;
     let caps = reserve_for_injected(ws, s, &mut ledger);
-    let (mut allocation, lowered) = allocate(ws, s, &counter, &measured, caps, &held, &mut ledger);
+    let (mut allocation, lowered) = allocate(ws, s, reading, &measured, caps, &mut ledger);
     if allocation.status == Status::Blocked && consumer_injects {
         // Nothing to list, but the consumer injects the change's own files: not BLOCKED.
         allocation.status = Status::Ready;
@@ -649,10 +649,9 @@ fn measure_candidates(
 fn allocate(
     ws: &Workspace,
     s: &CompileSettings,
-    counter: &dyn TokenCounter,
+    reading: measure::Reading<'_>,
     measured: &[(Candidate, Measured)],
     caps: Caps,
-    held: &Held,
     ledger: &mut Ledger,
 ) -> (Allocation, Vec<degrade::Lowered>) {
     use rayon::prelude::*;
@@ -692,8 +691,8 @@ fn allocate(
             cut_bytes: caps.file_bytes,
             tokens: caps.max_tokens > 0,
             sections: ws.config.sections,
-            counter,
-            held,
+            counter: reading.counter,
+            held: reading.held,
         };
         lowered = measured
             .par_iter()
