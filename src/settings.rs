@@ -608,9 +608,9 @@ impl CompileSettings {
                 let bytes = read_capped(&path, INPUT_CAP)?;
                 let task = task::parse(&bytes, p)?;
                 // Its texts go into the handoff envelope, and so into a prompt.
-                // As written, and (JSON) with its strings decoded, as the envelope shows them.
+                // As written, and its fields' text decoded, as the envelope shows them.
                 let decoded = || {
-                    let v: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+                    let v = serde_json::to_value(&task).ok()?;
                     rules.scan(crate::compile::secrets::json_text(&v).as_bytes())
                 };
                 if let Some(hit) = rules.scan(&bytes) {
