@@ -34,4 +34,5 @@ pub mod state;
 pub mod task;
 pub mod util;
 pub mod verify;
+pub mod warm;
 pub mod workflow;

@@ -5,11 +5,12 @@
 //! atomically, to a file. File text is data: it comes from the `excerpt` template function,
 //! one entry at a time, so `{{` inside a file is printed as it is; the output is streamed.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use rayon::prelude::*;
 use serde::Serialize;
@@ -65,7 +66,7 @@ impl ByteCaps {
 
 /// Finds a template's text: the repository's `.curate/templates/<name>.<lang>.tera`, then
 /// `<name>.tera`, then the embedded ones in the same order.
-fn lookup(root: &Path, name: &str, lang: Lang) -> Result<Option<(String, String)>> {
+fn lookup(root: &Path, name: &str, lang: Lang) -> Result<Option<Found>> {
     let candidates = [
         format!("{name}.{}.tera", lang.code()),
         format!("{name}.tera"),
@@ -79,15 +80,79 @@ fn lookup(root: &Path, name: &str, lang: Lang) -> Result<Option<(String, String)
                 path: path.clone(),
                 message: "the template is not UTF-8".to_owned(),
             })?;
-            return Ok(Some((format!(".curate/templates/{file}"), text)));
+            return Ok(Some(Found {
+                shown: format!(".curate/templates/{file}"),
+                text: text.into(),
+                embedded: None,
+            }));
         }
     }
     for file in &candidates {
-        if let Some((_, text)) = TEMPLATES.iter().find(|(n, _)| n == file) {
-            return Ok(Some(((*file).clone(), (*text).to_owned())));
+        if let Some(index) = TEMPLATES.iter().position(|(n, _)| n == file) {
+            return Ok(Some(Found {
+                shown: file.clone(),
+                text: TEMPLATES[index].1.into(),
+                embedded: Some(index),
+            }));
         }
     }
     Ok(None)
+}
+
+/// A template [`lookup`] found: its name as shown, its text, and which embedded template it
+/// is (`None`: the repository's own).
+struct Found {
+    shown: String,
+    text: Cow<'static, str>,
+    embedded: Option<usize>,
+}
+
+/// The embedded templates, each parsed at most once a process under each name a render adds
+/// it as (its file name, or `sticky` for the bundle's include): tera's parser costs about a
+/// millisecond a template, a copy of the parsed one some microseconds. `None`: it does not
+/// parse (the tests rule that out), and the render parses it again for the error.
+fn parsed(index: usize, as_sticky: bool) -> Option<&'static tera::Tera> {
+    static PARSED: [[OnceLock<Option<tera::Tera>>; 2]; TEMPLATES.len()] =
+        [const { [const { OnceLock::new() }; 2] }; TEMPLATES.len()];
+    let (file, text) = TEMPLATES.get(index)?;
+    PARSED[index][usize::from(as_sticky)]
+        .get_or_init(|| {
+            let mut tera = tera::Tera::default();
+            let name = if as_sticky { "sticky" } else { file };
+            tera.add_raw_template(name, text).ok()?;
+            Some(tera)
+        })
+        .as_ref()
+}
+
+/// Parses the embedded templates a bundle of `lang` uses (ahead of the render, on another
+/// thread that warms the process up).
+pub fn warm(lang: Option<Lang>) {
+    let langs = lang.map_or_else(|| vec![Lang::En, Lang::Zh], |lang| vec![lang]);
+    if let Some(bundle) = TEMPLATES.iter().position(|(n, _)| *n == "bundle.tera") {
+        parsed(bundle, false);
+    }
+    for lang in langs {
+        let sticky = format!("sticky.{}.tera", lang.code());
+        if let Some(index) = TEMPLATES.iter().position(|(n, _)| *n == sticky) {
+            parsed(index, true);
+        }
+    }
+}
+
+/// Adds a found template to `tera` as `name`: the embedded ones already parsed.
+fn add_found(tera: &mut tera::Tera, name: &str, found: &Found) -> Result<()> {
+    let as_sticky = name == "sticky";
+    if let Some(parsed) = found.embedded.and_then(|index| parsed(index, as_sticky))
+        && (as_sticky || name == found.shown)
+    {
+        return tera.extend(parsed).map_err(|source| Error::Template {
+            name: name.to_owned(),
+            line: None,
+            source,
+        });
+    }
+    add(tera, name, &found.text)
 }
 
 /// The language of a fence for a file name.
@@ -413,7 +478,7 @@ pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
         || Path::new(name)
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("tera"));
-    let main_text: String;
+    let main_text: Cow<'static, str>;
     let main_name = if is_path {
         let path = job.ws.arg_path(Path::new(name));
         let bytes = crate::util::read::read_capped(&path, crate::util::read::INPUT_CAP)?;
@@ -422,21 +487,21 @@ pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
             message: "the template is not UTF-8".to_owned(),
         })?;
         add(&mut tera, name, &text)?;
-        main_text = text;
+        main_text = text.into();
         name.to_owned()
     } else {
-        let Some((shown, text)) = lookup(&job.ws.root, name, job.lang)? else {
+        let Some(found) = lookup(&job.ws.root, name, job.lang)? else {
             return Err(Error::Usage(format!(
                 "unknown template {name:?}: use sticky, bundle, handoff or a path"
             )));
         };
-        add(&mut tera, &shown, &text)?;
-        main_text = text;
-        shown
+        add_found(&mut tera, &found.shown, &found)?;
+        main_text = found.text;
+        found.shown
     };
     // `sticky` is available to every template by that name (the bundle includes it).
-    if let Some((_, text)) = lookup(&job.ws.root, "sticky", job.lang)? {
-        add(&mut tera, "sticky", &text)?;
+    if let Some(found) = lookup(&job.ws.root, "sticky", job.lang)? {
+        add_found(&mut tera, "sticky", &found)?;
     }
     let views: Vec<EntryView> = job
         .kept

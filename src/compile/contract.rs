@@ -233,6 +233,11 @@ pub fn load(source: Source, root: &Path) -> Result<Contracts> {
     })
 }
 
+/// Builds the schema's validator now, on the thread that warms the process up.
+pub fn warm() {
+    let _ = schema_validator();
+}
+
 fn schema_validator() -> Result<&'static jsonschema::Validator> {
     static VALIDATOR: OnceLock<std::result::Result<jsonschema::Validator, String>> =
         OnceLock::new();

@@ -119,6 +119,7 @@ pub fn run(host: Host, options: WorkspaceOptions) -> Option<String> {
         log(host, &trace, "off", started);
         return quiet(host);
     }
+    crate::warm::ahead(crate::warm::Then::Render);
     let (tx, rx) = mpsc::channel();
     let worker_trace = trace.clone();
     let worker = std::thread::Builder::new()
@@ -363,6 +364,7 @@ pub fn prepare(d: &Dispatch<'_>, o: &WorkspaceOptions, trace: &Trace) -> Option<
         return trace.skip("no repository found");
     };
     trace.note(|t| t.root = Some(ws.root.clone()));
+    crate::warm::lang(ws.config.lang);
     if let Some(marker) = injected_by(d.prompt) {
         return trace.skip(&format!("already injected ({marker} in the prompt)"));
     }

@@ -25,6 +25,7 @@ pub fn run(g: &GlobalArgs, a: &CompileArgs) -> Result<ExitCode> {
             "--format github is for `curate check`".to_owned(),
         ));
     }
+    crate::warm::ahead(crate::warm::Then::Compile);
     let (ws, options) = resolve::change_workspace(g, a)?;
     let mode = Mode {
         write: !a.dry_run && !a.stdout,

@@ -32,7 +32,9 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
             "preview never writes: use render -o".to_owned(),
         ));
     }
+    crate::warm::ahead(crate::warm::Then::Render);
     let (ws, options) = resolve::change_workspace(g, &a.compile)?;
+    crate::warm::lang(a.lang.unwrap_or(ws.config.lang));
     let s = CompileSettings::resolve(&ws, &options)?;
     let compiled = match &a.manifest {
         Some(m) => render::from_manifest(&ws, &s, &ws.arg_path(m))?,

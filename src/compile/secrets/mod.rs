@@ -10,7 +10,8 @@
 //! data table covering the provider families of gitleaks' default rule set
 //! (cloud, CI, registries, payment, chat, AI providers, private keys, JWTs,
 //! URLs with passwords, `curl` credentials and generic high-entropy
-//! assignments). One ASCII case-insensitive Aho-Corasick pass (behind a
+//! assignments), read and laid out at build time (`spec.rs`, `layout.rs`,
+//! `build.rs`). One ASCII case-insensitive keyword pass (a trie walked behind a
 //! prefilter on the keywords' first four bytes, in `keywords.rs`) finds which
 //! rule keywords occur; only those rules run their byte regexes, and every
 //! candidate passes the rule's validator (placeholder and example filtering,
@@ -31,7 +32,9 @@
 
 mod content;
 mod keywords;
+mod layout;
 mod names;
+mod spec;
 mod utf16;
 mod validate;
 
