@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use globset::Glob;
 
-use crate::compile::ignore::IgnoreRules;
+use crate::compile::ignore::{Chain, IgnoreRules, Present};
 use crate::error::{Error, Result};
 use crate::model::{Exclusion, Note};
 use crate::model::{Priority, Sections, quoted};
@@ -472,50 +472,104 @@ fn walk(
         .iter()
         .map(|p| p.depth)
         .try_fold(0, |acc, d| d.map(|d| acc.max(d)));
-    let mut walker = walkdir::WalkDir::new(&start)
-        .follow_links(false)
-        .min_depth(1);
-    if let Some(depth) = max_depth {
-        walker = walker.max_depth(depth);
-    }
-    let rel_of = |p: &Path| -> Option<String> {
-        let rel = p.strip_prefix(scope.root).ok()?;
-        let mut s = String::new();
-        for c in rel.components() {
-            if !s.is_empty() {
-                s.push('/');
-            }
-            s.push_str(c.as_os_str().to_str()?);
+    // The rules of the folders above the start (each looked for once); the walk lists the
+    // start and every folder below, and so knows their ignore files without looking.
+    let mut chain = Chain::default();
+    if !prefix.is_empty() {
+        chain.push("", rules.folder(""));
+        let mut end = 0;
+        while let Some(slash) = prefix[end..].find('/') {
+            let dir = &prefix[..end + slash];
+            chain.push(dir, rules.folder(dir));
+            end += slash + 1;
         }
-        Some(s)
+    }
+    let mut walk = Walk {
+        scope,
+        rules,
+        patterns,
+        per_request,
+        out,
+        max_depth,
+        chain,
     };
-    let mut iter = walker.into_iter();
-    while let Some(next) = iter.next() {
-        let Ok(entry) = next else {
-            // An unreadable folder below the prefix: nothing in it can be selected.
-            continue;
+    walk.folder(&start, prefix, 1);
+}
+
+/// One glob walk (the patterns sharing a literal prefix): depth first, each folder's
+/// entries in the order the folder lists them, no link followed, `.git` and ignored
+/// folders not entered.
+struct Walk<'w, 's> {
+    scope: &'w Scope<'s>,
+    rules: &'w mut IgnoreRules,
+    patterns: &'w [Pattern],
+    per_request: &'w mut [Vec<String>],
+    out: &'w mut Expanded,
+    max_depth: Option<usize>,
+    chain: Chain,
+}
+
+impl Walk<'_, '_> {
+    /// Walks folder `abs` (repository-relative `rel`), whose entries are at `depth` below
+    /// the start. An unreadable folder holds nothing that can be selected.
+    fn folder(&mut self, abs: &Path, rel: &str, depth: usize) {
+        let Ok(listing) = std::fs::read_dir(abs) else {
+            return;
         };
-        let ft = entry.file_type();
-        let Some(rel) = rel_of(entry.path()) else {
-            let lossy = entry.path().strip_prefix(scope.root).map_or_else(
-                |_| entry.path().to_string_lossy().into_owned(),
+        let entries: Vec<(std::fs::DirEntry, std::fs::FileType)> = listing
+            .flatten()
+            .filter_map(|entry| Some((entry.file_type().ok()?, entry)))
+            .map(|(ft, entry)| (entry, ft))
+            .collect();
+        let mut present = Present::default();
+        for (entry, ft) in &entries {
+            if ft.is_file() {
+                match entry.file_name().to_str() {
+                    Some(".gitignore") => present.gitignore = true,
+                    Some(".ignore") => present.ignore = true,
+                    _ => {}
+                }
+            }
+        }
+        let own = self.rules.listed(rel, present);
+        self.chain.push(rel, own);
+        for (entry, ft) in entries {
+            self.entry(&entry, ft, rel, depth);
+        }
+        self.chain.pop();
+    }
+
+    fn entry(&mut self, entry: &std::fs::DirEntry, ft: std::fs::FileType, dir: &str, depth: usize) {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else {
+            let path = entry.path();
+            let lossy = path.strip_prefix(self.scope.root).map_or_else(
+                |_| path.to_string_lossy().into_owned(),
                 |p| p.to_string_lossy().replace('\\', "/"),
             );
-            if patterns.iter().any(|p| p.matcher.is_match(&lossy)) || ft.is_dir() {
-                out.excluded
+            if ft.is_dir() || self.patterns.iter().any(|p| p.matcher.is_match(&lossy)) {
+                self.out
+                    .excluded
                     .push(Exclusion::new(&lossy, "the path is not UTF-8"));
             }
-            if ft.is_dir() {
-                iter.skip_current_dir();
-            }
-            continue;
+            return;
+        };
+        let rel = if dir.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{dir}/{name}")
         };
         if ft.is_dir() {
-            if entry.file_name() == ".git" || rules.matches(&rel, true) {
-                iter.skip_current_dir();
+            if name == ".git" || self.rules.matches_in(&self.chain, &rel, true) {
+                return;
             }
-            continue;
+            if self.max_depth.is_none_or(|max| depth < max) {
+                self.folder(&entry.path(), &rel, depth + 1);
+            }
+            return;
         }
+        let scope = self.scope;
+        let patterns = self.patterns;
         let matching: Vec<usize> = patterns
             .iter()
             .filter(|p| p.matcher.is_match(&rel))
@@ -524,39 +578,44 @@ fn walk(
         if ft.is_symlink() {
             match resolve(scope.root, &rel) {
                 Resolved::Inside { is_dir: false } => {}
-                Resolved::Inside { is_dir: true } | Resolved::Missing => continue,
+                Resolved::Inside { is_dir: true } | Resolved::Missing => return,
                 Resolved::Outside => {
                     // A link out of the tree is reported when a glob names it or when it is
                     // a folder a glob would otherwise have walked into.
                     let folder_in_reach = scope.root.join(&rel).is_dir()
                         && patterns.iter().any(|p| could_descend(&p.glob, &rel));
                     if !matching.is_empty() || folder_in_reach {
-                        out.excluded.push(Exclusion::new(
+                        self.out.excluded.push(Exclusion::new(
                             &rel,
                             "a link out of the repository, never read",
                         ));
                     }
-                    continue;
+                    return;
                 }
                 Resolved::Dangling => {
                     if !matching.is_empty() {
-                        out.excluded
+                        self.out
+                            .excluded
                             .push(Exclusion::new(&rel, "a dangling link, never read"));
                     }
-                    continue;
+                    return;
                 }
             }
         }
-        if matching.is_empty() || scope.is_own_file(&rel) || rules.matches(&rel, false) {
-            continue;
+        if matching.is_empty()
+            || scope.is_own_file(&rel)
+            || self.rules.matches_in(&self.chain, &rel, false)
+        {
+            return;
         }
         if paths::has_control_char(&rel) {
-            out.excluded
+            self.out
+                .excluded
                 .push(Exclusion::new(&rel, "the path holds a control character"));
-            continue;
+            return;
         }
         for request in matching {
-            per_request[request].push(rel.clone());
+            self.per_request[request].push(rel.clone());
         }
     }
 }

@@ -4,9 +4,14 @@
 //! A path is ignored when it or any folder above it is, including the folder a walk starts
 //! from. Only the ignore files of the folders on a path's way down from the root are read
 //! (and each only once), so the cost follows what is selected, not the repository's size.
+//! A walk that lists a folder says which ignore files it holds ([`IgnoreRules::listed`]), so
+//! nothing is probed for, and matches against the chain of folder rules it went down
+//! ([`Chain`]). As in git (2.32 on), an ignore file is read only when it is a regular file,
+//! never through a link.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
@@ -17,7 +22,32 @@ pub struct IgnoreRules {
     root: PathBuf,
     enabled: bool,
     exclude: Option<Gitignore>,
-    folders: HashMap<String, Option<Gitignore>>,
+    folders: HashMap<String, Option<Arc<Gitignore>>>,
+}
+
+/// The ignore files a folder's listing shows.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Present {
+    pub gitignore: bool,
+    pub ignore: bool,
+}
+
+/// The rules of the folders from the root down to the one a walk is in: each folder's
+/// path length (with its `/`) and its rules.
+#[derive(Debug, Default)]
+pub struct Chain(Vec<(usize, Option<Arc<Gitignore>>)>);
+
+impl Chain {
+    /// Goes down into folder `dir` (repository-relative, `""` the root), with its rules.
+    pub fn push(&mut self, dir: &str, rules: Option<Arc<Gitignore>>) {
+        let base = if dir.is_empty() { 0 } else { dir.len() + 1 };
+        self.0.push((base, rules));
+    }
+
+    /// Comes back up out of the last folder.
+    pub fn pop(&mut self) {
+        self.0.pop();
+    }
 }
 
 impl IgnoreRules {
@@ -90,27 +120,75 @@ impl IgnoreRules {
             .is_some_and(|gi| gi.matched(&abs, is_dir).is_ignore())
     }
 
-    fn folder(&mut self, dir: &str) -> Option<&Gitignore> {
-        if !self.folders.contains_key(dir) {
-            let base = if dir.is_empty() {
-                self.root.clone()
-            } else {
-                self.root.join(dir)
-            };
-            let mut builder = GitignoreBuilder::new(&base);
-            let mut any = false;
-            // `.ignore` is added last so that its rules win over `.gitignore`'s.
-            for name in [".gitignore", ".ignore"] {
-                let file = base.join(name);
-                if file.is_file() {
-                    any = true;
-                    let _ = builder.add(&file);
-                }
-            }
-            let gi = if any { builder.build().ok() } else { None };
-            self.folders.insert(dir.to_owned(), gi);
+    /// True when `path`, in the last folder of `chain`, is ignored: the rules of the chain's
+    /// folders, the deepest first, then `.git/info/exclude` (as [`IgnoreRules::matches`]).
+    pub fn matches_in(&self, chain: &Chain, path: &str, is_dir: bool) -> bool {
+        if !self.enabled {
+            return false;
         }
-        self.folders.get(dir).and_then(Option::as_ref)
+        for (base, rules) in chain.0.iter().rev() {
+            let Some(gi) = rules else { continue };
+            // A relative path is matched relative to the ignore file's folder.
+            match gi.matched(path.get(*base..).unwrap_or(path), is_dir) {
+                Match::Ignore(_) => return true,
+                Match::Whitelist(_) => return false,
+                Match::None => {}
+            }
+        }
+        self.exclude
+            .as_ref()
+            .is_some_and(|gi| gi.matched(path, is_dir).is_ignore())
+    }
+
+    /// The rules of folder `dir`, whose listing shows the ignore files `present` (none is
+    /// looked for).
+    pub fn listed(&mut self, dir: &str, present: Present) -> Option<Arc<Gitignore>> {
+        if !self.enabled {
+            return None;
+        }
+        if let Some(known) = self.folders.get(dir) {
+            return known.clone();
+        }
+        let rules = self.build(dir, [present.gitignore, present.ignore]);
+        self.folders.insert(dir.to_owned(), rules.clone());
+        rules
+    }
+
+    /// The rules of folder `dir`, looked up once.
+    pub fn folder(&mut self, dir: &str) -> Option<Arc<Gitignore>> {
+        if let Some(known) = self.folders.get(dir) {
+            return known.clone();
+        }
+        let base = self.base(dir);
+        let regular = |name| {
+            std::fs::symlink_metadata(base.join(name)).is_ok_and(|m| m.file_type().is_file())
+        };
+        let rules = self.build(dir, [regular(".gitignore"), regular(".ignore")]);
+        self.folders.insert(dir.to_owned(), rules.clone());
+        rules
+    }
+
+    fn base(&self, dir: &str) -> PathBuf {
+        if dir.is_empty() {
+            self.root.clone()
+        } else {
+            self.root.join(dir)
+        }
+    }
+
+    fn build(&self, dir: &str, [gitignore, ignore]: [bool; 2]) -> Option<Arc<Gitignore>> {
+        if !gitignore && !ignore {
+            return None;
+        }
+        let base = self.base(dir);
+        let mut builder = GitignoreBuilder::new(&base);
+        // `.ignore` is added last so that its rules win over `.gitignore`'s.
+        for (name, present) in [(".gitignore", gitignore), (".ignore", ignore)] {
+            if present {
+                let _ = builder.add(base.join(name));
+            }
+        }
+        builder.build().ok().map(Arc::new)
     }
 }
 

@@ -198,6 +198,77 @@ fn a_folder_that_is_ignored_is_not_walked_even_as_a_glob_prefix() {
 }
 
 #[test]
+fn ignore_files_apply_at_every_depth_of_a_walk_and_from_above_its_start() {
+    let repo = Repo::fixture("aiws-basic");
+    repo.write("deep/.gitignore", "*.tmp\n")
+        .write("deep/a/.ignore", "skip-*.md\n!skip-keep.md\n")
+        .write("deep/a/b/.gitignore", "/only-here.md\n")
+        .write(
+            "deep/a/b/c/only-here.md",
+            "kept: the rule is anchored one folder up\n",
+        )
+        .write("deep/a/b/only-here.md", "ignored\n")
+        .write("deep/a/b/c/x.tmp", "ignored from two folders up\n")
+        .write("deep/a/skip-this.md", "ignored\n")
+        .write("deep/a/skip-keep.md", "kept by the negation\n")
+        .write("deep/a/b/c/note.md", "kept\n");
+    // From the root (`**`) and from below the folders that hold the rules (`deep/a/b/**`).
+    for (glob, expect) in [
+        (
+            "deep/**",
+            &[
+                "deep/.gitignore",
+                "deep/a/.ignore",
+                "deep/a/b/.gitignore",
+                "deep/a/b/c/note.md",
+                "deep/a/b/c/only-here.md",
+                "deep/a/skip-keep.md",
+            ][..],
+        ),
+        (
+            "deep/a/b/**",
+            &[
+                "deep/a/b/.gitignore",
+                "deep/a/b/c/note.md",
+                "deep/a/b/c/only-here.md",
+            ][..],
+        ),
+    ] {
+        let out = repo.compile_worker(&["--owns", glob, "--max-files", "0", "--stdout"]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let taken: Vec<&str> = out
+            .stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("{\"file\":\""))
+            .filter_map(|l| l.split('"').next())
+            .filter(|f| f.starts_with("deep/"))
+            .collect();
+        assert_eq!(taken, expect, "{glob}: {}", out.stdout);
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn an_ignore_file_that_is_a_link_is_not_read_as_git_does_not() {
+    let repo = Repo::fixture("aiws-basic");
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("rules"), "*.md\n").unwrap();
+    repo.write("linked/kept.md", "kept\n");
+    std::os::unix::fs::symlink(
+        outside.path().join("rules"),
+        repo.root.join("linked/.gitignore"),
+    )
+    .unwrap();
+    let out = repo.compile_worker(&["--owns", "linked/**", "--stdout"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("{\"file\":\"linked/kept.md\""),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
 fn json_report_has_the_spec_fields() {
     let repo = Repo::fixture("aiws-basic");
     let out = repo
