@@ -34,13 +34,17 @@ const TOKEN_HEAD: &str = r"\b";
 /// What may follow a stand-alone token: anything that cannot continue it.
 const TOKEN_TAIL: &str = r"(?:[^0-9A-Za-z_+/=-]|$)";
 
-/// The rules whose keywords (`key`, `token`, `secret`, `auth`, `pass` …) are words of most
-/// text files, so that nearly every compile runs their regexes, which are also the dearest
-/// to compile (2 to 3 ms together).
-const COMMON: [&str; 3] = [
+/// The rules whose keywords are words or parts of words of most text files (`key`, `token`,
+/// `secret`, `pass`; `acc`, `pat`, `ske`, `s.t` …), so that nearly every compile runs their
+/// regexes (2.5 to 3.5 ms to compile together).
+const COMMON: [&str; 7] = [
     "generic-secret-assignment",
     "generic-password-assignment",
     "kubernetes-secret-yaml",
+    "vault-service-token",
+    "twilio-account-sid",
+    "twilio-api-key",
+    "airtable-personal-access-token",
 ];
 
 /// A content match: which rule fired and where. Never carries the value.
