@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use globset::Glob;
+use rayon::prelude::*;
 
 use crate::compile::ignore::{Chain, IgnoreRules, Present};
 use crate::error::{Error, Result};
@@ -484,37 +485,58 @@ fn walk(
             end += slash + 1;
         }
     }
-    let mut walk = Walk {
+    let walk = Walk {
         scope,
         rules,
         patterns,
-        per_request,
-        out,
         max_depth,
-        chain,
     };
-    walk.folder(&start, prefix, 1);
+    let found = walk.folder(&start, prefix, 1, &chain);
+    for (request, path) in found.picks {
+        per_request[request].push(path);
+    }
+    out.excluded.extend(found.excluded);
 }
 
 /// One glob walk (the patterns sharing a literal prefix): depth first, each folder's
 /// entries in the order the folder lists them, no link followed, `.git` and ignored
-/// folders not entered.
+/// folders not entered. A folder's subfolders are walked in parallel and what they find is
+/// put back in the order of the listing, so the result is the same at any `-j`.
 struct Walk<'w, 's> {
     scope: &'w Scope<'s>,
-    rules: &'w mut IgnoreRules,
+    rules: &'w IgnoreRules,
     patterns: &'w [Pattern],
-    per_request: &'w mut [Vec<String>],
-    out: &'w mut Expanded,
     max_depth: Option<usize>,
-    chain: Chain,
+}
+
+/// What a walk found: the request each path was picked for, and what it left out.
+#[derive(Debug, Default)]
+struct Found {
+    picks: Vec<(usize, String)>,
+    excluded: Vec<Exclusion>,
+}
+
+impl Found {
+    fn append(&mut self, mut other: Found) {
+        self.picks.append(&mut other.picks);
+        self.excluded.append(&mut other.excluded);
+    }
+
+    fn exclude(path: &str, why: &str) -> Found {
+        Found {
+            picks: Vec::new(),
+            excluded: vec![Exclusion::new(path, why)],
+        }
+    }
 }
 
 impl Walk<'_, '_> {
     /// Walks folder `abs` (repository-relative `rel`), whose entries are at `depth` below
-    /// the start. An unreadable folder holds nothing that can be selected.
-    fn folder(&mut self, abs: &Path, rel: &str, depth: usize) {
+    /// the start; `above` holds the rules of the folders above it. An unreadable folder
+    /// holds nothing that can be selected.
+    fn folder(&self, abs: &Path, rel: &str, depth: usize, above: &Chain) -> Found {
         let Ok(listing) = std::fs::read_dir(abs) else {
-            return;
+            return Found::default();
         };
         let entries: Vec<(std::fs::DirEntry, std::fs::FileType)> = listing
             .flatten()
@@ -531,15 +553,37 @@ impl Walk<'_, '_> {
                 }
             }
         }
-        let own = self.rules.listed(rel, present);
-        self.chain.push(rel, own);
-        for (entry, ft) in entries {
-            self.entry(&entry, ft, rel, depth);
+        let mut chain = above.clone();
+        chain.push(rel, self.rules.of_listing(rel, present));
+        let each = |(entry, ft): &(std::fs::DirEntry, std::fs::FileType)| {
+            self.entry(entry, *ft, rel, depth, &chain)
+        };
+        // Two subfolders at least, or there is nothing to walk side by side.
+        let parts: Vec<Found> = if entries
+            .iter()
+            .filter(|(_, ft)| ft.is_dir())
+            .nth(1)
+            .is_some()
+        {
+            entries.par_iter().map(each).collect()
+        } else {
+            entries.iter().map(each).collect()
+        };
+        let mut found = Found::default();
+        for part in parts {
+            found.append(part);
         }
-        self.chain.pop();
+        found
     }
 
-    fn entry(&mut self, entry: &std::fs::DirEntry, ft: std::fs::FileType, dir: &str, depth: usize) {
+    fn entry(
+        &self,
+        entry: &std::fs::DirEntry,
+        ft: std::fs::FileType,
+        dir: &str,
+        depth: usize,
+        chain: &Chain,
+    ) -> Found {
         let name = entry.file_name();
         let Some(name) = name.to_str() else {
             let path = entry.path();
@@ -548,11 +592,9 @@ impl Walk<'_, '_> {
                 |p| p.to_string_lossy().replace('\\', "/"),
             );
             if ft.is_dir() || self.patterns.iter().any(|p| p.matcher.is_match(&lossy)) {
-                self.out
-                    .excluded
-                    .push(Exclusion::new(&lossy, "the path is not UTF-8"));
+                return Found::exclude(&lossy, "the path is not UTF-8");
             }
-            return;
+            return Found::default();
         };
         let rel = if dir.is_empty() {
             name.to_owned()
@@ -560,16 +602,15 @@ impl Walk<'_, '_> {
             format!("{dir}/{name}")
         };
         if ft.is_dir() {
-            if name == ".git" || self.rules.matches_in(&self.chain, &rel, true) {
-                return;
+            if name == ".git" || self.rules.matches_in(chain, &rel, true) {
+                return Found::default();
             }
             if self.max_depth.is_none_or(|max| depth < max) {
-                self.folder(&entry.path(), &rel, depth + 1);
+                return self.folder(&entry.path(), &rel, depth + 1, chain);
             }
-            return;
+            return Found::default();
         }
-        let scope = self.scope;
-        let patterns = self.patterns;
+        let (scope, patterns) = (self.scope, self.patterns);
         let matching: Vec<usize> = patterns
             .iter()
             .filter(|p| p.matcher.is_match(&rel))
@@ -578,45 +619,39 @@ impl Walk<'_, '_> {
         if ft.is_symlink() {
             match resolve(scope.root, &rel) {
                 Resolved::Inside { is_dir: false } => {}
-                Resolved::Inside { is_dir: true } | Resolved::Missing => return,
+                Resolved::Inside { is_dir: true } | Resolved::Missing => return Found::default(),
                 Resolved::Outside => {
                     // A link out of the tree is reported when a glob names it or when it is
                     // a folder a glob would otherwise have walked into.
                     let folder_in_reach = scope.root.join(&rel).is_dir()
                         && patterns.iter().any(|p| could_descend(&p.glob, &rel));
                     if !matching.is_empty() || folder_in_reach {
-                        self.out.excluded.push(Exclusion::new(
-                            &rel,
-                            "a link out of the repository, never read",
-                        ));
+                        return Found::exclude(&rel, "a link out of the repository, never read");
                     }
-                    return;
+                    return Found::default();
                 }
                 Resolved::Dangling => {
                     if !matching.is_empty() {
-                        self.out
-                            .excluded
-                            .push(Exclusion::new(&rel, "a dangling link, never read"));
+                        return Found::exclude(&rel, "a dangling link, never read");
                     }
-                    return;
+                    return Found::default();
                 }
             }
         }
         if matching.is_empty()
             || scope.is_own_file(&rel)
-            || self.rules.matches_in(&self.chain, &rel, false)
+            || self.rules.matches_in(chain, &rel, false)
         {
-            return;
+            return Found::default();
         }
         if paths::has_control_char(&rel) {
-            self.out
-                .excluded
-                .push(Exclusion::new(&rel, "the path holds a control character"));
-            return;
+            return Found::exclude(&rel, "the path holds a control character");
         }
+        let mut found = Found::default();
         for request in matching {
-            self.per_request[request].push(rel.clone());
+            found.picks.push((request, rel.clone()));
         }
+        found
     }
 }
 

@@ -34,7 +34,7 @@ pub struct Present {
 
 /// The rules of the folders from the root down to the one a walk is in: each folder's
 /// path length (with its `/`) and its rules.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Chain(Vec<(usize, Option<Arc<Gitignore>>)>);
 
 impl Chain {
@@ -141,17 +141,16 @@ impl IgnoreRules {
     }
 
     /// The rules of folder `dir`, whose listing shows the ignore files `present` (none is
-    /// looked for).
-    pub fn listed(&mut self, dir: &str, present: Present) -> Option<Arc<Gitignore>> {
+    /// looked for, and nothing is kept: a walk, which may run on several threads, lists
+    /// each folder once).
+    pub fn of_listing(&self, dir: &str, present: Present) -> Option<Arc<Gitignore>> {
         if !self.enabled {
             return None;
         }
         if let Some(known) = self.folders.get(dir) {
             return known.clone();
         }
-        let rules = self.build(dir, [present.gitignore, present.ignore]);
-        self.folders.insert(dir.to_owned(), rules.clone());
-        rules
+        self.build(dir, [present.gitignore, present.ignore])
     }
 
     /// The rules of folder `dir`, looked up once.

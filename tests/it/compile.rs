@@ -55,6 +55,53 @@ fn output_is_byte_identical_at_any_thread_count_and_on_rerun() {
     assert_eq!(first, repo.read(WORKER_MANIFEST));
 }
 
+#[cfg(unix)]
+#[test]
+fn a_walk_through_many_folders_reports_the_same_at_any_thread_count() {
+    // Folders side by side and nested, each with a file, a dangling link and a link out:
+    // the walk lists subfolders in parallel, and its picks and exclusions keep one order.
+    let repo = Repo::fixture("aiws-basic");
+    for a in 0..6 {
+        for b in 0..5 {
+            let dir = format!("wide/d{a}/e{b}");
+            repo.write(&format!("{dir}/f.md"), &format!("{a} {b}\n"));
+            std::os::unix::fs::symlink("missing", repo.root.join(&dir).join("gone.md")).unwrap();
+            std::os::unix::fs::symlink("/etc/hostname", repo.root.join(&dir).join("out.md"))
+                .unwrap();
+        }
+    }
+    let args = [
+        "--role",
+        "worker",
+        "--change",
+        "add-auth",
+        "--owns",
+        "wide/**",
+        "--max-files",
+        "0",
+        "--format",
+        "json",
+        "--explain",
+        "--dry-run",
+    ];
+    let one = repo.curate().args(args).args(["-j", "1"]).run();
+    assert_eq!(one.code, 0, "{}", one.stderr);
+    let report: serde_json::Value = serde_json::from_str(&one.stdout).unwrap();
+    let excluded = report["excluded"].as_array().unwrap();
+    let why = |text: &str| {
+        excluded
+            .iter()
+            .filter(|e| e["reason"].as_str() == Some(text))
+            .count()
+    };
+    assert_eq!(why("a dangling link, never read"), 30, "{}", one.stdout);
+    assert_eq!(why("a link out of the repository, never read"), 30);
+    for j in ["2", "4", "8"] {
+        let other = repo.curate().args(args).args(["-j", j]).run();
+        assert_eq!(other.stdout, one.stdout, "-j {j}");
+    }
+}
+
 #[test]
 fn secrets_binaries_and_links_never_enter() {
     let repo = Repo::fixture("aiws-basic");
