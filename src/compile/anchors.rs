@@ -7,7 +7,8 @@
 //! resolves to its definition's lines (from its doc comment through its end) by the file's
 //! outline parser ([`crate::outline`]).
 //!
-//! An anchor matches the first ATX heading of its level (outside fenced code) whose text
+//! An anchor matches the first heading of its level (ATX or setext, outside fenced code and
+//! a front matter, as the Markdown outline reads them) whose text
 //! holds every word of one of its `|`-separated alternatives, case-insensitively; its
 //! section runs from the heading to the line before the next heading of the same or a
 //! higher level (or the end of the file), trailing blank lines left out. Pure.
@@ -75,46 +76,13 @@ fn parse(text: &str) -> Option<(usize, Vec<Vec<String>>)> {
     (!alternatives.is_empty()).then_some((level, alternatives))
 }
 
-/// The ATX headings of a Markdown text outside fenced code blocks: (1-based line, level,
-/// lower-case text).
+/// The headings of a Markdown text (the outline's reading: ATX and setext, outside fenced
+/// code and a front matter): (1-based first line, level, lower-case text).
 fn headings(text: &str) -> Vec<(u64, usize, String)> {
-    let mut out = Vec::new();
-    let mut fence: Option<(u8, usize)> = None;
-    for (i, line) in text.lines().enumerate() {
-        let trimmed = line.trim_start_matches(' ');
-        let indent = line.len() - trimmed.len();
-        let run = |c: u8| trimmed.bytes().take_while(|b| *b == c).count();
-        if indent < 4 {
-            for c in [b'`', b'~'] {
-                let n = run(c);
-                if n >= 3 {
-                    match fence {
-                        None => fence = Some((c, n)),
-                        Some((fc, fnum))
-                            if fc == c && n >= fnum && trimmed[n..].trim().is_empty() =>
-                        {
-                            fence = None;
-                        }
-                        _ => {}
-                    }
-                }
-            }
-        }
-        if fence.is_some() || indent >= 4 {
-            continue;
-        }
-        let level = run(b'#');
-        if (1..=6).contains(&level)
-            && trimmed[level..]
-                .chars()
-                .next()
-                .is_none_or(char::is_whitespace)
-        {
-            let body = trimmed[level..].trim().trim_end_matches('#').trim();
-            out.push((i as u64 + 1, level, body.to_lowercase()));
-        }
-    }
-    out
+    crate::outline::markdown_headings(text)
+        .into_iter()
+        .map(|(line, level, body)| (line, usize::from(level), body.to_lowercase()))
+        .collect()
 }
 
 /// The lines anchor `anchor` names in `text` (of the file `path`), or `None`.
@@ -243,6 +211,15 @@ mod tests {
             Some([6, 13]),
             "the first wins"
         );
+    }
+
+    #[test]
+    fn a_setext_heading_is_one_and_a_front_matter_is_not() {
+        let doc = "---\ntitle: ## Security\n---\nIntro\n=====\n\nSecurity rules\n--------------\nno keys\n\nNext\n----\nmore\n";
+        // The section of the setext heading starts at its text line.
+        assert_eq!(resolve_one(doc, "## Security"), Some([7, 9]));
+        assert_eq!(resolve_one(doc, "# Intro"), Some([4, 13]));
+        assert_eq!(resolve_one(doc, "## title"), None);
     }
 
     #[test]

@@ -50,6 +50,17 @@ pub fn outline(lang: Lang, text: &str) -> Option<Vec<Range>> {
     (!found.ranges.is_empty()).then_some(found.ranges)
 }
 
+/// The headings of a Markdown text, in document order: (first line, level 1–6, text),
+/// ATX (`## Title`) and setext (a line underlined by `===` or `---`), outside fenced code and
+/// a leading YAML front matter. What a heading anchor is matched against.
+#[must_use]
+pub fn markdown_headings(text: &str) -> Vec<(u64, u8, String)> {
+    markdown::headings(text)
+        .into_iter()
+        .map(|h| (h.lines[0], h.level, h.text))
+        .collect()
+}
+
 /// The lines of one definition, named `name`: from its doc comments, attributes and
 /// decorators through its last line.
 ///
