@@ -160,7 +160,8 @@ pub fn leave_breadcrumb(root: &Path, mut crumb: Breadcrumb) -> Result<()> {
         SERIAL.fetch_add(1, Ordering::Relaxed)
     );
     let text = serde_json::to_string(&crumb).unwrap_or_default();
-    atomic::write_bounded(
+    // Taken by the sub-agent's start within seconds, or swept: no `fsync` for it.
+    atomic::write_bounded_unsynced(
         &pending_dir(root).join(name),
         Bound::Inside(root),
         text.as_bytes(),

@@ -126,16 +126,25 @@ fn write_outputs(ws: &Workspace, s: &CompileSettings, c: &Compiled) -> Result<()
         None => None,
     };
     // The lock first, the manifest last: the manifest is the commit point.
-    let inside = Bound::Inside(&ws.root);
-    atomic::write_bounded(
+    write_unless_same(
+        ws,
         &ws.root.join(manifest::lock_path(&c.manifest_path)),
-        inside,
         lock.to_text().as_bytes(),
     )?;
     if let Some((path, text)) = companion {
-        atomic::write_bounded(&ws.root.join(path), inside, text.as_bytes())?;
+        write_unless_same(ws, &ws.root.join(path), text.as_bytes())?;
     }
-    atomic::write_bounded(&ws.root.join(&c.manifest_path), inside, text.as_bytes())
+    write_unless_same(ws, &ws.root.join(&c.manifest_path), text.as_bytes())
+}
+
+/// Writes `bytes` to `path` inside the repository, unless it is a regular file that holds
+/// exactly them already: a compile again with the same inputs renames and flushes nothing.
+fn write_unless_same(ws: &Workspace, path: &Path, bytes: &[u8]) -> Result<()> {
+    let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file());
+    if regular && read_repo_file(&ws.root, path).ok().flatten().as_deref() == Some(bytes) {
+        return Ok(());
+    }
+    atomic::write_bounded(path, Bound::Inside(&ws.root), bytes)
 }
 
 /// Appends the hand edits of `edited` to the overrides file; says what it did.

@@ -164,19 +164,39 @@ pub fn write_with_bounded(
     write_with(path, fill)
 }
 
+/// [`write_bounded`] without the `fsync` before the rename, for a file that only has to
+/// outlive the process, not a power cut (a breadcrumb another hook takes seconds later):
+/// a reader still sees the old file or the new one, never a part.
+pub fn write_bounded_unsynced(path: &Path, bound: Bound<'_>, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    check_folder(dir, bound)?;
+    write_inner(path, false, |w| write_all(w, path, bytes))
+}
+
 /// Writes `bytes` to `path` atomically, creating its folder when needed.
 pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
-    write_with(path, |w| {
-        w.write_all(bytes).map_err(|source| Error::Write {
-            path: path.to_owned(),
-            source,
-        })
+    write_with(path, |w| write_all(w, path, bytes))
+}
+
+fn write_all(w: &mut dyn Write, path: &Path, bytes: &[u8]) -> Result<()> {
+    w.write_all(bytes).map_err(|source| Error::Write {
+        path: path.to_owned(),
+        source,
     })
 }
 
 /// Writes to `path` atomically what `fill` streams into the writer it is given (buffered);
 /// when `fill` fails, the temporary file is removed and the target is left as it was.
 pub fn write_with(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
+    write_inner(path, true, fill)
+}
+
+/// The write; `sync`: flushed to the disk (`fsync`) before the rename.
+fn write_inner(
+    path: &Path,
+    sync: bool,
+    fill: impl FnOnce(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
     let werr = |source| Error::Write {
         path: path.to_owned(),
         source,
@@ -210,7 +230,9 @@ pub fn write_with(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<()>) 
         fill(&mut out)?;
         out.flush().map_err(werr)?;
         drop(out);
-        tmp.as_file().sync_all().map_err(werr)?;
+        if sync {
+            tmp.as_file().sync_all().map_err(werr)?;
+        }
         tmp.persist(path).map_err(|e| werr(e.error))?;
         Ok(())
     })();

@@ -102,6 +102,26 @@ fn a_walk_through_many_folders_reports_the_same_at_any_thread_count() {
     }
 }
 
+#[cfg(unix)]
+#[test]
+fn a_compile_again_with_the_same_inputs_rewrites_nothing() {
+    use std::os::unix::fs::MetadataExt as _;
+    let repo = Repo::fixture("aiws-basic");
+    let inode = |rel: &str| std::fs::metadata(repo.root.join(rel)).unwrap().ino();
+    assert_eq!(repo.compile_worker(&[]).code, 0);
+    let (manifest, lock) = (inode(WORKER_MANIFEST), inode(WORKER_LOCK));
+    let before = repo.snapshot_tree();
+    assert_eq!(repo.compile_worker(&[]).code, 0);
+    // An atomic write renames a new file over the old one: the same inode is the same file.
+    assert_eq!(inode(WORKER_MANIFEST), manifest);
+    assert_eq!(inode(WORKER_LOCK), lock);
+    assert_eq!(repo.snapshot_tree(), before);
+    // Another input writes both again.
+    assert_eq!(repo.compile_worker(&["--owns", "src/auth/**"]).code, 0);
+    assert_ne!(inode(WORKER_MANIFEST), manifest);
+    assert_ne!(inode(WORKER_LOCK), lock);
+}
+
 #[test]
 fn secrets_binaries_and_links_never_enter() {
     let repo = Repo::fixture("aiws-basic");
