@@ -268,12 +268,19 @@ impl Text<'_> {
     fn o200k(&self, i: usize) -> Option<usize> {
         let (class, len) = self.at(i)?;
         let lead = is_lead(class);
-        let word = (lead.then(|| self.o200k_lower(i + len)).flatten())
-            .or_else(|| self.o200k_lower(i))
-            .or_else(|| lead.then(|| self.o200k_upper(i + len)).flatten())
-            .or_else(|| self.o200k_upper(i));
-        if word.is_some() {
-            return word;
+        // A word alternative starts with an `[UPPER]` or `[LOWER]` character, at `i` or right
+        // after a lead: one that cannot (spaces, digits, most punctuation) is not tried.
+        let lettered = |c: u8| c & (UPPER | LOWER) != 0;
+        let here = lettered(class);
+        let after = lead && self.at(i + len).is_some_and(|(next, _)| lettered(next));
+        if here || after {
+            let word = (after.then(|| self.o200k_lower(i + len)).flatten())
+                .or_else(|| here.then(|| self.o200k_lower(i)).flatten())
+                .or_else(|| after.then(|| self.o200k_upper(i + len)).flatten())
+                .or_else(|| here.then(|| self.o200k_upper(i)).flatten());
+            if word.is_some() {
+                return word;
+            }
         }
         if class & NUM != 0 {
             return Some(self.digits(i));
