@@ -192,12 +192,7 @@ pub fn fence_language(path: &str) -> &'static str {
 /// The numbered, fenced text of one entry's selected lines, and whether it was cut.
 #[must_use]
 pub fn excerpt_text(path: &str, bytes: &[u8], sections: &Sections, per_file: u64) -> String {
-    // Valid UTF-8 (the usual case) is checked by the standard library's word-at-a-time
-    // validator and borrowed; only invalid text pays for the lossy copy.
-    let text = match std::str::from_utf8(bytes) {
-        Ok(text) => std::borrow::Cow::Borrowed(text),
-        Err(_) => String::from_utf8_lossy(bytes),
-    };
+    let text = crate::util::read::text_of(bytes);
     let mut lines: Vec<&str> = Vec::with_capacity(bytes.len() / 32 + 1);
     let mut from = 0;
     for newline in memchr::memchr_iter(b'\n', text.as_bytes()) {

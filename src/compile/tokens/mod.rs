@@ -35,14 +35,9 @@ pub trait TokenCounter: Sync {
 #[derive(Debug, Clone, Copy)]
 pub struct Fast(pub Encoding);
 
-/// The text tiktoken sees: invalid UTF-8 replaced. Valid text (nearly every file) is checked
-/// by the validator's word-at-a-time path; `from_utf8_lossy`'s chunked walk alone cost 6 %
-/// of a count.
+/// The text tiktoken sees: invalid UTF-8 replaced.
 fn text(bytes: &[u8]) -> Cow<'_, str> {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => Cow::Borrowed(text),
-        Err(_) => String::from_utf8_lossy(bytes),
-    }
+    crate::util::read::text_of(bytes)
 }
 
 impl TokenCounter for Fast {
