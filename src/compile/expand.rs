@@ -530,15 +530,37 @@ impl Found {
     }
 }
 
+/// A folder's entries, with their types (an entry whose type cannot be read is left out).
+type Listing = Vec<(std::fs::DirEntry, std::fs::FileType)>;
+
+/// Folders this far below a walk's start have their subfolders walked in parallel; deeper
+/// ones are walked on one thread with a stack on the heap, so that no folder depth can
+/// exhaust a thread's stack.
+const PARALLEL_DEPTH: usize = 3;
+
+/// What one entry asks of the walk.
+enum Step {
+    /// Taken or left out: done.
+    Done(Found),
+    /// A folder to walk: its path and repository-relative path.
+    Enter(PathBuf, String),
+}
+
+/// A folder being walked on the heap stack: its entries, the next one, where it is.
+struct Frame {
+    entries: std::vec::IntoIter<(std::fs::DirEntry, std::fs::FileType)>,
+    rel: String,
+    depth: usize,
+    chain: Chain,
+}
+
 impl Walk<'_, '_> {
-    /// Walks folder `abs` (repository-relative `rel`), whose entries are at `depth` below
-    /// the start; `above` holds the rules of the folders above it. An unreadable folder
-    /// holds nothing that can be selected.
-    fn folder(&self, abs: &Path, rel: &str, depth: usize, above: &Chain) -> Found {
-        let Ok(listing) = std::fs::read_dir(abs) else {
-            return Found::default();
-        };
-        let entries: Vec<(std::fs::DirEntry, std::fs::FileType)> = listing
+    /// Lists folder `abs` (repository-relative `rel`) and adds its rules to `above`: its
+    /// entries and the chain of rules for them; `None` when it cannot be read (it holds
+    /// nothing that can be selected).
+    fn list(&self, abs: &Path, rel: &str, above: &Chain) -> Option<(Listing, Chain)> {
+        let listing = std::fs::read_dir(abs).ok()?;
+        let entries: Listing = listing
             .flatten()
             .filter_map(|entry| Some((entry.file_type().ok()?, entry)))
             .map(|(ft, entry)| (entry, ft))
@@ -555,8 +577,23 @@ impl Walk<'_, '_> {
         }
         let mut chain = above.clone();
         chain.push(rel, self.rules.of_listing(rel, present));
-        let each = |(entry, ft): &(std::fs::DirEntry, std::fs::FileType)| {
-            self.entry(entry, *ft, rel, depth, &chain)
+        Some((entries, chain))
+    }
+
+    /// Walks folder `abs` (repository-relative `rel`), whose entries are at `depth` below
+    /// the start; `above` holds the rules of the folders above it.
+    fn folder(&self, abs: &Path, rel: &str, depth: usize, above: &Chain) -> Found {
+        if depth > PARALLEL_DEPTH {
+            return self.folder_on_one_thread(abs, rel, depth, above);
+        }
+        let Some((entries, chain)) = self.list(abs, rel, above) else {
+            return Found::default();
+        };
+        let each = |(entry, ft): &(std::fs::DirEntry, std::fs::FileType)| match self
+            .entry(entry, *ft, rel, depth, &chain)
+        {
+            Step::Done(found) => found,
+            Step::Enter(abs, rel) => self.folder(&abs, &rel, depth + 1, &chain),
         };
         // Two subfolders at least, or there is nothing to walk side by side.
         let parts: Vec<Found> = if entries
@@ -576,6 +613,42 @@ impl Walk<'_, '_> {
         found
     }
 
+    /// [`Walk::folder`] depth first on this thread, the folders being walked kept on the
+    /// heap: the same finds in the same order as the recursion.
+    fn folder_on_one_thread(&self, abs: &Path, rel: &str, depth: usize, above: &Chain) -> Found {
+        let mut found = Found::default();
+        let Some((entries, chain)) = self.list(abs, rel, above) else {
+            return found;
+        };
+        let mut stack = vec![Frame {
+            entries: entries.into_iter(),
+            rel: rel.to_owned(),
+            depth,
+            chain,
+        }];
+        while let Some(frame) = stack.last_mut() {
+            let Some((entry, ft)) = frame.entries.next() else {
+                stack.pop();
+                continue;
+            };
+            match self.entry(&entry, ft, &frame.rel, frame.depth, &frame.chain) {
+                Step::Done(part) => found.append(part),
+                Step::Enter(abs, rel) => {
+                    let depth = frame.depth + 1;
+                    if let Some((entries, chain)) = self.list(&abs, &rel, &frame.chain) {
+                        stack.push(Frame {
+                            entries: entries.into_iter(),
+                            rel,
+                            depth,
+                            chain,
+                        });
+                    }
+                }
+            }
+        }
+        found
+    }
+
     fn entry(
         &self,
         entry: &std::fs::DirEntry,
@@ -583,7 +656,7 @@ impl Walk<'_, '_> {
         dir: &str,
         depth: usize,
         chain: &Chain,
-    ) -> Found {
+    ) -> Step {
         let name = entry.file_name();
         let Some(name) = name.to_str() else {
             let path = entry.path();
@@ -592,9 +665,9 @@ impl Walk<'_, '_> {
                 |p| p.to_string_lossy().replace('\\', "/"),
             );
             if ft.is_dir() || self.patterns.iter().any(|p| p.matcher.is_match(&lossy)) {
-                return Found::exclude(&lossy, "the path is not UTF-8");
+                return Step::Done(Found::exclude(&lossy, "the path is not UTF-8"));
             }
-            return Found::default();
+            return Step::Done(Found::default());
         };
         let rel = if dir.is_empty() {
             name.to_owned()
@@ -603,12 +676,12 @@ impl Walk<'_, '_> {
         };
         if ft.is_dir() {
             if name == ".git" || self.rules.matches_in(chain, &rel, true) {
-                return Found::default();
+                return Step::Done(Found::default());
             }
             if self.max_depth.is_none_or(|max| depth < max) {
-                return self.folder(&entry.path(), &rel, depth + 1, chain);
+                return Step::Enter(entry.path(), rel);
             }
-            return Found::default();
+            return Step::Done(Found::default());
         }
         let (scope, patterns) = (self.scope, self.patterns);
         let matching: Vec<usize> = patterns
@@ -619,22 +692,27 @@ impl Walk<'_, '_> {
         if ft.is_symlink() {
             match resolve(scope.root, &rel) {
                 Resolved::Inside { is_dir: false } => {}
-                Resolved::Inside { is_dir: true } | Resolved::Missing => return Found::default(),
+                Resolved::Inside { is_dir: true } | Resolved::Missing => {
+                    return Step::Done(Found::default());
+                }
                 Resolved::Outside => {
                     // A link out of the tree is reported when a glob names it or when it is
                     // a folder a glob would otherwise have walked into.
                     let folder_in_reach = scope.root.join(&rel).is_dir()
                         && patterns.iter().any(|p| could_descend(&p.glob, &rel));
                     if !matching.is_empty() || folder_in_reach {
-                        return Found::exclude(&rel, "a link out of the repository, never read");
+                        return Step::Done(Found::exclude(
+                            &rel,
+                            "a link out of the repository, never read",
+                        ));
                     }
-                    return Found::default();
+                    return Step::Done(Found::default());
                 }
                 Resolved::Dangling => {
                     if !matching.is_empty() {
-                        return Found::exclude(&rel, "a dangling link, never read");
+                        return Step::Done(Found::exclude(&rel, "a dangling link, never read"));
                     }
-                    return Found::default();
+                    return Step::Done(Found::default());
                 }
             }
         }
@@ -642,16 +720,16 @@ impl Walk<'_, '_> {
             || scope.is_own_file(&rel)
             || self.rules.matches_in(chain, &rel, false)
         {
-            return Found::default();
+            return Step::Done(Found::default());
         }
         if paths::has_control_char(&rel) {
-            return Found::exclude(&rel, "the path holds a control character");
+            return Step::Done(Found::exclude(&rel, "the path holds a control character"));
         }
         let mut found = Found::default();
         for request in matching {
             found.picks.push((request, rel.clone()));
         }
-        found
+        Step::Done(found)
     }
 }
 

@@ -102,6 +102,25 @@ fn a_walk_through_many_folders_reports_the_same_at_any_thread_count() {
     }
 }
 
+#[test]
+fn a_walk_through_folders_nested_thousands_deep_does_not_exhaust_a_stack() {
+    // A comb: each folder holds an empty one and the next, 1,900 deep (the path stays under
+    // PATH_MAX). The walk keeps deep folders on the heap, not on a thread's stack.
+    let repo = Repo::fixture("aiws-basic");
+    let mut dir = repo.root.join("n");
+    for _ in 0..1_900 {
+        std::fs::create_dir_all(dir.join("b")).unwrap();
+        dir.push("a");
+    }
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("leaf.md"), "the leaf\n").unwrap();
+    for glob in ["n/**", "**/leaf.md"] {
+        let out = repo.compile_worker(&["--owns", glob, "--max-files", "0", "--stdout"]);
+        assert_eq!(out.code, 0, "{glob}: {}", out.stderr);
+        assert!(out.stdout.contains("/a/leaf.md\""), "{glob}");
+    }
+}
+
 #[cfg(unix)]
 #[test]
 fn a_compile_again_with_the_same_inputs_rewrites_nothing() {
