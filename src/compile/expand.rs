@@ -442,6 +442,9 @@ fn literal_file(
     }
 }
 
+/// Walks from the literal `prefix` the patterns that share it, adding their picks to
+/// `per_request` and what it left out to `out`; a prefix that is a link out is reported, one
+/// that is missing, ignored or inside `.git` walks nothing.
 fn walk(
     scope: &Scope<'_>,
     rules: &mut IgnoreRules,
