@@ -478,16 +478,11 @@ fn walk(
         .try_fold(0, |acc, d| d.map(|d| acc.max(d)));
     // The rules of the folders above the start (each looked for once); the walk lists the
     // start and every folder below, and so knows their ignore files without looking.
-    let mut chain = Chain::default();
-    if !prefix.is_empty() {
-        chain.push("", rules.folder(""));
-        let mut end = 0;
-        while let Some(slash) = prefix[end..].find('/') {
-            let dir = &prefix[..end + slash];
-            chain.push(dir, rules.folder(dir));
-            end += slash + 1;
-        }
-    }
+    let chain = if prefix.is_empty() {
+        Chain::default()
+    } else {
+        rules.chain_above(prefix)
+    };
     let walk = Walk {
         scope,
         rules,

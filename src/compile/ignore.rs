@@ -99,25 +99,21 @@ impl IgnoreRules {
         if !self.enabled {
             return false;
         }
-        let abs = self.root.join(path);
-        // The deepest ignore file decides first, as in git.
-        let mut dir = path.rsplit_once('/').map_or("", |(d, _)| d).to_owned();
-        loop {
-            if let Some(gi) = self.folder(&dir) {
-                match gi.matched(&abs, is_dir) {
-                    Match::Ignore(_) => return true,
-                    Match::Whitelist(_) => return false,
-                    Match::None => {}
-                }
-            }
-            if dir.is_empty() {
-                break;
-            }
-            dir = dir.rsplit_once('/').map_or("", |(d, _)| d).to_owned();
+        let chain = self.chain_above(path);
+        self.matches_in(&chain, path, is_dir)
+    }
+
+    /// The rules of the root and of every folder above `path` (each looked up once).
+    pub fn chain_above(&mut self, path: &str) -> Chain {
+        let mut chain = Chain::default();
+        chain.push("", self.folder(""));
+        let mut end = 0;
+        while let Some(slash) = path[end..].find('/') {
+            let dir = &path[..end + slash];
+            chain.push(dir, self.folder(dir));
+            end += slash + 1;
         }
-        self.exclude
-            .as_ref()
-            .is_some_and(|gi| gi.matched(&abs, is_dir).is_ignore())
+        chain
     }
 
     /// True when `path`, in the last folder of `chain`, is ignored: the rules of the chain's
