@@ -11,15 +11,38 @@ pub const SHORT_MAX: usize = 12;
 #[inline]
 #[must_use]
 pub fn short_key(bytes: &[u8]) -> Option<[u64; 2]> {
-    if bytes.len() > SHORT_MAX {
+    let len = bytes.len();
+    if len > SHORT_MAX {
         return None;
     }
-    let mut padded = [0u8; 16];
-    padded[..bytes.len()].copy_from_slice(bytes);
-    padded[12] = bytes.len() as u8;
-    let (lo, hi) = padded.split_at(8);
-    let word = |b: &[u8]| <[u8; 8]>::try_from(b).map_or(0, u64::from_le_bytes);
-    Some([word(lo), word(hi)])
+    let tag = (len as u64) << 32;
+    Some(if len <= 8 {
+        [le_word(bytes), tag]
+    } else {
+        let (head, tail) = bytes.split_at(8);
+        [le_word(head), le_word(tail) | tag]
+    })
+}
+
+/// At most eight bytes as a little-endian word, zero-extended: loads that overlap instead
+/// of a copy into a buffer (which the hot path paid for in a store it then read back).
+#[inline]
+fn le_word(bytes: &[u8]) -> u64 {
+    let n = bytes.len();
+    let four = |at: usize| {
+        bytes
+            .get(at..at + 4)
+            .and_then(|w| <[u8; 4]>::try_from(w).ok())
+            .map_or(0, |w| u64::from(u32::from_le_bytes(w)))
+    };
+    match n {
+        0 => 0,
+        1..=3 => {
+            let byte = |at: usize| u64::from(bytes[at]) << (8 * at);
+            byte(0) | byte(n / 2) | byte(n - 1)
+        }
+        _ => four(0) | four(n - 4) << (8 * (n - 4)),
+    }
 }
 
 /// The hash of a short key.
