@@ -37,10 +37,9 @@ const TOKEN_TAIL: &str = r"(?:[^0-9A-Za-z_+/=-]|$)";
 /// The rules whose keywords are words or parts of words of most text files (`key`, `token`,
 /// `secret`, `pass`; `acc`, `pat`, `ske`, `s.t` …), so that nearly every compile runs their
 /// regexes (2.5 to 3.5 ms to compile together).
-const COMMON: [&str; 7] = [
+const COMMON: [&str; 6] = [
     "generic-secret-assignment",
     "generic-password-assignment",
-    "kubernetes-secret-yaml",
     "vault-service-token",
     "twilio-account-sid",
     "twilio-api-key",
@@ -110,6 +109,11 @@ struct Rule {
     /// An assignment (`names` + `secret`): its whole match lies on the line of one of its
     /// keywords and the lines next to it, so it runs only there.
     local: bool,
+    /// A `token` rule: it runs only there too when its pattern shows the same (see
+    /// [`token_near_keywords`]), which is known once it is compiled.
+    token: bool,
+    /// The keywords, for that proof.
+    keywords: Vec<String>,
     compiled: OnceLock<Option<Compiled>>,
     secret_group: Option<usize>,
     entropy: f64,
@@ -126,6 +130,8 @@ struct Compiled {
     regex: Regex,
     named_secret: Option<usize>,
     allow: Option<RegexSet>,
+    /// A `token` rule whose every match lies on a line of its keywords.
+    near_keywords: bool,
 }
 
 fn build_allow(patterns: &[String]) -> Result<RegexSet, regex::Error> {
@@ -186,6 +192,8 @@ impl Rule {
             ));
         }
         let local = spec.names.is_some();
+        let token = spec.token.is_some();
+        let keywords = spec.keywords.clone();
         let pattern = match (spec.regex, spec.token, spec.names, spec.secret) {
             (Some(regex), None, None, None) => regex,
             (None, Some(token), None, None) => {
@@ -238,6 +246,8 @@ impl Rule {
             description: intern(spec.description),
             pattern,
             local,
+            token,
+            keywords,
             compiled: OnceLock::new(),
             secret_group: spec.secret_group,
             entropy: spec.entropy.unwrap_or_else(|| check.default_entropy()),
@@ -290,10 +300,19 @@ impl Rule {
         } else {
             Some(build_allow(&self.allow_patterns).map_err(failed)?)
         };
+        let near_keywords = self.token
+            && self
+                .pattern
+                .strip_prefix(TOKEN_HEAD)
+                .and_then(|rest| rest.strip_prefix("(?P<secret>"))
+                .and_then(|rest| rest.strip_suffix(TOKEN_TAIL))
+                .and_then(|rest| rest.strip_suffix(')'))
+                .is_some_and(|token| token_near_keywords(token, &self.keywords));
         Ok(Compiled {
             regex,
             named_secret,
             allow,
+            near_keywords,
         })
     }
 
@@ -350,6 +369,12 @@ impl Rule {
             return false;
         }
         validate::passes(self.check, self.entropy, caps, value, haystack)
+    }
+
+    /// Whether the rule runs only around its keywords' lines: an assignment always, a token
+    /// when its pattern shows that every match lies on one (unknown before it compiles).
+    fn near_keywords(&self) -> bool {
+        self.local || self.token && self.compiled().is_some_and(|c| c.near_keywords)
     }
 
     /// Offset of the first accepted candidate, if any.
@@ -498,9 +523,20 @@ impl ContentRules {
     /// then the enabled rules in table order (on the same line the earlier
     /// rule names the hit).
     fn first_hit(&self, bytes: &[u8]) -> Option<(usize, &'static str)> {
+        self.first_hit_with(bytes, Rule::near_keywords)
+    }
+
+    /// [`Self::first_hit`], with the rules that `near` names run only around their keywords
+    /// (the tests compare that with the whole text).
+    fn first_hit_with(
+        &self,
+        bytes: &[u8],
+        near: impl Fn(&Rule) -> bool,
+    ) -> Option<(usize, &'static str)> {
         let mut enabled = vec![false; self.rules.len()];
-        // For the local rules, the regions to search: the keyword's line and the lines on
-        // either side, merged (keyword matches come in order of their start).
+        // For the rules that may run near their keywords only, the regions to search: the
+        // keyword's line and the lines on either side, merged (keyword matches come in order
+        // of their start).
         let mut regions: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.rules.len()];
         let mut any = false;
         self.keywords.each(bytes, |keyword, start, end| {
@@ -514,7 +550,7 @@ impl ContentRules {
                 };
                 *flag = true;
                 any = true;
-                if self.rules.get(index).is_some_and(|r| r.local) {
+                if self.rules.get(index).is_some_and(|r| r.local || r.token) {
                     let (from, to) = *region.get_or_insert_with(|| around(bytes, start, end));
                     let list = &mut regions[index];
                     match list.last_mut() {
@@ -535,7 +571,7 @@ impl ContentRules {
             .zip(&regions)
             .filter(|((_, on), _)| **on)
         {
-            let found = if rule.local {
+            let found = if near(rule) {
                 regions.iter().find_map(|&(from, to)| {
                     rule.first_valid(bytes.get(from..to).unwrap_or_default())
                         .map(|start| from + start)
@@ -596,6 +632,65 @@ fn line_start_of(bytes: &[u8], offset: usize) -> usize {
     memchr::memrchr(b'\n', before).map_or(0, |newline| newline + 1)
 }
 
+/// Whether every match of a `token` pattern (the rule's pattern is `\b(?P<secret>TOKEN)`
+/// and a tail of one character) lies on the line of one of its keywords, so that searching
+/// the lines around the keywords finds exactly what searching the whole text finds: the
+/// token cannot match a line break, and every match starts with a literal that holds a
+/// keyword (regex-syntax's prefix literals, ASCII case folded as the keyword finder folds
+/// it). Anything the proof cannot show (a class with `\n`, a prefix set too large or with
+/// an empty literal) keeps the rule on the whole text.
+fn token_near_keywords(token: &str, keywords: &[String]) -> bool {
+    use regex_syntax::hir::literal::{ExtractKind, Extractor};
+    let Ok(hir) = regex_syntax::ParserBuilder::new()
+        .unicode(false)
+        .utf8(false)
+        .build()
+        .parse(token)
+    else {
+        return false;
+    };
+    if can_match_a_line_break(&hir) {
+        return false;
+    }
+    let mut extractor = Extractor::new();
+    extractor
+        .kind(ExtractKind::Prefix)
+        .limit_class(256)
+        .limit_total(4096);
+    let prefixes = extractor.extract(&hir);
+    prefixes.literals().is_some_and(|literals| {
+        !literals.is_empty()
+            && literals.iter().all(|literal| {
+                let lower = literal.as_bytes().to_ascii_lowercase();
+                keywords
+                    .iter()
+                    .any(|k| memchr::memmem::find(&lower, k.as_bytes()).is_some())
+            })
+    })
+}
+
+/// Whether some match of `hir` can hold a `\n`.
+fn can_match_a_line_break(hir: &regex_syntax::hir::Hir) -> bool {
+    use regex_syntax::hir::{Class, HirKind};
+    match hir.kind() {
+        HirKind::Empty | HirKind::Look(_) => false,
+        HirKind::Literal(literal) => literal.0.contains(&b'\n'),
+        HirKind::Class(Class::Bytes(class)) => class
+            .ranges()
+            .iter()
+            .any(|r| (r.start()..=r.end()).contains(&b'\n')),
+        HirKind::Class(Class::Unicode(class)) => class
+            .ranges()
+            .iter()
+            .any(|r| (r.start()..=r.end()).contains(&'\n')),
+        HirKind::Repetition(repetition) => can_match_a_line_break(&repetition.sub),
+        HirKind::Capture(capture) => can_match_a_line_break(&capture.sub),
+        HirKind::Concat(subs) | HirKind::Alternation(subs) => {
+            subs.iter().any(can_match_a_line_break)
+        }
+    }
+}
+
 /// The region a local rule searches around a keyword at `start..end`: from the start of
 /// the line before to the end of the line after.
 fn around(bytes: &[u8], start: usize, end: usize) -> (usize, usize) {
@@ -638,6 +733,89 @@ mod embedded_tests {
         for id in COMMON {
             assert!(rules.ids().contains(&id), "{id}");
         }
+    }
+
+    #[test]
+    fn a_token_runs_near_its_keywords_only_where_its_pattern_shows_every_match_there() {
+        let near = |token: &str, keywords: &[&str]| {
+            let keywords: Vec<String> = keywords.iter().map(|k| (*k).to_owned()).collect();
+            token_near_keywords(token, &keywords)
+        };
+        assert!(near(
+            "AC[0-9a-f]{32}",
+            &[
+                "ac0", "ac1", "ac2", "ac3", "ac4", "ac5", "ac6", "ac7", "ac8", "ac9", "aca", "acb",
+                "acc", "acd", "ace", "acf"
+            ]
+        ));
+        assert!(
+            near(r"(?i)abc\w{3}", &["abc"]),
+            "case variants all hold the keyword"
+        );
+        assert!(
+            !near("AC[0-9a-f]{32}", &["ac0", "ac1"]),
+            "AC2… holds no keyword"
+        );
+        assert!(!near(r"abc[^x]{3}", &["abc"]), "[^x] matches a line break");
+        assert!(!near(r"abc\s+\w+", &["abc"]), "\\s matches a line break");
+        assert!(!near(r"(?s)abc.{3}", &["abc"]));
+        assert!(!near(r"\w{3}abc", &["abc"]), "no finite prefix");
+        assert!(!near(r"xyz[0-9]{4}", &["abc"]));
+        assert!(!near(r"(abc", &["abc"]), "does not parse");
+
+        let rules = ContentRules::new().expect("builds");
+        let proven: Vec<&str> = rules
+            .rules
+            .iter()
+            .filter(|rule| rule.token && rule.near_keywords())
+            .map(|rule| rule.id)
+            .collect();
+        // The token rules whose keywords are parts of common words, which ran over whole
+        // files before.
+        for id in [
+            "twilio-account-sid",
+            "twilio-api-key",
+            "vault-service-token",
+            "aws-access-key-id",
+            "airtable-personal-access-token",
+            "harness-api-key",
+        ] {
+            assert!(proven.contains(&id), "{id}");
+        }
+        assert!(
+            !rules
+                .rules
+                .iter()
+                .any(|r| !r.token && !r.local && r.near_keywords())
+        );
+    }
+
+    #[test]
+    fn a_token_rule_run_near_its_keywords_finds_what_the_whole_text_finds() {
+        let rules = ContentRules::shared().expect("builds");
+        let table = super::super::tests::sample_table();
+        let filler = "let placeholder = compute(access, skip, path);\n".repeat(40);
+        let mut texts = 0;
+        for (id, (hits, misses)) in &table {
+            for sample in hits.iter().chain(misses) {
+                for text in [
+                    sample.clone(),
+                    format!("{sample}\n"),
+                    format!("{filler}{sample}\n{filler}"),
+                    format!("{filler}{sample}"),
+                    format!("{sample}\r\n{filler}{sample} {sample}\r\n"),
+                    format!("x{sample}y\n{filler}"),
+                ] {
+                    texts += 1;
+                    assert_eq!(
+                        rules.first_hit(text.as_bytes()),
+                        rules.first_hit_with(text.as_bytes(), |rule| rule.local),
+                        "{id}: {text:?}"
+                    );
+                }
+            }
+        }
+        assert!(texts > 1000, "{texts}");
     }
 
     #[test]

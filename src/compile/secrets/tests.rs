@@ -318,7 +318,7 @@ struct SampleSpec {
 /// Every rule's true and false samples: generated ones for token and
 /// assignment rules whose validator is the token check, plus the
 /// hand-written ones.
-fn sample_table() -> BTreeMap<String, (Vec<String>, Vec<String>)> {
+pub(super) fn sample_table() -> BTreeMap<String, (Vec<String>, Vec<String>)> {
     let mut table: BTreeMap<String, (Vec<String>, Vec<String>)> = BTreeMap::new();
     for (index, rule) in rule_views().iter().enumerate() {
         let seed = 1000 + 97 * index as u64;
