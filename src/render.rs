@@ -498,6 +498,12 @@ pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
     if let Some(found) = lookup(&job.ws.root, "sticky", job.lang)? {
         add_found(&mut tera, "sticky", &found)?;
     }
+    let rules = crate::compile::admit::rules()?;
+    let excerpt = Excerpt::new(job, rules);
+    if main_text.contains("excerpt") {
+        // Read ahead while the context is made and checked.
+        excerpt.start_producer();
+    }
     let views: Vec<EntryView> = job
         .kept
         .iter()
@@ -561,9 +567,8 @@ pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
             "values": workflow.template_values(&job.ws.root, &located),
         }),
     );
-    let rules = crate::compile::admit::rules()?;
     refuse_secrets(rules, &main_name, &main_text, &ctx)?;
-    tera.register_function("excerpt", Excerpt::new(job, rules));
+    tera.register_function("excerpt", excerpt);
     tera.render_to(&main_name, &ctx, out)
         .map_err(|source| Error::Template {
             line: undefined_variable_line(&source, &main_text),
@@ -668,21 +673,31 @@ pub fn envelope(task: &Task) -> Value {
     })
 }
 
-/// The `excerpt(file=…)` template function: gives one entry's excerpt, reading the
-/// entries' files a batch at a time ahead of the calls.
+/// The `excerpt(file=…)` template function: gives one entry's excerpt. From its first call
+/// on, a producer thread reads, checks and formats the entries' files in manifest order (a
+/// batch at a time, in parallel), a bounded window ahead of the template, so the files are
+/// read while the template renders.
 struct Excerpt {
+    shared: std::sync::Arc<Shared>,
+    producer: Mutex<Option<std::thread::JoinHandle<()>>>,
+    caps: ByteCaps,
+    used: Mutex<u64>,
+}
+
+/// What the template's thread and the producer share.
+struct Shared {
     root: std::path::PathBuf,
     held: std::sync::Arc<Held>,
     rules: &'static ContentRules,
     max_file_size: u64,
+    per_file: u64,
     /// The entries in manifest order: the order a template most likely asks for them in.
     order: Vec<Wanted>,
     /// An entry's place in `order`, by file.
     place: HashMap<String, usize>,
-    /// Excerpts prepared ahead, and which places were ever prepared.
     ahead: Mutex<Ahead>,
-    caps: ByteCaps,
-    used: Mutex<u64>,
+    /// Signalled whenever an excerpt is ready or taken, and at the end.
+    changed: std::sync::Condvar,
 }
 
 /// What an excerpt needs of an entry.
@@ -694,23 +709,40 @@ struct Wanted {
     lines: u64,
 }
 
-/// Excerpts prepared ahead of the template's calls, by place, each taken once;
-/// `done[i]`: the entry at place `i` was prepared once (a second call for it is
-/// prepared alone).
+/// Where each entry's excerpt stands.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    NotStarted,
+    Preparing,
+    Ready,
+    /// Given to the template (a second call for it is prepared alone).
+    Taken,
+}
+
+/// The excerpts prepared ahead of the template's calls.
 struct Ahead {
+    stage: Vec<Stage>,
     ready: HashMap<usize, Prepared>,
-    done: Vec<bool>,
+    /// The lines of the ready excerpts (the window's memory).
+    ready_lines: u64,
+    /// Where the producer looks for its next batch.
+    next: usize,
+    stop: bool,
 }
 
 /// One entry's excerpt made ahead of its call: the selected size and the text,
 /// or why the file may not be read.
 type Prepared = std::result::Result<(u64, String), String>;
 
-/// Entries prepared together, at most: their files are read, checked and
-/// formatted in parallel, and held until the template takes them.
+/// Entries the template's thread prepares together when it asks for one never started: at
+/// most this many files, read, checked and formatted in parallel…
 const BATCH_FILES: usize = 16;
-/// And at most this many lines between them (the batch's memory).
+/// … and this many lines between them (the batch's memory).
 const BATCH_LINES: u64 = 40_000;
+/// The producer's batches, which it starts while fewer excerpts than these, and fewer lines
+/// of them, are ready and not taken (so the window holds two batches at most).
+const WINDOW_FILES: usize = 64;
+const WINDOW_LINES: u64 = 80_000;
 
 impl Excerpt {
     fn new(job: &Job<'_>, rules: &'static ContentRules) -> Excerpt {
@@ -724,24 +756,123 @@ impl Excerpt {
                 lines: k.lines,
             })
             .collect();
-        Excerpt {
+        let shared = Shared {
             root: job.ws.root.clone(),
             held: job.held.clone(),
             rules,
             max_file_size: job.max_file_size,
+            per_file: job.caps.per_file,
             place: order
                 .iter()
                 .enumerate()
                 .map(|(i, wanted)| (wanted.file.clone(), i))
                 .collect(),
             ahead: Mutex::new(Ahead {
+                stage: vec![Stage::NotStarted; order.len()],
                 ready: HashMap::new(),
-                done: vec![false; order.len()],
+                ready_lines: 0,
+                next: 0,
+                stop: false,
             }),
             order,
+            changed: std::sync::Condvar::new(),
+        };
+        Excerpt {
+            shared: std::sync::Arc::new(shared),
+            producer: Mutex::new(None),
             caps: job.caps,
             used: Mutex::new(0),
         }
+    }
+
+    /// The excerpt of `file`: prepared ahead if it was (or as soon as the batch holding it
+    /// is), else prepared now with the entries after it that were never started. The
+    /// first call starts the producer.
+    fn take(&self, file: &str) -> Prepared {
+        let shared = &self.shared;
+        let Some((from, wanted)) = shared
+            .place
+            .get(file)
+            .and_then(|&from| Some((from, shared.order.get(from)?)))
+        else {
+            return Err(format!(
+                "excerpt(): {} is not an entry of the manifest",
+                quoted(file)
+            ));
+        };
+        let mut ahead = shared.lock();
+        loop {
+            match ahead.stage.get(from).copied().unwrap_or(Stage::Taken) {
+                Stage::Ready => {
+                    let prepared = ahead
+                        .ready
+                        .remove(&from)
+                        .unwrap_or_else(|| Err(format!("excerpt(): {} was lost", quoted(file))));
+                    ahead.ready_lines -= wanted.lines;
+                    ahead.stage[from] = Stage::Taken;
+                    shared.changed.notify_all();
+                    return prepared;
+                }
+                Stage::Preparing => {
+                    ahead = shared
+                        .changed
+                        .wait(ahead)
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                }
+                Stage::Taken => {
+                    drop(ahead);
+                    return shared.prepare(wanted);
+                }
+                Stage::NotStarted => {
+                    let batch = shared.batch(&mut ahead, from, (BATCH_FILES, BATCH_LINES));
+                    drop(ahead);
+                    let prepared = shared.prepare_all(&batch);
+                    let mine = shared.finish(prepared, Some(from));
+                    self.start_producer();
+                    return mine.unwrap_or_else(|| shared.prepare(wanted));
+                }
+            }
+        }
+    }
+
+    /// Starts the producer once, unless every entry fits in the first batch.
+    fn start_producer(&self) {
+        let mut producer = self
+            .producer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if producer.is_some() || self.shared.order.len() <= BATCH_FILES {
+            return;
+        }
+        let shared = self.shared.clone();
+        *producer = std::thread::Builder::new()
+            .name("curate-excerpts".to_owned())
+            .spawn(move || shared.produce())
+            .ok();
+    }
+}
+
+impl Drop for Excerpt {
+    /// Stops the producer and waits for its batch: nothing reads on after the render.
+    fn drop(&mut self) {
+        self.shared.lock().stop = true;
+        self.shared.changed.notify_all();
+        let producer = self
+            .producer
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(producer) = producer {
+            let _ = producer.join();
+        }
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Ahead> {
+        self.ahead
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Read, check and format one entry: the bytes admitted when it was measured
@@ -760,63 +891,111 @@ impl Excerpt {
         let size = measure::selected(&bytes, &wanted.sections).len() as u64;
         Ok((
             size,
-            excerpt_text(file, &bytes, &wanted.sections, self.caps.per_file),
+            excerpt_text(file, &bytes, &wanted.sections, self.per_file),
         ))
     }
 
-    /// The excerpt of `file`: prepared ahead if it was, else prepared now with the
-    /// entries after it in manifest order that were never prepared (in parallel; a
-    /// template that walks the entries in order then finds each next one ready).
-    fn take(&self, file: &str) -> Prepared {
-        let Some((from, wanted)) = self
-            .place
-            .get(file)
-            .and_then(|&from| Some((from, self.order.get(from)?)))
-        else {
-            return Err(format!(
-                "excerpt(): {} is not an entry of the manifest",
-                quoted(file)
-            ));
-        };
-        let mut ahead = self
-            .ahead
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(prepared) = ahead.ready.remove(&from) {
-            return prepared;
-        }
-        if ahead.done.get(from).copied().unwrap_or(true) {
-            return self.prepare(wanted);
-        }
-        let mut lines = 0;
-        let batch: Vec<(usize, &Wanted)> = self
-            .order
-            .iter()
-            .enumerate()
-            .skip(from)
-            .filter(|&(place, _)| !ahead.done.get(place).copied().unwrap_or(true))
-            .take(BATCH_FILES)
-            .take_while(|(place, next)| {
-                lines += next.lines;
-                *place == from || lines <= BATCH_LINES
+    /// The places of a batch from `from` on (never started ones, `from` first when it is
+    /// one; at most `files` of them and `lines` between them), marked as being prepared.
+    fn batch(&self, ahead: &mut Ahead, from: usize, (files, lines): (usize, u64)) -> Vec<usize> {
+        let mut sum = 0;
+        let batch: Vec<usize> = (from..self.order.len())
+            .filter(|&place| ahead.stage[place] == Stage::NotStarted)
+            .take(files)
+            .take_while(|&place| {
+                sum += self.order[place].lines;
+                place == from || sum <= lines
             })
             .collect();
-        for &(place, _) in &batch {
-            if let Some(done) = ahead.done.get_mut(place) {
-                *done = true;
+        for &place in &batch {
+            ahead.stage[place] = Stage::Preparing;
+        }
+        batch
+    }
+
+    fn prepare_all(&self, batch: &[usize]) -> Vec<(usize, Prepared)> {
+        batch
+            .par_iter()
+            .map(|&place| (place, self.prepare(&self.order[place])))
+            .collect()
+    }
+
+    /// Makes a batch's excerpts ready, but for the one at `mine`, which is returned.
+    fn finish(&self, prepared: Vec<(usize, Prepared)>, mine: Option<usize>) -> Option<Prepared> {
+        let mut ahead = self.lock();
+        let mut kept = None;
+        for (place, excerpt) in prepared {
+            if Some(place) == mine {
+                ahead.stage[place] = Stage::Taken;
+                kept = Some(excerpt);
+            } else {
+                ahead.stage[place] = Stage::Ready;
+                ahead.ready_lines += self.order[place].lines;
+                ahead.ready.insert(place, excerpt);
             }
         }
-        let prepared: Vec<(usize, Prepared)> = batch
-            .par_iter()
-            .map(|&(place, next)| (place, self.prepare(next)))
-            .collect();
-        // The batch starts with `file` itself.
-        let mut prepared = prepared.into_iter();
-        let mine = prepared
-            .next()
-            .map_or_else(|| self.prepare(wanted), |(_, mine)| mine);
-        ahead.ready.extend(prepared);
-        mine
+        self.changed.notify_all();
+        kept
+    }
+
+    /// The producer: batch after batch in manifest order while the window has room.
+    fn produce(&self) {
+        loop {
+            let mut ahead = self.lock();
+            let batch = loop {
+                if ahead.stop {
+                    return;
+                }
+                while ahead
+                    .stage
+                    .get(ahead.next)
+                    .is_some_and(|s| *s != Stage::NotStarted)
+                {
+                    ahead.next += 1;
+                }
+                if ahead.next >= self.order.len() {
+                    return;
+                }
+                if ahead.ready.len() < WINDOW_FILES && ahead.ready_lines < WINDOW_LINES {
+                    let next = ahead.next;
+                    break self.batch(&mut ahead, next, (WINDOW_FILES, WINDOW_LINES));
+                }
+                ahead = self
+                    .changed
+                    .wait(ahead)
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+            };
+            drop(ahead);
+            // Were `prepare` to panic, the batch's places must not stay `Preparing` (the
+            // template's thread would wait on them for ever).
+            let guard = Unfinished {
+                shared: self,
+                batch: &batch,
+            };
+            // Each excerpt is ready as soon as it is made, not when its batch is.
+            batch.par_iter().for_each(|&place| {
+                let prepared = self.prepare(&self.order[place]);
+                self.finish(vec![(place, prepared)], None);
+            });
+            std::mem::forget(guard);
+        }
+    }
+}
+
+/// A producer's batch while it is prepared: on unwinding, its places are given back.
+struct Unfinished<'a> {
+    shared: &'a Shared,
+    batch: &'a [usize],
+}
+
+impl Drop for Unfinished<'_> {
+    fn drop(&mut self) {
+        let mut ahead = self.shared.lock();
+        for &place in self.batch {
+            ahead.stage[place] = Stage::NotStarted;
+        }
+        ahead.stop = true;
+        self.shared.changed.notify_all();
     }
 }
 

@@ -312,6 +312,36 @@ fn excerpts_are_the_same_in_any_order_the_template_asks_for_them() {
     assert_eq!(in_order.matches("```text").count(), 70, "{in_order}");
     assert_eq!(run("in-order.tera", "1"), in_order);
     assert_eq!(blocks(&run("reversed.tera", "2")), blocks(&in_order));
+    // A template that asks for some of them, far apart, or stops early: the files read
+    // ahead for it and never asked for change nothing.
+    repo.write(
+        "sparse.tera",
+        "{% for e in entries %}{% if loop.index is divisibleby(9) %}{% set x = excerpt(file=e.file) %}@@@ {{ e.file }}\n{{ x.text }}\n{% endif %}{% endfor %}",
+    );
+    repo.write(
+        "first.tera",
+        "{% for e in entries %}{% if loop.first %}{% set x = excerpt(file=e.file) %}@@@ {{ e.file }}\n{{ x.text }}\n{% endif %}{% endfor %}",
+    );
+    // The blocks of the entries at the places `keep` picks, as `blocks` gives them.
+    let picked = |keep: &dyn Fn(usize) -> bool| -> Vec<String> {
+        let mut picked: Vec<String> = in_order
+            .split("@@@ ")
+            .skip(1)
+            .enumerate()
+            .filter(|&(i, _)| keep(i))
+            .map(|(_, b)| b.to_owned())
+            .collect();
+        picked.push(String::new());
+        picked.sort();
+        picked
+    };
+    for threads in ["1", "2", "4"] {
+        let sparse = picked(&|i| (i + 1) % 9 == 0);
+        assert!(sparse.len() > 1 + 70 / 9, "{sparse:?}");
+        assert_eq!(blocks(&run("sparse.tera", threads)), sparse, "-j {threads}");
+        let first = picked(&|i| i == 0);
+        assert_eq!(blocks(&run("first.tera", threads)), first, "-j {threads}");
+    }
 }
 
 #[test]
