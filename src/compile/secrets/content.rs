@@ -652,19 +652,23 @@ fn token_near_keywords(token: &str, keywords: &[String]) -> bool {
     if can_match_a_line_break(&hir) {
         return false;
     }
+    // A class of up to 64 bytes is spelled out (`[A-Za-z0-9]` after `s.`), and the prefixes
+    // stop growing at 256 (a rule compiles on the hook's path: this costs microseconds).
     let mut extractor = Extractor::new();
     extractor
         .kind(ExtractKind::Prefix)
-        .limit_class(256)
-        .limit_total(4096);
+        .limit_class(64)
+        .limit_total(256);
     let prefixes = extractor.extract(&hir);
     prefixes.literals().is_some_and(|literals| {
         !literals.is_empty()
             && literals.iter().all(|literal| {
-                let lower = literal.as_bytes().to_ascii_lowercase();
-                keywords
-                    .iter()
-                    .any(|k| memchr::memmem::find(&lower, k.as_bytes()).is_some())
+                let bytes = literal.as_bytes();
+                keywords.iter().any(|keyword| {
+                    bytes
+                        .windows(keyword.len())
+                        .any(|w| w.eq_ignore_ascii_case(keyword.as_bytes()))
+                })
             })
     })
 }
