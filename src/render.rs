@@ -673,10 +673,11 @@ pub fn envelope(task: &Task) -> Value {
     })
 }
 
-/// The `excerpt(file=…)` template function: gives one entry's excerpt. From its first call
-/// on, a producer thread reads, checks and formats the entries' files in manifest order (a
-/// batch at a time, in parallel), a bounded window ahead of the template, so the files are
-/// read while the template renders.
+/// The `excerpt(file=…)` template function: gives one entry's excerpt. A producer thread
+/// (started before the render when the template names `excerpt`, else at the first call)
+/// reads, checks and formats the entries' files in manifest order, a batch at a time in
+/// parallel, a bounded window ahead of the template, so the files are read while the
+/// template renders on its own thread.
 struct Excerpt {
     shared: std::sync::Arc<Shared>,
     producer: Mutex<Option<std::thread::JoinHandle<()>>>,
@@ -739,8 +740,9 @@ type Prepared = std::result::Result<(u64, String), String>;
 const BATCH_FILES: usize = 16;
 /// … and this many lines between them (the batch's memory).
 const BATCH_LINES: u64 = 40_000;
-/// The producer's batches, which it starts while fewer excerpts than these, and fewer lines
-/// of them, are ready and not taken (so the window holds two batches at most).
+/// The producer's batches, at most this many files and lines; it starts one while fewer
+/// excerpts than these, and fewer lines of them, are ready and not taken (so about twice
+/// these are held at most).
 const WINDOW_FILES: usize = 64;
 const WINDOW_LINES: u64 = 80_000;
 
@@ -835,7 +837,7 @@ impl Excerpt {
         }
     }
 
-    /// Starts the producer once, unless every entry fits in the first batch.
+    /// Starts the producer once, unless every entry fits in one batch of the template's.
     fn start_producer(&self) {
         let mut producer = self
             .producer
