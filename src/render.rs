@@ -843,7 +843,12 @@ impl Excerpt {
             .producer
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if producer.is_some() || self.shared.order.len() <= BATCH_FILES {
+        // On one of the pool's own threads no producer: the template's waits for it would
+        // hold a thread the producer's batch needs (with `-j 1`, the only one).
+        if producer.is_some()
+            || self.shared.order.len() <= BATCH_FILES
+            || rayon::current_thread_index().is_some()
+        {
             return;
         }
         let shared = self.shared.clone();
