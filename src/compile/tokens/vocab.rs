@@ -127,8 +127,13 @@ impl Vocab {
         }
     }
 
-    /// tiktoken's byte-pair merge of `piece` (two bytes or more), counting the parts left.
+    /// tiktoken's byte-pair merge of `piece` (two bytes or more), counting the parts left:
+    /// for a short piece as tiktoken does it (the lowest rank, leftmost first, found by a
+    /// scan of the parts), for a longer one with a heap (`n log n`, not `n²`).
     fn merged_count(&self, piece: &[u8], s: &mut Scratch) -> u32 {
+        if piece.len() <= SCANNED {
+            return self.merged_count_scanned(piece);
+        }
         let n = piece.len();
         // Parts are named by the offset they start at; `next[a]` is where part `a` ends.
         s.next.clear();
@@ -179,6 +184,54 @@ impl Vocab {
 
 /// The most parts of working memory a thread keeps between pieces.
 const SCRATCH_KEPT: usize = 1 << 16;
+
+/// Pieces of up to this many bytes are merged by scanning their parts.
+const SCANNED: usize = 32;
+
+impl Vocab {
+    /// [`Vocab::merged_count`] of a piece of 2 to [`SCANNED`] bytes, in arrays on the stack:
+    /// `start[i]` is where part `i` starts (`start[parts]` the end), `rank[i]` the rank of
+    /// parts `i` and `i + 1` merged (`u32::MAX`: not a token).
+    fn merged_count_scanned(&self, piece: &[u8]) -> u32 {
+        const NONE: u32 = u32::MAX;
+        let n = piece.len();
+        let mut start = [0usize; SCANNED + 1];
+        let mut rank = [NONE; SCANNED];
+        for (i, at) in start.iter_mut().enumerate().take(n + 1) {
+            *at = i;
+        }
+        let pair =
+            |start: &[usize], i: usize| self.rank(&piece[start[i]..start[i + 2]]).unwrap_or(NONE);
+        for (i, r) in rank.iter_mut().enumerate().take(n - 1) {
+            *r = pair(&start, i);
+        }
+        let mut parts = n;
+        loop {
+            let (mut best, mut at) = (NONE, 0);
+            for (i, &r) in rank.iter().enumerate().take(parts - 1) {
+                if r < best {
+                    (best, at) = (r, i);
+                }
+            }
+            if best == NONE {
+                return parts as u32;
+            }
+            // Parts `at` and `at + 1` become one.
+            start.copy_within(at + 2..=parts, at + 1);
+            rank.copy_within(at + 2..parts, at + 1);
+            parts -= 1;
+            rank[parts - 1..].fill(NONE);
+            if at + 1 < parts {
+                rank[at] = pair(&start, at);
+            } else {
+                rank[at] = NONE;
+            }
+            if at > 0 {
+                rank[at - 1] = pair(&start, at - 1);
+            }
+        }
+    }
+}
 
 /// The merge's working memory, kept per thread between pieces.
 #[derive(Default)]
