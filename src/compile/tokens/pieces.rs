@@ -357,6 +357,25 @@ impl Text<'_> {
         }
     }
 
+    /// Where a run of bytes of class `kind` starts for the piece at `i` (of class `class`):
+    /// at `i` when it is one, else at `i + 1` when `lead` lets the byte at `i` stand before
+    /// the run; `None` when that next byte is beyond ASCII (the general path decides).
+    #[allow(clippy::inline_always, clippy::option_option)]
+    #[inline(always)]
+    fn ascii_start(&self, i: usize, class: u8, kind: u8, lead: bool) -> Option<Option<usize>> {
+        if class & kind != 0 {
+            return Some(Some(i));
+        }
+        if !lead {
+            return Some(None);
+        }
+        let next = self.byte_class(i + 1);
+        if next & byte::WIDE != 0 {
+            return None;
+        }
+        Some((next & kind != 0).then_some(i + 1))
+    }
+
     /// [`Self::o200k`] for a piece decided by ASCII bytes alone: `None` as soon as the
     /// decision would look at a byte of any other character, which the general path then
     /// takes. In ASCII no character is both an `[UPPER]` and a `[LOWER]`, so a word is a run
@@ -369,18 +388,8 @@ impl Text<'_> {
         if class & WIDE != 0 {
             return None;
         }
-        let word = if class & LETTER != 0 {
-            Some(i)
-        } else if class & (BREAK | DIGIT) == 0 {
-            // A lead (`[^\r\n\p{L}\p{N}]`): a word when a letter follows it.
-            let next = self.byte_class(i + 1);
-            if next & WIDE != 0 {
-                return None;
-            }
-            (next & LETTER != 0).then_some(i + 1)
-        } else {
-            None
-        };
+        // After a lead (`[^\r\n\p{L}\p{N}]`), a word when a letter follows it.
+        let word = self.ascii_start(i, class, LETTER, class & (BREAK | DIGIT) == 0)?;
         if let Some(start) = word {
             let (mut end, mut stop) = self.byte_run(start, UPPER);
             if stop & LOWER != 0 {
@@ -405,17 +414,7 @@ impl Text<'_> {
             }
             return Some(end);
         }
-        let punctuation = if class & OTHER != 0 {
-            Some(i)
-        } else if self.bytes[i] == b' ' {
-            let next = self.byte_class(i + 1);
-            if next & WIDE != 0 {
-                return None;
-            }
-            (next & OTHER != 0).then_some(i + 1)
-        } else {
-            None
-        };
+        let punctuation = self.ascii_start(i, class, OTHER, self.bytes[i] == b' ')?;
         if let Some(start) = punctuation {
             let (mut end, stop) = self.byte_run(start, OTHER);
             if stop & WIDE != 0 {
