@@ -193,7 +193,7 @@ impl Rule {
         }
         let local = spec.names.is_some();
         let token = spec.token.is_some();
-        let keywords = spec.keywords.clone();
+        let keywords = spec.keywords;
         let pattern = match (spec.regex, spec.token, spec.names, spec.secret) {
             (Some(regex), None, None, None) => regex,
             (None, Some(token), None, None) => {
