@@ -109,9 +109,9 @@ struct Rule {
     /// An assignment (`names` + `secret`): its whole match lies on the line of one of its
     /// keywords and the lines next to it, so it runs only there.
     local: bool,
-    /// A `token` rule: it runs only there too when its pattern shows the same (see
+    /// A `token` rule's token: it runs only there too when the token shows the same (see
     /// [`token_near_keywords`]), which is known once it is compiled.
-    token: bool,
+    token: Option<String>,
     /// The keywords, for that proof.
     keywords: Vec<String>,
     compiled: OnceLock<Option<Compiled>>,
@@ -192,7 +192,7 @@ impl Rule {
             ));
         }
         let local = spec.names.is_some();
-        let token = spec.token.is_some();
+        let token = spec.token.clone();
         let keywords = spec.keywords;
         let pattern = match (spec.regex, spec.token, spec.names, spec.secret) {
             (Some(regex), None, None, None) => regex,
@@ -300,14 +300,10 @@ impl Rule {
         } else {
             Some(build_allow(&self.allow_patterns).map_err(failed)?)
         };
-        let near_keywords = self.token
-            && self
-                .pattern
-                .strip_prefix(TOKEN_HEAD)
-                .and_then(|rest| rest.strip_prefix("(?P<secret>"))
-                .and_then(|rest| rest.strip_suffix(TOKEN_TAIL))
-                .and_then(|rest| rest.strip_suffix(')'))
-                .is_some_and(|token| token_near_keywords(token, &self.keywords));
+        let near_keywords = self
+            .token
+            .as_deref()
+            .is_some_and(|token| token_near_keywords(token, &self.keywords));
         Ok(Compiled {
             regex,
             named_secret,
@@ -374,7 +370,7 @@ impl Rule {
     /// Whether the rule runs only around its keywords' lines: an assignment always, a token
     /// when its pattern shows that every match lies on one (unknown before it compiles).
     fn near_keywords(&self) -> bool {
-        self.local || self.token && self.compiled().is_some_and(|c| c.near_keywords)
+        self.local || self.token.is_some() && self.compiled().is_some_and(|c| c.near_keywords)
     }
 
     /// Offset of the first accepted candidate, if any.
@@ -550,7 +546,11 @@ impl ContentRules {
                 };
                 *flag = true;
                 any = true;
-                if self.rules.get(index).is_some_and(|r| r.local || r.token) {
+                if self
+                    .rules
+                    .get(index)
+                    .is_some_and(|r| r.local || r.token.is_some())
+                {
                     let (from, to) = *region.get_or_insert_with(|| around(bytes, start, end));
                     let list = &mut regions[index];
                     match list.last_mut() {
@@ -771,7 +771,7 @@ mod embedded_tests {
         let proven: Vec<&str> = rules
             .rules
             .iter()
-            .filter(|rule| rule.token && rule.near_keywords())
+            .filter(|rule| rule.token.is_some() && rule.near_keywords())
             .map(|rule| rule.id)
             .collect();
         // The token rules whose keywords are parts of common words, which ran over whole
@@ -790,7 +790,7 @@ mod embedded_tests {
             !rules
                 .rules
                 .iter()
-                .any(|r| !r.token && !r.local && r.near_keywords())
+                .any(|r| r.token.is_none() && !r.local && r.near_keywords())
         );
     }
 
