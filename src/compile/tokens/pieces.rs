@@ -326,14 +326,21 @@ impl Text<'_> {
         if let Some(end) = self.punctuation(i, class, b"/") {
             return Some(end);
         }
-        let (end, broken, last) = self.spaces(i);
-        Some(if let Some(broken) = broken {
+        Some(self.o200k_spaces(i, self.spaces(i)))
+    }
+
+    /// o200k's `\s*[\r\n]+|\s+(?!\S)|\s+` at `i`, from the run of spaces there (its end,
+    /// the end of its last line break, the start of its last character): through the last
+    /// line break; else the whole run at the end of the text or when it is one character;
+    /// else all but its last character, which goes with what follows.
+    fn o200k_spaces(&self, i: usize, (end, broken, last): (usize, Option<usize>, usize)) -> usize {
+        if let Some(broken) = broken {
             broken
         } else if end == self.bytes.len() || last == i {
             end
         } else {
             last
-        })
+        }
     }
 
     /// The fast path's class of the byte at `i`; `0` past the end.
@@ -425,7 +432,7 @@ impl Text<'_> {
             }
             return Some(end);
         }
-        // Spaces: `\s*[\r\n]+|\s+(?!\S)|\s+`, as in `Self::o200k`.
+        // Spaces, read as `Self::spaces` reads them.
         let (mut end, mut broken, mut last) = (i, None, i);
         loop {
             let next = self.byte_class(end);
@@ -441,13 +448,7 @@ impl Text<'_> {
                 broken = Some(end);
             }
         }
-        Some(if let Some(broken) = broken {
-            broken
-        } else if end == self.bytes.len() || last == i {
-            end
-        } else {
-            last
-        })
+        Some(self.o200k_spaces(i, (end, broken, last)))
     }
 
     /// The end of the cl100k piece at `i`:
