@@ -73,12 +73,13 @@ mod byte {
     pub const UPPER: u8 = 1;
     pub const LOWER: u8 = 1 << 1;
     pub const DIGIT: u8 = 1 << 2;
-    pub const SPACE: u8 = 1 << 3;
-    pub const BREAK: u8 = 1 << 4;
+    /// `\r`, `\n` (the other spaces have no bit: the fast path leaves them to
+    /// [`super::Text::spaces`]).
+    pub const BREAK: u8 = 1 << 3;
     /// `[^\s\p{L}\p{N}]` in ASCII.
-    pub const OTHER: u8 = 1 << 5;
+    pub const OTHER: u8 = 1 << 4;
     /// A byte of a character beyond ASCII: the fast path hands the piece on.
-    pub const WIDE: u8 = 1 << 6;
+    pub const WIDE: u8 = 1 << 5;
     pub const LETTER: u8 = UPPER | LOWER;
 }
 
@@ -94,9 +95,9 @@ const BYTES: [u8; 256] = {
         } else if class & NUM != 0 {
             byte::DIGIT
         } else if class & BREAK != 0 {
-            byte::SPACE | byte::BREAK
+            byte::BREAK
         } else if class & SPACE != 0 {
-            byte::SPACE
+            0
         } else {
             byte::OTHER
         };
@@ -390,7 +391,7 @@ impl Text<'_> {
     #[allow(clippy::inline_always)]
     #[inline(always)]
     fn o200k_ascii(&self, i: usize) -> Option<usize> {
-        use byte::{BREAK, DIGIT, LETTER, LOWER, OTHER, SPACE, UPPER, WIDE};
+        use byte::{BREAK, DIGIT, LETTER, LOWER, OTHER, UPPER, WIDE};
         let class = self.byte_class(i);
         if class & WIDE != 0 {
             return None;
@@ -432,23 +433,9 @@ impl Text<'_> {
             }
             return Some(end);
         }
-        // Spaces, read as `Self::spaces` reads them.
-        let (mut end, mut broken, mut last) = (i, None, i);
-        loop {
-            let next = self.byte_class(end);
-            if next & WIDE != 0 {
-                return None;
-            }
-            if next & SPACE == 0 {
-                break;
-            }
-            last = end;
-            end += 1;
-            if next & BREAK != 0 {
-                broken = Some(end);
-            }
-        }
-        Some(self.o200k_spaces(i, (end, broken, last)))
+        // Spaces: the general reading is exact whatever follows them (and is a table lookup
+        // a character in ASCII too).
+        Some(self.o200k_spaces(i, self.spaces(i)))
     }
 
     /// The end of the cl100k piece at `i`:
