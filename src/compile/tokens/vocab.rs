@@ -191,7 +191,7 @@ const SCANNED: usize = 32;
 impl Vocab {
     /// [`Vocab::merged_count`] of a piece of 2 to [`SCANNED`] bytes, in arrays on the stack:
     /// `start[i]` is where part `i` starts (`start[parts]` the end), `rank[i]` the rank of
-    /// parts `i` and `i + 1` merged (`u32::MAX`: not a token).
+    /// parts `i` and `i + 1` merged (`u32::MAX`: not a token), for `i` below `parts - 1`.
     fn merged_count_scanned(&self, piece: &[u8]) -> u32 {
         const NONE: u32 = u32::MAX;
         let n = piece.len();
@@ -220,11 +220,8 @@ impl Vocab {
             start.copy_within(at + 2..=parts, at + 1);
             rank.copy_within(at + 2..parts, at + 1);
             parts -= 1;
-            rank[parts - 1..].fill(NONE);
             if at + 1 < parts {
                 rank[at] = pair(&start, at);
-            } else {
-                rank[at] = NONE;
             }
             if at > 0 {
                 rank[at - 1] = pair(&start, at - 1);
@@ -293,8 +290,8 @@ impl Counter<'_> {
 }
 
 /// Remembered pieces, a thread and an encoding (2 MiB): direct-mapped, so a lookup is one
-/// place in memory, in one cache line. Sized on source text: 2^14 places missed one piece in ten of the bench
-/// corpus (most of them merged again), 2^17 one in a hundred.
+/// place in memory, in one cache line. Sized on source text: 2^14 places missed one piece in
+/// ten of the bench corpus (most of them merged again), 2^17 one in a hundred.
 const SEEN_PLACES: usize = 1 << 17;
 
 /// A remembered piece: its key's two words, with its count in the second word's top three
