@@ -6,7 +6,7 @@
 //! (`pieces`, tiktoken's patterns written out by hand) and the same merge of each piece
 //! (`vocab`, over the vocabulary embedded at build time), without making the tokens.
 
-use std::borrow::Cow;
+use crate::util::read::text_of;
 
 mod pieces;
 mod vocab;
@@ -35,14 +35,10 @@ pub trait TokenCounter: Sync {
 #[derive(Debug, Clone, Copy)]
 pub struct Fast(pub Encoding);
 
-/// The text tiktoken sees: invalid UTF-8 replaced.
-fn text(bytes: &[u8]) -> Cow<'_, str> {
-    crate::util::read::text_of(bytes)
-}
-
 impl TokenCounter for Fast {
     fn count(&self, bytes: &[u8]) -> u64 {
-        let text = text(bytes);
+        // The text tiktoken sees: invalid UTF-8 replaced.
+        let text = text_of(bytes);
         vocab::with_counter(self.0, |counter| {
             let mut total = 0;
             pieces::split(self.0, &text, |piece| {
@@ -67,7 +63,7 @@ mod tests {
                 Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
                 Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
             };
-            bpe.encode_ordinary(text(bytes).as_ref()).len() as u64
+            bpe.encode_ordinary(text_of(bytes).as_ref()).len() as u64
         }
     }
 
