@@ -292,14 +292,14 @@ pub fn excerpt_text(path: &str, bytes: &[u8], sections: &Sections, per_file: u64
     out
 }
 
-/// What a template sees of an entry.
-#[derive(Debug, Clone, Serialize)]
-struct EntryView {
-    file: String,
-    reason: String,
-    sections: Sections,
+/// What a template sees of an entry (borrowed: serialised once, into the context).
+#[derive(Debug, Serialize)]
+struct EntryView<'a> {
+    file: &'a str,
+    reason: &'a str,
+    sections: &'a Sections,
     priority: crate::model::Priority,
-    kind: String,
+    kind: &'a str,
     lines: u64,
     tokens: u64,
 }
@@ -508,11 +508,11 @@ pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
         .kept
         .iter()
         .map(|k| EntryView {
-            file: k.entry.file.clone(),
-            reason: k.entry.reason.clone(),
-            sections: k.entry.sections.clone(),
+            file: &k.entry.file,
+            reason: &k.entry.reason,
+            sections: &k.entry.sections,
             priority: k.entry.priority,
-            kind: k.entry.kind.clone(),
+            kind: &k.entry.kind,
             lines: k.lines,
             tokens: k.tokens,
         })
@@ -541,6 +541,7 @@ pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
         ctx.insert("envelope", &envelope(task));
     }
     ctx.insert("entries", &views);
+    drop(views);
     ctx.insert(
         "totals",
         &json!({
@@ -567,7 +568,7 @@ pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
             "values": workflow.template_values(&job.ws.root, &located),
         }),
     );
-    refuse_secrets(rules, &main_name, &main_text, &ctx)?;
+    let ctx = refuse_secrets(rules, &main_name, &main_text, ctx)?;
     tera.register_function("excerpt", excerpt);
     tera.render_to(&main_name, &ctx, out)
         .map_err(|source| Error::Template {
@@ -581,13 +582,14 @@ pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
 /// template's own text and every variable it is given (reasons, the task's fields, the
 /// workflow's values, what was not given). The files' excerpts were admitted, content rules
 /// included, when they were read. A hit refuses the whole output, naming the template and
-/// the variable or line, and the rule, never the value.
+/// the variable or line, and the rule, never the value. The context is handed back as it
+/// came (moved through JSON, not copied: a bulk bundle's entries are megabytes).
 fn refuse_secrets(
     rules: &ContentRules,
     template: &str,
     text: &str,
-    ctx: &tera::Context,
-) -> Result<()> {
+    ctx: tera::Context,
+) -> Result<tera::Context> {
     let refuse = |what: String, rule: &str| {
         Err(Error::Failed(format!(
             "render: {what} holds a secret ({rule}); the {template:?} output is refused, nothing written"
@@ -596,8 +598,9 @@ fn refuse_secrets(
     if let Some(hit) = rules.scan(text.as_bytes()) {
         return refuse(format!("line {} of the template", hit.line), hit.rule);
     }
-    if let Value::Object(vars) = ctx.clone().into_json() {
-        for (name, value) in &vars {
+    let vars = ctx.into_json();
+    if let Value::Object(vars) = &vars {
+        for (name, value) in vars {
             // The text as a template shows it: each string as it is, one a line.
             let shown = crate::compile::secrets::json_text(value);
             if let Some(hit) = rules.scan(shown.as_bytes()) {
@@ -605,7 +608,7 @@ fn refuse_secrets(
             }
         }
     }
-    Ok(())
+    tera::Context::from_value(vars).map_err(|e| Error::Failed(format!("render: {e}")))
 }
 
 /// tera names an undefined variable but not its line: find the first tag that uses it.
