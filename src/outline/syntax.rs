@@ -4,7 +4,7 @@
 //! doc comments and attributes, its whole extent and its name.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use tree_sitter::{Node, Parser, Tree};
 
@@ -25,8 +25,9 @@ thread_local! {
 }
 
 /// The syntax tree of `text`, by this thread's parser for `lang`; with `skim`, Rust
-/// function bodies left out (their braces kept).
-fn parse(lang: Lang, text: &str, skim: bool) -> Option<Tree> {
+/// function bodies left out (their braces and line ends kept), and then the text the tree
+/// is of (its lines are `text`'s, its byte offsets are not).
+fn parse(lang: Lang, text: &str, skim: bool) -> Option<(Tree, Option<String>)> {
     if text.len() > MAX_BYTES {
         return None;
     }
@@ -46,19 +47,13 @@ fn parse(lang: Lang, text: &str, skim: bool) -> Option<Tree> {
         } else {
             Vec::new()
         };
-        let ranged = !bodies.is_empty()
-            && parser
-                .set_included_ranges(&skip::included(text, &bodies))
-                .is_ok();
-        let tree = parser.parse(text, None);
-        if ranged {
-            // Back to the whole document (an empty list is always accepted).
-            let _ = parser.set_included_ranges(&[]);
-        }
+        // The bodies emptied but for their line ends: every line where it was.
+        let compact = skip::compacted(text, &bodies);
+        let tree = parser.parse(compact.as_deref().unwrap_or(text), None);
         if tree.is_none() {
             parser.reset();
         }
-        tree
+        Some((tree?, compact))
     })
 }
 
@@ -153,12 +148,13 @@ fn text_of<'t>(n: Node, text: &'t str) -> &'t str {
 }
 
 /// The role of a node in a scope, for a language.
-fn role(lang: Lang, n: Node, text: &str, top: bool) -> Option<Role> {
+/// `top`: in the file's scope; `first`: the first named child of its scope.
+fn role(lang: Lang, n: Node, text: &str, top: bool, first: bool) -> Option<Role> {
     let kind = n.kind();
     match lang {
         Lang::Rust => rust_role(kind, n, text, top),
         Lang::Go => go_role(kind),
-        Lang::Python => python_role(kind, n, top),
+        Lang::Python => python_role(kind, n, top && first),
         Lang::JavaScript | Lang::TypeScript | Lang::Tsx => js_role(kind, n),
         Lang::Java => java_role(kind),
         Lang::C | Lang::Cpp => c_role(lang, kind, n),
@@ -214,7 +210,8 @@ fn go_role(kind: &str) -> Option<Role> {
     })
 }
 
-fn python_role(kind: &str, n: Node, top: bool) -> Option<Role> {
+/// `top_first`: the first statement of the file's scope (a module docstring's place).
+fn python_role(kind: &str, n: Node, top_first: bool) -> Option<Role> {
     Some(match kind {
         "import_statement" | "import_from_statement" | "future_import_statement" => IMPORT,
         "function_definition" => def("function"),
@@ -224,11 +221,7 @@ fn python_role(kind: &str, n: Node, top: bool) -> Option<Role> {
         | "except_clause" | "finally_clause" => Role::Through,
         "expression_statement" => {
             let a = n.named_child(0)?;
-            if top
-                && a.kind() == "string"
-                && n.named_child_count() == 1
-                && n.prev_named_sibling().is_none()
-            {
+            if top_first && a.kind() == "string" && n.named_child_count() == 1 {
                 return Some(Role::ModuleDoc);
             }
             if a.kind() != "assignment" || a.child_by_field_name("left")?.kind() != "identifier" {
@@ -404,9 +397,39 @@ fn is_leading(n: Node) -> bool {
     )
 }
 
+/// [`docs_start`] of every child of `parent`, in one pass over them (the walk back from
+/// each child, by `prev_sibling`, made an outline quadratic in the number of items and
+/// comments of a scope: half of a 2,000-line file's outline). The walk back from a child
+/// takes its predecessor when [`docs_start`] would, and then goes on exactly as the walk
+/// back from that predecessor: so each child's start is its predecessor's, or its own line.
+fn docs_starts(parent: Node, out: &mut HashMap<usize, u64>) {
+    let mut cursor = parent.walk();
+    // The two children before the current one, and the start found for the last.
+    let mut before: Option<Node> = None;
+    let mut prev: Option<(Node, u64)> = None;
+    for child in parent.children(&mut cursor) {
+        let own = first_line(child);
+        let start = match prev {
+            Some((p, p_start))
+                if is_leading(p)
+                    && last_line(p) + 1 >= own
+                    && !before
+                        .is_some_and(|pp| !is_leading(pp) && last_line(pp) >= first_line(p)) =>
+            {
+                p_start
+            }
+            _ => own,
+        };
+        out.insert(child.id(), start);
+        before = prev.map(|(p, _)| p);
+        prev = Some((child, start));
+    }
+}
+
 /// The first line of the comments, attributes and decorators directly above `n` (no blank
 /// line between), or `n`'s own first line. A comment trailing the previous item's last line
-/// is not taken.
+/// is not taken. (What [`docs_starts`] finds for all of a scope's children at once; this
+/// one walks back node by node, for a node whose parent's children were not noted.)
 fn docs_start(n: Node) -> u64 {
     let mut start = first_line(n);
     let mut cur = n;
@@ -433,7 +456,9 @@ fn is_parameters(kind: &str) -> bool {
 
 /// The last header line given a definition's body: the line of its opening `{` (or `(`
 /// / `[`), else the end of whatever precedes it (Python's `:`, Ruby's parameters).
-fn header_end_at(body: Node, text: &str, start: u64) -> u64 {
+/// `parent` is the body's parent: its children are walked once to find what precedes the
+/// body (`Node::prev_sibling` starts over from the tree's root at every call).
+fn header_end_at(parent: Node, body: Node, text: &str, start: u64) -> u64 {
     let opens = text
         .as_bytes()
         .get(body.start_byte())
@@ -441,7 +466,12 @@ fn header_end_at(body: Node, text: &str, start: u64) -> u64 {
     if opens {
         first_line(body)
     } else {
-        body.prev_sibling()
+        let mut cursor = parent.walk();
+        let before = parent
+            .children(&mut cursor)
+            .take_while(|c| c.id() != body.id())
+            .last();
+        before
             .map_or(start, last_line)
             .min(first_line(body).max(start))
     }
@@ -453,7 +483,7 @@ fn header_end_at(body: Node, text: &str, start: u64) -> u64 {
 fn header_end(n: Node, text: &str) -> u64 {
     let start = first_line(n);
     if let Some(body) = n.child_by_field_name("body") {
-        return header_end_at(body, text, start);
+        return header_end_at(n, body, text, start);
     }
     // Depth-first through multi-line named children, skipping parameter lists.
     let mut stack = vec![n];
@@ -466,7 +496,7 @@ fn header_end(n: Node, text: &str) -> u64 {
             .collect();
         if let Some(&c) = kids.first() {
             if let Some(body) = c.child_by_field_name("body") {
-                return header_end_at(body, text, start);
+                return header_end_at(c, body, text, start);
             }
             let opens = text
                 .as_bytes()
@@ -690,6 +720,8 @@ struct Walk<'t> {
     lang: Lang,
     text: &'t str,
     found: Found,
+    /// [`docs_start`] of the children of the scopes and groups walked, by node id.
+    docs: HashMap<usize, u64>,
 }
 
 impl Walk<'_> {
@@ -697,21 +729,31 @@ impl Walk<'_> {
         if ctx.depth > MAX_DEPTH {
             return;
         }
+        docs_starts(parent, &mut self.docs);
         let mut cursor = parent.walk();
         let kids: Vec<Node> = parent.named_children(&mut cursor).collect();
-        for child in kids {
-            self.node(child, child, scope, ctx);
+        for (i, child) in kids.into_iter().enumerate() {
+            self.node(child, child, scope, ctx, i == 0);
         }
     }
 
-    fn node(&mut self, n: Node, outer: Node, scope: &mut Vec<String>, ctx: Ctx) {
-        let Some(role) = role(self.lang, n, self.text, ctx.depth == 0) else {
+    /// Where the comments and attributes documenting `n` start.
+    fn docs_of(&self, n: Node) -> u64 {
+        self.docs
+            .get(&n.id())
+            .copied()
+            .unwrap_or_else(|| docs_start(n))
+    }
+
+    /// `first`: `n` is the first named child of its scope.
+    fn node(&mut self, n: Node, outer: Node, scope: &mut Vec<String>, ctx: Ctx, first: bool) {
+        let Some(role) = role(self.lang, n, self.text, ctx.depth == 0, first) else {
             return;
         };
         match role {
             Role::Import { docs } => {
                 let start = if docs {
-                    docs_start(outer)
+                    self.docs_of(outer)
                 } else {
                     first_line(outer)
                 };
@@ -729,14 +771,15 @@ impl Walk<'_> {
                 };
                 if let Some(inner) = inner {
                     let exported = ctx.exported || n.kind() == "export_statement";
-                    self.node(inner, outer, scope, Ctx { exported, ..ctx });
+                    self.node(inner, outer, scope, Ctx { exported, ..ctx }, false);
                 }
             }
             Role::Group => {
                 self.found
                     .ranges
-                    .push([docs_start(outer), first_line(n).max(first_line(outer))]);
+                    .push([self.docs_of(outer), first_line(n).max(first_line(outer))]);
                 let exported = ctx.exported || outer.kind() == "export_statement";
+                docs_starts(n, &mut self.docs);
                 let mut cursor = n.walk();
                 let kids: Vec<Node> = n.named_children(&mut cursor).collect();
                 for child in kids {
@@ -746,7 +789,7 @@ impl Walk<'_> {
                     } else {
                         child
                     };
-                    self.node(child, o, scope, Ctx { exported, ..ctx });
+                    self.node(child, o, scope, Ctx { exported, ..ctx }, false);
                 }
             }
             Role::Def {
@@ -776,7 +819,7 @@ impl Walk<'_> {
             Shape::First => first_line(n),
         }
         .max(start);
-        let docs = docs_start(outer);
+        let docs = self.docs_of(outer);
         let named = name_of(self.lang, n, text);
         let name = named.as_ref().map_or("", |(_, s, _)| s.as_str());
         let public = is_public(self.lang, n, outer, name, ctx, text);
@@ -853,13 +896,14 @@ impl Walk<'_> {
         };
         if body.id() == n.id() {
             // A file-scoped namespace: its declarations follow it as its children.
+            docs_starts(n, &mut self.docs);
             let mut cursor = n.walk();
             let kids: Vec<Node> = n
                 .named_children(&mut cursor)
                 .filter(|c| Some(*c) != n.child_by_field_name("name"))
                 .collect();
             for c in kids {
-                self.node(c, c, scope, inner);
+                self.node(c, c, scope, inner, false);
             }
         } else {
             self.scope(body, scope, inner);
@@ -926,15 +970,17 @@ pub(crate) fn walk(lang: Lang, text: &str, skim: bool) -> Option<(Tree, Found)> 
     if text.trim().is_empty() {
         return None;
     }
-    let tree = parse(lang, text, skim)?;
+    let (tree, compact) = parse(lang, text, skim)?;
     let lines = line_count(text);
     if mostly_errors(&tree, lines) {
         return None;
     }
     let mut w = Walk {
         lang,
-        text,
+        // The walk reads names and brackets at the tree's byte offsets.
+        text: compact.as_deref().unwrap_or(text),
         found: Found::default(),
+        docs: HashMap::new(),
     };
     w.scope(tree.root_node(), &mut Vec::new(), Ctx::default());
     let mut found = w.found;
