@@ -24,7 +24,7 @@ thread_local! {
     static PARSERS: RefCell<BTreeMap<Lang, Parser>> = const { RefCell::new(BTreeMap::new()) };
 }
 
-/// The syntax tree of `text`, by this thread's parser for `lang`; with `skim`, Rust
+/// The syntax tree of `text`, by this thread's parser for `lang`; with `skim`, Rust and Go
 /// function bodies left out (their braces and line ends kept), and then the text the tree
 /// is of (its lines are `text`'s, its byte offsets are not).
 fn parse(lang: Lang, text: &str, skim: bool) -> Option<(Tree, Option<String>)> {
@@ -42,10 +42,10 @@ fn parse(lang: Lang, text: &str, skim: bool) -> Option<(Tree, Option<String>)> {
                 v.insert(p)
             }
         };
-        let bodies = if skim && lang == Lang::Rust {
-            skip::rust_bodies(text)
-        } else {
-            Vec::new()
+        let bodies = match lang {
+            Lang::Rust if skim => skip::rust_bodies(text),
+            Lang::Go if skim => skip::go_bodies(text),
+            _ => Vec::new(),
         };
         // The bodies emptied but for their line ends: every line where it was.
         let compact = skip::compacted(text, &bodies);
