@@ -30,8 +30,18 @@ fn main() {
                     .map(|d| format!("{}:{}:{}", d.name, d.kind, d.line))
                     .collect::<Vec<_>>()
             });
+            // The lines of each definition as a symbol anchor finds it (first match).
+            let symbols = curate::outline::tags(lang, &text).map(|t| {
+                let mut names: Vec<&str> = t.defs.iter().map(|d| d.name.as_str()).collect();
+                names.sort_unstable();
+                names.dedup();
+                names
+                    .into_iter()
+                    .map(|n| format!("{n}={:?}", curate::outline::symbol(lang, &text, n)))
+                    .collect::<Vec<_>>()
+            });
             println!(
-                "{path} {:?} {defs:?}",
+                "{path} {:?} {defs:?} {symbols:?}",
                 curate::outline::outline(lang, &text)
             );
             continue;

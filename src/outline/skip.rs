@@ -1,9 +1,10 @@
-//! Function bodies of Rust and Go files, found by a small lexer for each so an outline's
-//! parse can leave them out (most of a file's bytes; parsing only the rest makes an outline
-//! several times faster).
+//! Function bodies of Rust, Go and Python files, found by a small lexer for each so an
+//! outline's parse can leave them out (most of a file's bytes; parsing only the rest makes
+//! an outline several times faster).
 //!
 //! Leaving out the inside of a balanced `{ … }` keeps such a file well formed, so a wrong
-//! guess costs detail (a body's contents, never needed by an outline) and not the parse.
+//! guess costs detail (a body's contents, never needed by an outline) and not the parse. A
+//! Python body is replaced by `...` on its last line, at its own indentation.
 
 use std::ops::Range;
 
@@ -266,28 +267,241 @@ pub(crate) fn go_bodies(text: &str) -> Vec<Range<usize>> {
     bodies.finish()
 }
 
-/// `text` with the insides of `skip` (sorted, disjoint, on character boundaries) emptied
-/// but for their line ends, so that every line outside them is where it was in `text`
-/// (byte offsets after a body move). `None` when there is nothing to skip.
+/// A part of a text an outline's parse leaves out: its line ends are kept, and `filler`
+/// (no line end in it) is put on its last line.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Cut {
+    pub range: Range<usize>,
+    pub filler: String,
+}
+
+impl Cut {
+    /// A cut that leaves nothing in its place (the inside of a `{ … }`).
+    pub(crate) fn plain(range: Range<usize>) -> Cut {
+        Cut {
+            range,
+            filler: String::new(),
+        }
+    }
+}
+
+/// `text` with each cut (sorted, disjoint, on character boundaries) emptied but for its
+/// line ends and its filler, so that every line outside the cuts is where it was in `text`
+/// (byte offsets after a cut move). `None` when there is nothing to cut.
 ///
 /// tree-sitter's included ranges would leave the bodies out as well, but its lexer looks
 /// a position up among the ranges by a linear search at every token: on a file of a
 /// thousand bodies that was a tenth of the parse. Blanking them with spaces instead cost
 /// more on long bodies than it saved (the lexer skips whitespace a character at a time).
-pub(crate) fn compacted(text: &str, skip: &[Range<usize>]) -> Option<String> {
-    if skip.is_empty() {
+pub(crate) fn compacted(text: &str, cuts: &[Cut]) -> Option<String> {
+    if cuts.is_empty() {
         return None;
     }
     let mut out = String::with_capacity(text.len());
     let mut from = 0;
-    for r in skip {
+    for cut in cuts {
+        let r = cut.range.clone();
         out.push_str(&text[from..r.start]);
         let newlines = memchr::memchr_iter(b'\n', &text.as_bytes()[r.clone()]).count();
         out.extend(std::iter::repeat_n('\n', newlines));
+        out.push_str(&cut.filler);
         from = r.end;
     }
     out.push_str(&text[from..]);
     Some(out)
+}
+
+/// The bodies of Python functions (`def`, `async def`) that start on the line after their
+/// header's `:`: each cut from the start of its first line of code (after it, when that
+/// line starts with a string: a docstring stays) to the end of its last line of code
+/// (comments and blank lines before and after are not in it), filled with `...` at the
+/// indentation of its first line of code. Found by a lexer of Python's line structure:
+/// strings (triple-quoted ones span lines), comments, brackets and `\` continuations;
+/// a body ends at the first line of code indented no deeper than its `def` (tabs to the
+/// next multiple of eight, as Python counts them). Empty when a string does not end.
+pub(crate) fn python_bodies(text: &str) -> Vec<Cut> {
+    /// A body being cut: its def's indentation, where it starts, the end of its last line
+    /// of code so far, the indentation of its first; whether its first line of code is
+    /// being read and starts with a string (a docstring: kept, the outline shows it).
+    struct Body {
+        indent: usize,
+        start: usize,
+        end: Option<usize>,
+        filler: Option<String>,
+        doc: bool,
+    }
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut brackets = 0usize;
+    // The indentation of the `def` whose header is being read.
+    let mut header: Option<usize> = None;
+    let mut body: Option<Body> = None;
+    // At the start of a logical line; whether the current one holds code.
+    let mut line_start = true;
+    let mut code = false;
+    let mut i = 0;
+    let close = |body: Body, out: &mut Vec<Cut>| {
+        if let (Some(end), Some(filler)) = (body.end, body.filler)
+            && end > body.start
+        {
+            out.push(Cut {
+                range: body.start..end,
+                filler,
+            });
+        }
+    };
+    while i < b.len() {
+        if line_start {
+            line_start = false;
+            let (width, j) = indentation(b, i);
+            code = j < b.len() && !matches!(b[j], b'\n' | b'\r' | b'#');
+            if code {
+                if let Some(bd) = body.as_mut() {
+                    if width <= bd.indent {
+                        if let Some(done) = body.take() {
+                            close(done, &mut out);
+                        }
+                    } else if bd.filler.is_none() {
+                        // Comments above the first line of code stay: tree-sitter hangs
+                        // them on the definition, before its body.
+                        bd.start = i;
+                        bd.filler = Some(format!("{}...", &text[i..j]));
+                        bd.doc = starts_string(&b[j..]);
+                    }
+                }
+                if body.is_none() && header.is_none() && starts_def(&b[j..]) {
+                    header = Some(width);
+                }
+            }
+            i = j;
+            continue;
+        }
+        match b[i] {
+            b'#' => {
+                i = line_comment_end(b, i);
+                continue;
+            }
+            // A line continuation (or a stray escape): the next byte is not a line's end.
+            b'\\' => {
+                i += 2;
+                continue;
+            }
+            b'\n' if brackets == 0 => {
+                if code && let Some(bd) = body.as_mut() {
+                    if bd.doc {
+                        // The cut starts after the docstring's line.
+                        bd.start = i + 1;
+                        bd.doc = false;
+                    } else {
+                        bd.end = Some(if i > 0 && b[i - 1] == b'\r' { i - 1 } else { i });
+                    }
+                }
+                line_start = true;
+            }
+            b'"' | b'\'' => {
+                let Some(end) = python_string_end(b, i) else {
+                    return Vec::new();
+                };
+                i = end;
+                continue;
+            }
+            b'(' | b'[' | b'{' => brackets += 1,
+            b')' | b']' | b'}' => brackets = brackets.saturating_sub(1),
+            b':' if brackets == 0 => {
+                if let Some(indent) = header.take() {
+                    // The body is cut only when it starts on the next line.
+                    let rest = b[i + 1..]
+                        .iter()
+                        .position(|c| !matches!(c, b' ' | b'\t' | b'\x0c'))
+                        .map_or(b.len(), |k| i + 1 + k);
+                    if rest >= b.len() || matches!(b[rest], b'\n' | b'\r' | b'#') {
+                        let next =
+                            memchr::memchr(b'\n', &b[rest..]).map_or(b.len(), |k| rest + k + 1);
+                        body = Some(Body {
+                            indent,
+                            start: next,
+                            end: None,
+                            filler: None,
+                            doc: false,
+                        });
+                    }
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if let Some(done) = body {
+        close(done, &mut out);
+    }
+    out
+}
+
+/// The width of the indentation at `i` (a tab to the next multiple of eight) and where it
+/// ends.
+fn indentation(b: &[u8], mut i: usize) -> (usize, usize) {
+    let mut width = 0;
+    while i < b.len() {
+        match b[i] {
+            b' ' => width += 1,
+            b'\t' => width = (width / 8 + 1) * 8,
+            b'\x0c' => width = 0,
+            _ => break,
+        }
+        i += 1;
+    }
+    (width, i)
+}
+
+/// Whether a logical line starting at `b` starts with a string (`"`, `'`, `r"` …).
+fn starts_string(b: &[u8]) -> bool {
+    let prefix = b
+        .iter()
+        .take(3)
+        .take_while(|c| matches!(c, b'r' | b'R' | b'u' | b'U' | b'b' | b'B' | b'f' | b'F'))
+        .count();
+    matches!(b.get(prefix), Some(b'"' | b'\''))
+}
+
+/// Whether a logical line starting at `b` is a `def` (or `async def`).
+fn starts_def(b: &[u8]) -> bool {
+    let keyword = |b: &[u8], k: &[u8]| {
+        b.starts_with(k) && b.get(k.len()).is_some_and(|c| matches!(c, b' ' | b'\t'))
+    };
+    if keyword(b, b"def") {
+        return true;
+    }
+    if keyword(b, b"async") {
+        let rest = &b[5..];
+        let k = rest
+            .iter()
+            .take_while(|c| matches!(c, b' ' | b'\t'))
+            .count();
+        return keyword(&rest[k..], b"def");
+    }
+    false
+}
+
+/// The end of a Python string whose quote is at `i` (past its closing quote or quotes), a
+/// triple-quoted one across lines; any prefix (`r`, `b`, `f` …) was read as a name before
+/// it, and a backslash keeps the next character in the string in every kind. `None` when
+/// the text, or a single-quoted string's line, ends first.
+fn python_string_end(b: &[u8], i: usize) -> Option<usize> {
+    let q = b[i];
+    if b.get(i + 1) == Some(&q) && b.get(i + 2) == Some(&q) {
+        let mut j = i + 3;
+        while j < b.len() {
+            if b[j] == b'\\' {
+                j += 2;
+            } else if b[j] == q && b.get(j + 1) == Some(&q) && b.get(j + 2) == Some(&q) {
+                return Some(j + 3);
+            } else {
+                j += 1;
+            }
+        }
+        return None;
+    }
+    quoted_end(b, i, q, false)
 }
 
 #[cfg(test)]
@@ -328,9 +542,49 @@ mod tests {
     }
 
     #[test]
+    fn python_bodies_end_at_the_first_line_of_code_no_deeper_than_their_def() {
+        let text = "import os\n\n\
+                    @decorator\n\
+                    def f(a: int = (1,\n        2)) -> dict[str, int]:  # note\n\
+                    \x20   x = \"\"\"\nnot code: def g():\n\"\"\"\n\
+                    # a comment at column 0 is inside\n\
+                    \x20   return {'a': 1,\n'b': 2}\n\
+                    \n# after\n\
+                    class C:\n\
+                    \x20   async  def m(self): return 1\n\
+                    \x20   def n(self):\r\n\
+                    \t\tpass\r\n\
+                    x = 'it\\'s'\n";
+        let cuts = python_bodies(text);
+        let cut: Vec<(&str, &str)> = cuts
+            .iter()
+            .map(|c| (&text[c.range.clone()], c.filler.as_str()))
+            .collect();
+        assert_eq!(
+            cut,
+            [
+                (
+                    "    x = \"\"\"\nnot code: def g():\n\"\"\"\n# a comment at column 0 is inside\n    return {'a': 1,\n'b': 2}",
+                    "    ..."
+                ),
+                ("\t\tpass", "\t\t..."),
+            ]
+        );
+        let compact = compacted(text, &cuts).unwrap();
+        assert_eq!(compact.lines().count(), text.lines().count());
+        assert!(compact.contains("# note\n\n\n\n\n\n    ...\n\n# after"));
+        assert!(python_bodies("def f():\n    s = '''never closed\n").is_empty());
+        // A docstring stays; a body that is only one is not cut.
+        let doc = "def f():\n    # kept\n    r\"\"\"Doc\n    more.\"\"\"\n    return 1\n\ndef g():\n    'Only.'\n";
+        let cuts = python_bodies(doc);
+        assert_eq!(cuts.len(), 1);
+        assert_eq!(&doc[cuts[0].range.clone()], "    return 1");
+    }
+
+    #[test]
     fn a_compacted_text_keeps_every_line_outside_the_bodies() {
         let text = "fn a() {\n  x = \"é\";\n}\nfn b() { y }\n";
-        let skip = rust_bodies(text);
+        let skip: Vec<Cut> = rust_bodies(text).into_iter().map(Cut::plain).collect();
         assert_eq!(
             compacted(text, &skip).unwrap(),
             "fn a() {\n\n}\nfn b() {}\n"

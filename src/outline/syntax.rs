@@ -24,8 +24,8 @@ thread_local! {
     static PARSERS: RefCell<BTreeMap<Lang, Parser>> = const { RefCell::new(BTreeMap::new()) };
 }
 
-/// The syntax tree of `text`, by this thread's parser for `lang`; with `skim`, Rust and Go
-/// function bodies left out (their braces and line ends kept), and then the text the tree
+/// The syntax tree of `text`, by this thread's parser for `lang`; with `skim`, Rust, Go and
+/// Python function bodies left out (their braces and line ends kept), and then the text the tree
 /// is of (its lines are `text`'s, its byte offsets are not).
 fn parse(lang: Lang, text: &str, skim: bool) -> Option<(Tree, Option<String>)> {
     if text.len() > MAX_BYTES {
@@ -42,9 +42,13 @@ fn parse(lang: Lang, text: &str, skim: bool) -> Option<(Tree, Option<String>)> {
                 v.insert(p)
             }
         };
-        let bodies = match lang {
-            Lang::Rust if skim => skip::rust_bodies(text),
-            Lang::Go if skim => skip::go_bodies(text),
+        let plain = |ranges: Vec<std::ops::Range<usize>>| {
+            ranges.into_iter().map(skip::Cut::plain).collect()
+        };
+        let bodies: Vec<skip::Cut> = match lang {
+            Lang::Rust if skim => plain(skip::rust_bodies(text)),
+            Lang::Go if skim => plain(skip::go_bodies(text)),
+            Lang::Python if skim => skip::python_bodies(text),
             _ => Vec::new(),
         };
         // The bodies emptied but for their line ends: every line where it was.
@@ -455,14 +459,17 @@ fn is_parameters(kind: &str) -> bool {
 }
 
 /// The last header line given a definition's body: the line of its opening `{` (or `(`
-/// / `[`), else the end of whatever precedes it (Python's `:`, Ruby's parameters).
+/// / `[`), else the end of whatever precedes it (Python's `:`, Ruby's parameters). A
+/// Python body opens with no bracket: one that starts with `(a, b) = t` starts with its
+/// first statement, which is not the header's.
 /// `parent` is the body's parent: its children are walked once to find what precedes the
 /// body (`Node::prev_sibling` starts over from the tree's root at every call).
-fn header_end_at(parent: Node, body: Node, text: &str, start: u64) -> u64 {
-    let opens = text
-        .as_bytes()
-        .get(body.start_byte())
-        .is_some_and(|b| matches!(b, b'{' | b'(' | b'['));
+fn header_end_at(lang: Lang, parent: Node, body: Node, text: &str, start: u64) -> u64 {
+    let opens = lang != Lang::Python
+        && text
+            .as_bytes()
+            .get(body.start_byte())
+            .is_some_and(|b| matches!(b, b'{' | b'(' | b'['));
     if opens {
         first_line(body)
     } else {
@@ -480,10 +487,10 @@ fn header_end_at(parent: Node, body: Node, text: &str, start: u64) -> u64 {
 /// The last header line of a definition: through its body's opening when it has a body
 /// field; else through the opening of the first multi-line bracketed (or block) part
 /// inside it; else all of it.
-fn header_end(n: Node, text: &str) -> u64 {
+fn header_end(lang: Lang, n: Node, text: &str) -> u64 {
     let start = first_line(n);
     if let Some(body) = n.child_by_field_name("body") {
-        return header_end_at(n, body, text, start);
+        return header_end_at(lang, n, body, text, start);
     }
     // Depth-first through multi-line named children, skipping parameter lists.
     let mut stack = vec![n];
@@ -496,7 +503,7 @@ fn header_end(n: Node, text: &str) -> u64 {
             .collect();
         if let Some(&c) = kids.first() {
             if let Some(body) = c.child_by_field_name("body") {
-                return header_end_at(c, body, text, start);
+                return header_end_at(lang, c, body, text, start);
             }
             let opens = text
                 .as_bytes()
@@ -814,7 +821,7 @@ impl Walk<'_> {
         let text = self.text;
         let start = first_line(outer);
         let end = match shape {
-            Shape::Header => header_end(n, text),
+            Shape::Header => header_end(self.lang, n, text),
             Shape::Whole => last_line(n),
             Shape::First => first_line(n),
         }

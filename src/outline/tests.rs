@@ -400,3 +400,14 @@ fn skimming_bodies_changes_nothing() {
         assert!(skim.items.len() > 5, "{lang:?}");
     }
 }
+
+/// A Python body that starts with a bracket (`(a, b) = t`) does not open the header: the
+/// header ends on the `def`'s line, as for any other first statement.
+#[test]
+fn a_python_body_starting_with_a_bracket_is_not_in_the_header() {
+    let text = "# swaps\ndef swap(t):\n    (a, b) = t\n    return (b, a)\n\n\ndef same(t):\n    x = t\n    return x\n";
+    assert_eq!(outline(Lang::Python, text), Some(vec![[1, 2], [7, 7]]));
+    let (_, skim) = syntax::walk(Lang::Python, text, true).unwrap();
+    let (_, full) = syntax::walk(Lang::Python, text, false).unwrap();
+    assert_eq!(skim.ranges, full.ranges);
+}
