@@ -52,8 +52,14 @@ fn parse(lang: Lang, text: &str, skim: bool) -> Option<(Tree, Option<String>)> {
             _ => Vec::new(),
         };
         // The bodies emptied but for their line ends: every line where it was.
-        let compact = skip::compacted(text, &bodies);
-        let tree = parser.parse(compact.as_deref().unwrap_or(text), None);
+        let mut compact = skip::compacted(text, &bodies);
+        let mut tree = parser.parse(compact.as_deref().unwrap_or(text), None);
+        if compact.is_some() && tree.as_ref().is_some_and(|t| t.root_node().has_error()) {
+            // A syntax error: perhaps the file's own, perhaps a cut the lexer got wrong
+            // (never seen on the files compared); the whole text decides.
+            compact = None;
+            tree = parser.parse(text, None);
+        }
         if tree.is_none() {
             parser.reset();
         }
