@@ -381,9 +381,10 @@ pub(crate) fn python_bodies(text: &str) -> Vec<Cut> {
                 i = line_comment_end(b, i);
                 continue;
             }
-            // A line continuation (or a stray escape): the next byte is not a line's end.
+            // A line continuation (or a stray escape): the line end after it (`\n` or
+            // `\r\n`) does not end the logical line.
             b'\\' => {
-                i += 2;
+                i += if b.get(i + 1) == Some(&b'\r') { 3 } else { 2 };
                 continue;
             }
             b'\n' if brackets == 0 => {
@@ -573,6 +574,13 @@ mod tests {
         let compact = compacted(text, &cuts).unwrap();
         assert_eq!(compact.lines().count(), text.lines().count());
         assert!(compact.contains("# note\n\n\n\n\n\n    ...\n\n# after"));
+        // A continuation's line end, `\n` or `\r\n`, is inside the logical line.
+        for end in ["\n", "\r\n"] {
+            let text = format!("def f():{end}    x = 1 + \\{end}2{end}    return x{end}y = 3{end}");
+            let cuts = python_bodies(&text);
+            assert_eq!(cuts.len(), 1);
+            assert!(text[cuts[0].range.clone()].ends_with("return x"));
+        }
         assert!(python_bodies("def f():\n    s = '''never closed\n").is_empty());
         // A docstring stays; a body that is only one is not cut.
         let doc = "def f():\n    # kept\n    r\"\"\"Doc\n    more.\"\"\"\n    return 1\n\ndef g():\n    'Only.'\n";
