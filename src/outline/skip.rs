@@ -267,6 +267,221 @@ pub(crate) fn go_bodies(text: &str) -> Vec<Range<usize>> {
     bodies.finish()
 }
 
+/// Byte ranges of the insides of JavaScript and TypeScript function bodies, as
+/// [`rust_bodies`]: the body after `function`, after `=>`, and every `{ … }` directly in
+/// a class's body (a method's, an accessor's, a static block's; what else stands there
+/// between braces, an object or a type, is never in an outline). The lexer knows
+/// comments, strings, template literals (with `${ … }` inside, nested), and regular
+/// expression literals, told from a division by what precedes the `/`. Empty when
+/// something does not end or the braces do not balance (JSX text holding an apostrophe
+/// ends the search that way).
+pub(crate) fn js_bodies(text: &str) -> Vec<Range<usize>> {
+    let b = text.as_bytes();
+    let mut bodies = Bodies::default();
+    // The depths of the class bodies the lexer is in, and of the `${` it is in.
+    let mut classes: Vec<usize> = Vec::new();
+    let mut class_pending = false;
+    let mut templates: Vec<usize> = Vec::new();
+    // What precedes: an arrow (`=>`), and whether a `/` would start a regular expression.
+    let mut arrow = false;
+    let mut regex_may_start = true;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        let was_arrow = std::mem::take(&mut arrow);
+        match c {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                i = line_comment_end(b, i);
+                arrow = was_arrow;
+                continue;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let Some(j) = memchr::memmem::find(&b[i + 2..], b"*/") else {
+                    return Vec::new();
+                };
+                i += j + 4;
+                arrow = was_arrow;
+                continue;
+            }
+            b'/' if regex_may_start => {
+                let Some(end) = regex_end(b, i) else {
+                    return Vec::new();
+                };
+                i = end;
+                regex_may_start = false;
+                continue;
+            }
+            b'"' | b'\'' => {
+                let Some(end) = quoted_end(b, i, c, false) else {
+                    return Vec::new();
+                };
+                i = end;
+                regex_may_start = false;
+                continue;
+            }
+            b'`' => {
+                match template_end(b, i + 1) {
+                    Some(Template::End(end)) => {
+                        i = end;
+                        regex_may_start = false;
+                    }
+                    Some(Template::Expression(at)) => {
+                        bodies.depth += 1;
+                        templates.push(bodies.depth);
+                        i = at;
+                        regex_may_start = true;
+                    }
+                    None => return Vec::new(),
+                }
+                continue;
+            }
+            c if is_ident(c) || c == b'$' => {
+                let start = i;
+                while i < b.len() && (is_ident(b[i]) || b[i] == b'$') {
+                    i += 1;
+                }
+                let word = &b[start..i];
+                match word {
+                    b"function" => bodies.keyword(),
+                    b"class" if bodies.body.is_none() => class_pending = true,
+                    _ => {}
+                }
+                regex_may_start = matches!(
+                    word,
+                    b"return"
+                        | b"typeof"
+                        | b"case"
+                        | b"do"
+                        | b"else"
+                        | b"in"
+                        | b"of"
+                        | b"new"
+                        | b"delete"
+                        | b"void"
+                        | b"throw"
+                        | b"instanceof"
+                        | b"yield"
+                        | b"await"
+                );
+                continue;
+            }
+            b'=' if b.get(i + 1) == Some(&b'>') => {
+                arrow = true;
+                regex_may_start = true;
+                i += 2;
+                continue;
+            }
+            b'(' | b'[' => bodies.bracket(true),
+            b')' | b']' => bodies.bracket(false),
+            b';' => {
+                bodies.end_statement();
+                class_pending = false;
+            }
+            b'{' => {
+                let in_class = classes.last() == Some(&bodies.depth);
+                if bodies.brackets == 0 && bodies.body.is_none() && (was_arrow || in_class) {
+                    bodies.pending = true;
+                }
+                if class_pending && bodies.brackets == 0 && bodies.body.is_none() {
+                    class_pending = false;
+                    bodies.pending = false;
+                    bodies.open(i);
+                    classes.push(bodies.depth);
+                } else {
+                    bodies.open(i);
+                }
+            }
+            b'}' => {
+                if templates.last() == Some(&bodies.depth) {
+                    // The end of a `${ … }`: the template goes on.
+                    templates.pop();
+                    bodies.depth -= 1;
+                    match template_end(b, i + 1) {
+                        Some(Template::End(end)) => {
+                            i = end;
+                            regex_may_start = false;
+                        }
+                        Some(Template::Expression(at)) => {
+                            bodies.depth += 1;
+                            templates.push(bodies.depth);
+                            i = at;
+                            regex_may_start = true;
+                        }
+                        None => return Vec::new(),
+                    }
+                    continue;
+                }
+                if classes.last() == Some(&bodies.depth) {
+                    classes.pop();
+                }
+                if bodies.close(i).is_none() {
+                    return Vec::new();
+                }
+                regex_may_start = true;
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        regex_may_start = !matches!(c, b')' | b']' | b'.' | b'0'..=b'9');
+        i += 1;
+    }
+    if !templates.is_empty() {
+        return Vec::new();
+    }
+    bodies.finish()
+}
+
+/// Where a template literal's text (from `i`, after its backtick or a `}`) stops.
+enum Template {
+    /// Past its closing backtick.
+    End(usize),
+    /// Past a `${`: an expression follows.
+    Expression(usize),
+}
+
+fn template_end(b: &[u8], mut i: usize) -> Option<Template> {
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'`' => return Some(Template::End(i + 1)),
+            b'$' if b.get(i + 1) == Some(&b'{') => return Some(Template::Expression(i + 2)),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// The end of a regular expression literal whose `/` is at `i` (past its flags): a `/`
+/// inside a class (`[…]`) or escaped does not end it; a line end before its end is an
+/// error.
+fn regex_end(b: &[u8], i: usize) -> Option<usize> {
+    let mut j = i + 1;
+    let mut class = false;
+    while j < b.len() {
+        match b[j] {
+            b'\\' => j += 1,
+            b'\n' => return None,
+            b'[' => class = true,
+            b']' => class = false,
+            b'/' if !class => {
+                j += 1;
+                while j < b.len() && is_ident(b[j]) {
+                    j += 1;
+                }
+                return Some(j);
+            }
+            _ => {}
+        }
+        j += 1;
+    }
+    None
+}
+
 /// A part of a text an outline's parse leaves out: its line ends are kept, and `filler`
 /// (no line end in it) is put on its last line.
 #[derive(Debug, Clone, PartialEq)]
@@ -587,6 +802,28 @@ mod tests {
         let cuts = python_bodies(doc);
         assert_eq!(cuts.len(), 1);
         assert_eq!(&doc[cuts[0].range.clone()], "    return 1");
+    }
+
+    #[test]
+    fn js_bodies_are_functions_arrows_and_class_members_past_literals() {
+        let text = "export function f(a: { x: number }) { const r = /[}]/g; return `${a.x}}`; }\n\
+                    const g = async (x) => { if (x / 2) { return '}'; } };\n\
+                    const o = { k: 1 };\n\
+                    class C extends B {\n  m(): void { n(); }\n  get p() { return 1; }\n  q = () => { /* } */ };\n}\n\
+                    namespace N { export const v = 1; }\n";
+        let bodies: Vec<&str> = js_bodies(text).into_iter().map(|r| &text[r]).collect();
+        assert_eq!(
+            bodies,
+            [
+                " const r = /[}]/g; return `${a.x}}`; ",
+                " if (x / 2) { return '}'; } ",
+                " n(); ",
+                " return 1; ",
+                " /* } */ ",
+            ]
+        );
+        assert!(js_bodies("function f() { `${ }").is_empty());
+        assert!(js_bodies("<p>it's {name}</p>\nfunction f() {}").is_empty());
     }
 
     #[test]

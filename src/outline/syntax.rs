@@ -48,6 +48,7 @@ fn parse(lang: Lang, text: &str, skim: bool) -> Option<(Tree, Option<String>)> {
         let bodies: Vec<skip::Cut> = match lang {
             Lang::Rust if skim => plain(skip::rust_bodies(text)),
             Lang::Go if skim => plain(skip::go_bodies(text)),
+            Lang::JavaScript | Lang::TypeScript | Lang::Tsx if skim => plain(skip::js_bodies(text)),
             Lang::Python if skim => skip::python_bodies(text),
             _ => Vec::new(),
         };

@@ -373,17 +373,30 @@ proptest! {
     }
 }
 
-/// Leaving function bodies out of the parse (Rust, Go) changes no outline and no symbol.
+/// Leaving function bodies out of the parse (Rust, Go, Python, JavaScript, TypeScript)
+/// changes no outline and no symbol.
 #[test]
 fn skimming_bodies_changes_nothing() {
     let own = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("src/outline/syntax.rs"),
     )
     .unwrap();
-    let texts = [sample("sample.rs"), (Lang::Rust, own), sample("sample.go")];
+    let texts = [
+        sample("sample.rs"),
+        (Lang::Rust, own),
+        sample("sample.go"),
+        sample("sample.py"),
+        sample("sample.js"),
+        sample("sample.ts"),
+    ];
     for (lang, text) in texts {
         let bodies = match lang {
             Lang::Go => super::skip::go_bodies(&text),
+            Lang::Python => super::skip::python_bodies(&text)
+                .into_iter()
+                .map(|c| c.range)
+                .collect(),
+            Lang::JavaScript | Lang::TypeScript => super::skip::js_bodies(&text),
             _ => super::skip::rust_bodies(&text),
         };
         assert!(!bodies.is_empty(), "{lang:?}: no body to skip");
