@@ -76,6 +76,20 @@ impl Bodies {
         Some(())
     }
 
+    /// A byte outside comments and literals: a bracket, a brace, or one of `ends`, which
+    /// end a statement; `None` when it is a `}` that closes nothing.
+    fn byte(&mut self, c: u8, i: usize, ends: &[u8]) -> Option<()> {
+        match c {
+            b'(' | b'[' => self.bracket(true),
+            b')' | b']' => self.bracket(false),
+            b'{' => self.open(i),
+            b'}' => return self.close(i),
+            _ if ends.contains(&c) => self.end_statement(),
+            _ => {}
+        }
+        Some(())
+    }
+
     /// The bodies, sorted and disjoint; empty when the braces did not balance.
     fn finish(self) -> Vec<Range<usize>> {
         if self.depth != 0 || self.body.is_some() {
@@ -193,12 +207,8 @@ pub(crate) fn rust_bodies(text: &str) -> Vec<Range<usize>> {
                 }
                 continue;
             }
-            b'(' | b'[' => bodies.bracket(true),
-            b')' | b']' => bodies.bracket(false),
-            b';' => bodies.end_statement(),
-            b'{' => bodies.open(i),
-            // The guard closes the brace; it fails the text when the brace closes nothing.
-            b'}' if bodies.close(i).is_none() => return Vec::new(),
+            // The guard takes the byte; it fails the text when a `}` closes nothing.
+            c if bodies.byte(c, i, b";").is_none() => return Vec::new(),
             _ => {}
         }
         i += 1;
@@ -254,12 +264,8 @@ pub(crate) fn go_bodies(text: &str) -> Vec<Range<usize>> {
                 }
                 continue;
             }
-            b'(' | b'[' => bodies.bracket(true),
-            b')' | b']' => bodies.bracket(false),
-            b';' | b'\n' => bodies.end_statement(),
-            b'{' => bodies.open(i),
-            // The guard closes the brace; it fails the text when the brace closes nothing.
-            b'}' if bodies.close(i).is_none() => return Vec::new(),
+            // The guard takes the byte; it fails the text when a `}` closes nothing.
+            c if bodies.byte(c, i, b";\n").is_none() => return Vec::new(),
             _ => {}
         }
         i += 1;
