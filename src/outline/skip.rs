@@ -330,19 +330,11 @@ pub(crate) fn js_bodies(text: &str) -> Vec<Range<usize>> {
                 continue;
             }
             b'`' => {
-                match template_end(b, i + 1) {
-                    Some(Template::End(end)) => {
-                        i = end;
-                        regex_may_start = false;
-                    }
-                    Some(Template::Expression(at)) => {
-                        bodies.depth += 1;
-                        templates.push(bodies.depth);
-                        i = at;
-                        regex_may_start = true;
-                    }
-                    None => return Vec::new(),
-                }
+                let Some((next, regex)) = template_text(b, i + 1, &mut bodies, &mut templates)
+                else {
+                    return Vec::new();
+                };
+                (i, regex_may_start) = (next, regex);
                 continue;
             }
             c if is_ident(c) || c == b'$' => {
@@ -406,19 +398,11 @@ pub(crate) fn js_bodies(text: &str) -> Vec<Range<usize>> {
                     // The end of a `${ … }`: the template goes on.
                     templates.pop();
                     bodies.depth -= 1;
-                    match template_end(b, i + 1) {
-                        Some(Template::End(end)) => {
-                            i = end;
-                            regex_may_start = false;
-                        }
-                        Some(Template::Expression(at)) => {
-                            bodies.depth += 1;
-                            templates.push(bodies.depth);
-                            i = at;
-                            regex_may_start = true;
-                        }
-                        None => return Vec::new(),
-                    }
+                    let Some((next, regex)) = template_text(b, i + 1, &mut bodies, &mut templates)
+                    else {
+                        return Vec::new();
+                    };
+                    (i, regex_may_start) = (next, regex);
                     continue;
                 }
                 if classes.last() == Some(&bodies.depth) {
@@ -448,6 +432,25 @@ enum Template {
     End(usize),
     /// Past a `${`: an expression follows.
     Expression(usize),
+}
+
+/// Reads a template literal's text from `i` (after its backtick, or after the `}` of one
+/// of its `${ … }`): where the lexer goes on, and whether a `/` may start a regular
+/// expression there. At a `${` the expression's brace is counted and noted in `templates`.
+fn template_text(
+    b: &[u8],
+    i: usize,
+    bodies: &mut Bodies,
+    templates: &mut Vec<usize>,
+) -> Option<(usize, bool)> {
+    Some(match template_end(b, i)? {
+        Template::End(end) => (end, false),
+        Template::Expression(at) => {
+            bodies.depth += 1;
+            templates.push(bodies.depth);
+            (at, true)
+        }
+    })
 }
 
 fn template_end(b: &[u8], mut i: usize) -> Option<Template> {
