@@ -24,9 +24,10 @@ thread_local! {
     static PARSERS: RefCell<BTreeMap<Lang, Parser>> = const { RefCell::new(BTreeMap::new()) };
 }
 
-/// The syntax tree of `text`, by this thread's parser for `lang`; with `skim`, Rust, Go and
-/// Python function bodies left out (their braces and line ends kept), and then the text the tree
-/// is of (its lines are `text`'s, its byte offsets are not).
+/// The syntax tree of `text`, by this thread's parser for `lang`; with `skim`, the function
+/// bodies of Rust, Go, Python, JavaScript and TypeScript left out (their braces and line
+/// ends kept), and then the text the tree is of (its lines are `text`'s, its byte offsets
+/// are not).
 fn parse(lang: Lang, text: &str, skim: bool) -> Option<(Tree, Option<String>)> {
     if text.len() > MAX_BYTES {
         return None;
