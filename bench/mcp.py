@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Times `curate mcp` answering curate_preview, warm: starts the server, initializes, calls
+"""Times `curate mcp` answering its `preview` tool, warm: starts the server, initializes, calls
 the tool once (warms the OS page cache and the token cache), then times RUNS calls, one at a
 time, from the request written to the answer read. Prints the median in ms and the server's
 peak resident memory in KiB (VmHWM; "n/a" off Linux) on one line.
@@ -42,13 +42,15 @@ def main():
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "bench", "version": "0"}}})
     ask({"jsonrpc": "2.0", "method": "notifications/initialized"})
-    call = {"name": "curate_preview", "arguments": {"role": "worker", "change": "add-auth"}}
+    call = {"name": "preview", "arguments": {"role": "worker", "change": "add-auth"}}
     times = []
     for i in range(runs + 1):
         t0 = time.perf_counter()
         answer = ask({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": call})
         elapsed = time.perf_counter() - t0
-        status = answer.get("result", {}).get("structuredContent", {}).get("status")
+        # A preview answers its status header first: `READY · role worker · …`.
+        content = answer.get("result", {}).get("content") or [{}]
+        status = (content[0].get("text") or "").split(" ", 1)[0]
         if status != "READY":
             sys.exit(f"mcp.py: not a READY preview: {json.dumps(answer)[:300]}")
         if i > 0:

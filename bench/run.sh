@@ -11,7 +11,7 @@
 #   BENCH_DIR=DIR    keep the generated data there and reuse it on the next run
 #                    (default: a fresh temporary folder, removed at the end; KEEP=1 keeps it)
 #   CURATE=BIN       time this binary instead of building the repository's
-#   MCP_CALLS=50     timed curate_preview calls to one `curate mcp` server (bench/mcp.py)
+#   MCP_CALLS=50     timed `preview` calls to one `curate mcp` server (bench/mcp.py)
 #   NO_HYPERFINE=1   use the date loop even where hyperfine is installed
 #   TREE_FILES=100000 CORPUS_FILES=10200 CORPUS_MB=88   sizes of the generated data
 #
@@ -188,7 +188,7 @@ python3 -c 'import json, sys; print(json.dumps({"session_id": "bench", "cwd": sy
 median_ms hook_warm "$RUNS" "" sh -c "'$CURATE' hook claude-code <'$WORK/hook.json' | grep -q updatedInput"
 # The same call in a repository seen for the first time: an empty token cache.
 median_ms hook_cold "$RUNS" "rm -rf '$WORK/cache-hook'" sh -c "CURATE_CACHE_DIR='$WORK/cache-hook' '$CURATE' hook claude-code <'$WORK/hook.json' | grep -q updatedInput"
-# The MCP server answering curate_preview, warm: one process, one warm-up call, then
+# The MCP server answering its `preview` tool, warm: one process, one warm-up call, then
 # MCP_CALLS timed calls (request written to answer read); bench/mcp.py prints the median
 # and the server's peak memory.
 say "== mcp_preview_warm: bench/mcp.py $CURATE $FIX ${MCP_CALLS:-50}"
@@ -308,7 +308,7 @@ out.append(("hook claude-code, fixture, warm cache", shown("hook_warm"), "<= 20 
 hc = num("hook_cold")
 out.append(("hook claude-code, fixture, cold cache", shown("hook_cold"), "<= 60 ms", verdict(None if hc is None else hc <= 60)))
 mp = num("mcp_preview_warm")
-out.append(("MCP curate_preview, fixture, warm server", shown("mcp_preview_warm"), "<= 20 ms", verdict(None if mp is None else mp <= 20)))
+out.append(("MCP preview, fixture, warm server", shown("mcp_preview_warm"), "<= 20 ms", verdict(None if mp is None else mp <= 20)))
 for key, label, big in [
     ("mem_bulk_cold", "peak memory, bulk bundle cold", largest),
     ("mem_bulk_warm", "peak memory, bulk bundle warm", largest),
