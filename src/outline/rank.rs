@@ -32,17 +32,11 @@ const TOLERANCE: f64 = 1e-12;
 /// same output, order included.
 #[must_use]
 pub fn rank(files: &[(String, Tags)], owned: &[String], limit: usize) -> Vec<(String, f64)> {
-    // Nodes: distinct paths, sorted.
-    let mut index: BTreeMap<&str, &Tags> = BTreeMap::new();
-    for (path, tags) in files {
-        index.entry(path.as_str()).or_insert(tags);
-    }
-    let paths: Vec<&str> = index.keys().copied().collect();
-    let id: BTreeMap<&str, usize> = paths.iter().enumerate().map(|(i, p)| (*p, i)).collect();
-    let n = paths.len();
+    let graph = Graph::of(files);
+    let n = graph.paths.len();
     let mut seed = vec![0.0; n];
     for o in owned {
-        if let Some(&i) = id.get(o.as_str()) {
+        if let Ok(i) = graph.paths.binary_search(&o.as_str()) {
             seed[i] = 1.0;
         }
     }
@@ -53,70 +47,9 @@ pub fn rank(files: &[(String, Tags)], owned: &[String], limit: usize) -> Vec<(St
     for s in &mut seed {
         *s /= seeds as f64;
     }
-
-    // Who defines each name.
-    let mut definers: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for (i, tags) in index.values().enumerate() {
-        for d in &tags.defs {
-            if d.name.chars().count() >= MIN_NAME {
-                let v = definers.entry(d.name.as_str()).or_default();
-                if v.last() != Some(&i) && !v.contains(&i) {
-                    v.push(i);
-                }
-            }
-        }
-    }
-
-    // Edges, as (from, to) → weight, then per node its out-edges and total.
-    let mut edges: BTreeMap<(usize, usize), f64> = BTreeMap::new();
-    for (a, tags) in index.values().enumerate() {
-        for (k, name) in tags.refs.iter().enumerate() {
-            let Some(defs) = definers.get(name.as_str()) else {
-                continue;
-            };
-            let count = f64::from(tags.ref_counts.get(k).copied().unwrap_or(1).max(1));
-            let w = count.sqrt() / defs.len() as f64;
-            for &b in defs {
-                if b != a {
-                    *edges.entry((a, b)).or_insert(0.0) += w;
-                    *edges.entry((b, a)).or_insert(0.0) += w * REVERSE;
-                }
-            }
-        }
-    }
-    let mut out_edges: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
-    for (&(a, b), &w) in &edges {
-        out_edges[a].push((b, w));
-    }
-    let totals: Vec<f64> = out_edges
-        .iter()
-        .map(|e| e.iter().map(|(_, w)| w).sum())
-        .collect();
-
-    let mut score = seed.clone();
-    for _ in 0..ITERATIONS {
-        let mut next: Vec<f64> = seed.iter().map(|s| (1.0 - DAMPING) * s).collect();
-        let mut dangling = 0.0;
-        for (a, edges) in out_edges.iter().enumerate() {
-            if totals[a] > 0.0 {
-                for &(b, w) in edges {
-                    next[b] += DAMPING * score[a] * w / totals[a];
-                }
-            } else {
-                dangling += score[a];
-            }
-        }
-        for (x, s) in next.iter_mut().zip(&seed) {
-            *x += DAMPING * dangling * s;
-        }
-        let change: f64 = next.iter().zip(&score).map(|(x, y)| (x - y).abs()).sum();
-        score = next;
-        if change < TOLERANCE {
-            break;
-        }
-    }
-
-    let mut out: Vec<(String, f64)> = paths
+    let score = graph.pagerank(&seed);
+    let mut out: Vec<(String, f64)> = graph
+        .paths
         .iter()
         .enumerate()
         .filter(|&(i, _)| seed[i] == 0.0 && score[i] > 0.0)
@@ -125,6 +58,148 @@ pub fn rank(files: &[(String, Tags)], owned: &[String], limit: usize) -> Vec<(St
     out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     out.truncate(limit);
     out
+}
+
+/// The reference graph, kept per name rather than per pair of files: the edges A → B of a
+/// name are every referencing A against every defining B, so a name that a thousand files
+/// use and a hundred define stands for 100,000 edges. Kept per name, memory and each
+/// iteration are linear in the references and definitions, and the sums are the same as
+/// over the pairs.
+struct Graph<'f> {
+    /// The nodes: distinct paths, sorted.
+    paths: Vec<&'f str>,
+    /// Per name (of at least [`MIN_NAME`] characters, defined by a file and referenced by
+    /// one), the files defining it and the files referencing it with `sqrt(references)`.
+    names: Vec<Name>,
+    /// Per node, the total weight of its out-edges.
+    totals: Vec<f64>,
+}
+
+struct Name {
+    /// The files defining it, in node order.
+    definers: Vec<usize>,
+    /// Per definer, `sqrt(references)` of its own references to the name (0 when none):
+    /// no edge goes from a file to itself.
+    own: Vec<f64>,
+    /// The files referencing it, `sqrt(references)`, and whether the file defines it too.
+    referrers: Vec<(usize, f64, bool)>,
+}
+
+impl Name {
+    /// `1 / (files defining it)`: what one of its references weighs toward each definer.
+    fn share(&self) -> f64 {
+        1.0 / self.definers.len() as f64
+    }
+}
+
+impl<'f> Graph<'f> {
+    fn of(files: &'f [(String, Tags)]) -> Graph<'f> {
+        let mut index: BTreeMap<&str, &Tags> = BTreeMap::new();
+        for (path, tags) in files {
+            index.entry(path.as_str()).or_insert(tags);
+        }
+        let paths: Vec<&str> = index.keys().copied().collect();
+        // Who defines each name, in node order, each node once.
+        let mut by_name: BTreeMap<&str, Name> = BTreeMap::new();
+        for (i, tags) in index.values().enumerate() {
+            for d in &tags.defs {
+                if d.name.chars().count() >= MIN_NAME {
+                    let name = by_name.entry(d.name.as_str()).or_insert_with(|| Name {
+                        definers: Vec::new(),
+                        own: Vec::new(),
+                        referrers: Vec::new(),
+                    });
+                    // Nodes come in order: a node already there is the last one.
+                    if name.definers.last() != Some(&i) {
+                        name.definers.push(i);
+                        name.own.push(0.0);
+                    }
+                }
+            }
+        }
+        for (a, tags) in index.values().enumerate() {
+            for (k, r) in tags.refs.iter().enumerate() {
+                if let Some(name) = by_name.get_mut(r.as_str()) {
+                    let count = f64::from(tags.ref_counts.get(k).copied().unwrap_or(1).max(1));
+                    let s = count.sqrt();
+                    let defines = match name.definers.binary_search(&a) {
+                        Ok(j) => {
+                            name.own[j] += s;
+                            true
+                        }
+                        Err(_) => false,
+                    };
+                    name.referrers.push((a, s, defines));
+                }
+            }
+        }
+        let names: Vec<Name> = by_name
+            .into_values()
+            .filter(|n| !n.referrers.is_empty())
+            .collect();
+        // A's out-edges: to every other definer of what it references, and back (at
+        // REVERSE) to every other file referencing what it defines.
+        let mut totals = vec![0.0; paths.len()];
+        for name in &names {
+            let share = name.share();
+            let referenced: f64 = name.referrers.iter().map(|&(_, s, _)| s).sum();
+            for &(a, s, defines) in &name.referrers {
+                let others = name.definers.len() - usize::from(defines);
+                totals[a] += s * share * others as f64;
+            }
+            for (&b, &own) in name.definers.iter().zip(&name.own) {
+                totals[b] += REVERSE * share * (referenced - own);
+            }
+        }
+        Graph {
+            paths,
+            names,
+            totals,
+        }
+    }
+
+    /// PageRank restarting at `seed`, what dangling files hold going back to the seed.
+    fn pagerank(&self, seed: &[f64]) -> Vec<f64> {
+        let n = self.paths.len();
+        let mut score = seed.to_vec();
+        let mut pushed = vec![0.0; n];
+        for _ in 0..ITERATIONS {
+            // What each node hands on per unit of edge weight.
+            let mut dangling = 0.0;
+            for a in 0..n {
+                if self.totals[a] > 0.0 {
+                    pushed[a] = DAMPING * score[a] / self.totals[a];
+                } else {
+                    pushed[a] = 0.0;
+                    dangling += score[a];
+                }
+            }
+            let mut next: Vec<f64> = seed.iter().map(|s| (1.0 - DAMPING) * s).collect();
+            for name in &self.names {
+                let share = name.share();
+                // Forward: each referrer's push to every definer but itself.
+                let forward: f64 = name.referrers.iter().map(|&(a, s, _)| pushed[a] * s).sum();
+                // Back: each definer's push to every referrer but itself.
+                let back: f64 = name.definers.iter().map(|&b| pushed[b]).sum();
+                for (&b, &own) in name.definers.iter().zip(&name.own) {
+                    next[b] += share * (forward - pushed[b] * own);
+                }
+                for &(a, s, defines) in &name.referrers {
+                    let own = if defines { pushed[a] } else { 0.0 };
+                    next[a] += REVERSE * share * s * (back - own);
+                }
+            }
+            for (x, s) in next.iter_mut().zip(seed) {
+                *x += DAMPING * dangling * s;
+            }
+            let change: f64 = next.iter().zip(&score).map(|(x, y)| (x - y).abs()).sum();
+            score = next;
+            if change < TOLERANCE {
+                break;
+            }
+        }
+        score
+    }
 }
 
 #[cfg(test)]
@@ -201,6 +276,48 @@ mod tests {
         assert_eq!(rank(&f, &owned, 10), rank(&rev, &owned, 10));
     }
 
+    proptest::proptest! {
+        /// The per-name graph ranks as the edge map did: the same files in the same
+        /// order, scores equal to rounding, on graphs where names are defined and used by
+        /// many files at once.
+        #[test]
+        fn the_graph_per_name_ranks_as_the_pairs_did(
+            files in proptest::collection::vec(
+                (
+                    proptest::collection::btree_set(0usize..12, 0..4),
+                    proptest::collection::btree_map(0usize..12, 1u32..9, 0..6),
+                ),
+                1..14,
+            ),
+            owned in proptest::collection::btree_set(0usize..14, 1..3),
+        ) {
+            let name = |k: usize| format!("name{k}");
+            let files: Vec<(String, Tags)> = files
+                .iter()
+                .enumerate()
+                .map(|(i, (defs, refs))| {
+                    let defs: Vec<String> = defs.iter().map(|&k| name(k)).collect();
+                    let defs: Vec<&str> = defs.iter().map(String::as_str).collect();
+                    let refs: Vec<(String, u32)> = refs.iter().map(|(&k, &c)| (name(k), c)).collect();
+                    let refs: Vec<(&str, u32)> = refs.iter().map(|(r, c)| (r.as_str(), *c)).collect();
+                    (format!("f{i:02}"), tags(&defs, &refs))
+                })
+                .collect();
+            let owned: Vec<String> = owned.iter().map(|i| format!("f{i:02}")).collect();
+            let new = rank(&files, &owned, usize::MAX);
+            let old = rank_by_pairs(&files, &owned, usize::MAX);
+            proptest::prop_assert_eq!(new.len(), old.len());
+            for ((p, s), (q, t)) in new.iter().zip(&old) {
+                proptest::prop_assert!((s - t).abs() <= 1e-12 * t.abs().max(1e-300), "{new:?} {old:?}");
+                if p != q {
+                    // Only a tie within rounding may change places.
+                    let other = old.iter().find(|(r, _)| r == p).map(|(_, x)| *x);
+                    proptest::prop_assert!(other.is_some_and(|x| (x - t).abs() <= 1e-12 * t), "{new:?} {old:?}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn ties_break_by_path() {
         let f = vec![
@@ -212,5 +329,107 @@ mod tests {
         assert_eq!(r[0].0, "y");
         assert_eq!(r[1].0, "z");
         assert!((r[0].1 - r[1].1).abs() < 1e-15);
+    }
+
+    /// The ranking as first written, over a map of (file, file) edges: the oracle the
+    /// per-name graph must agree with.
+    fn rank_by_pairs(
+        files: &[(String, Tags)],
+        owned: &[String],
+        limit: usize,
+    ) -> Vec<(String, f64)> {
+        // Nodes: distinct paths, sorted.
+        let mut index: BTreeMap<&str, &Tags> = BTreeMap::new();
+        for (path, tags) in files {
+            index.entry(path.as_str()).or_insert(tags);
+        }
+        let paths: Vec<&str> = index.keys().copied().collect();
+        let id: BTreeMap<&str, usize> = paths.iter().enumerate().map(|(i, p)| (*p, i)).collect();
+        let n = paths.len();
+        let mut seed = vec![0.0; n];
+        for o in owned {
+            if let Some(&i) = id.get(o.as_str()) {
+                seed[i] = 1.0;
+            }
+        }
+        let seeds = seed.iter().filter(|&&s| s > 0.0).count();
+        if seeds == 0 || limit == 0 {
+            return Vec::new();
+        }
+        for s in &mut seed {
+            *s /= seeds as f64;
+        }
+
+        // Who defines each name.
+        let mut definers: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        for (i, tags) in index.values().enumerate() {
+            for d in &tags.defs {
+                if d.name.chars().count() >= MIN_NAME {
+                    let v = definers.entry(d.name.as_str()).or_default();
+                    if v.last() != Some(&i) && !v.contains(&i) {
+                        v.push(i);
+                    }
+                }
+            }
+        }
+
+        // Edges, as (from, to) → weight, then per node its out-edges and total.
+        let mut edges: BTreeMap<(usize, usize), f64> = BTreeMap::new();
+        for (a, tags) in index.values().enumerate() {
+            for (k, name) in tags.refs.iter().enumerate() {
+                let Some(defs) = definers.get(name.as_str()) else {
+                    continue;
+                };
+                let count = f64::from(tags.ref_counts.get(k).copied().unwrap_or(1).max(1));
+                let w = count.sqrt() / defs.len() as f64;
+                for &b in defs {
+                    if b != a {
+                        *edges.entry((a, b)).or_insert(0.0) += w;
+                        *edges.entry((b, a)).or_insert(0.0) += w * REVERSE;
+                    }
+                }
+            }
+        }
+        let mut out_edges: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
+        for (&(a, b), &w) in &edges {
+            out_edges[a].push((b, w));
+        }
+        let totals: Vec<f64> = out_edges
+            .iter()
+            .map(|e| e.iter().map(|(_, w)| w).sum())
+            .collect();
+
+        let mut score = seed.clone();
+        for _ in 0..ITERATIONS {
+            let mut next: Vec<f64> = seed.iter().map(|s| (1.0 - DAMPING) * s).collect();
+            let mut dangling = 0.0;
+            for (a, edges) in out_edges.iter().enumerate() {
+                if totals[a] > 0.0 {
+                    for &(b, w) in edges {
+                        next[b] += DAMPING * score[a] * w / totals[a];
+                    }
+                } else {
+                    dangling += score[a];
+                }
+            }
+            for (x, s) in next.iter_mut().zip(&seed) {
+                *x += DAMPING * dangling * s;
+            }
+            let change: f64 = next.iter().zip(&score).map(|(x, y)| (x - y).abs()).sum();
+            score = next;
+            if change < TOLERANCE {
+                break;
+            }
+        }
+
+        let mut out: Vec<(String, f64)> = paths
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| seed[i] == 0.0 && score[i] > 0.0)
+            .map(|(i, p)| ((*p).to_owned(), score[i]))
+            .collect();
+        out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        out.truncate(limit);
+        out
     }
 }
