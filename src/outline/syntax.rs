@@ -554,7 +554,7 @@ fn type_name(n: Node, text: &str) -> Option<String> {
                     .or_else(|| cur.child_by_field_name("type"))
                     .or_else(|| {
                         let c = cur.named_child_count();
-                        cur.named_child(c.checked_sub(1)?)
+                        cur.named_child(u32::try_from(c.checked_sub(1)?).ok()?)
                     })?;
             }
             _ => {
@@ -781,7 +781,8 @@ impl Walk<'_> {
                     Some(f) => n.child_by_field_name(f),
                     None => {
                         let c = n.named_child_count();
-                        c.checked_sub(1).and_then(|i| n.named_child(i))
+                        c.checked_sub(1)
+                            .and_then(|i| n.named_child(u32::try_from(i).ok()?))
                     }
                 };
                 if let Some(inner) = inner {
