@@ -1,7 +1,7 @@
 //! Related files, aider-style: a graph where file A points at file B for each identifier A
 //! references and B defines, ranked by PageRank personalized to the owned files.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use super::types::Tags;
 
@@ -99,16 +99,25 @@ impl<'f> Graph<'f> {
             index.entry(path.as_str()).or_insert(tags);
         }
         let paths: Vec<&str> = index.keys().copied().collect();
-        // Who defines each name, in node order, each node once.
-        let mut by_name: BTreeMap<&str, Name> = BTreeMap::new();
+        // Who defines each name, in node order, each node once. Looked up by hash (a
+        // large repository's files hold millions of references), kept in a vector.
+        let mut found: Vec<(&str, Name)> = Vec::new();
+        let mut by_name: HashMap<&str, usize> = HashMap::new();
         for (i, tags) in index.values().enumerate() {
             for d in &tags.defs {
                 if d.name.chars().count() >= MIN_NAME {
-                    let name = by_name.entry(d.name.as_str()).or_insert_with(|| Name {
-                        definers: Vec::new(),
-                        own: Vec::new(),
-                        referrers: Vec::new(),
+                    let k = *by_name.entry(d.name.as_str()).or_insert_with(|| {
+                        found.push((
+                            d.name.as_str(),
+                            Name {
+                                definers: Vec::new(),
+                                own: Vec::new(),
+                                referrers: Vec::new(),
+                            },
+                        ));
+                        found.len() - 1
                     });
+                    let name = &mut found[k].1;
                     // Nodes come in order: a node already there is the last one.
                     if name.definers.last() != Some(&i) {
                         name.definers.push(i);
@@ -119,7 +128,8 @@ impl<'f> Graph<'f> {
         }
         for (a, tags) in index.values().enumerate() {
             for (k, r) in tags.refs.iter().enumerate() {
-                if let Some(name) = by_name.get_mut(r.as_str()) {
+                if let Some(&at) = by_name.get(r.as_str()) {
+                    let name = &mut found[at].1;
                     let count = f64::from(tags.ref_counts.get(k).copied().unwrap_or(1).max(1));
                     let s = count.sqrt();
                     let defines = match name.definers.binary_search(&a) {
@@ -133,9 +143,13 @@ impl<'f> Graph<'f> {
                 }
             }
         }
-        let names: Vec<Name> = by_name
-            .into_values()
-            .filter(|n| !n.referrers.is_empty())
+        // By name, as the sums were first made; a name only its one definer references
+        // adds nothing.
+        found.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let names: Vec<Name> = found
+            .into_iter()
+            .map(|(_, n)| n)
+            .filter(|n| n.referrers.iter().any(|r| !r.2) || n.definers.len() > 1)
             .collect();
         // A's out-edges: to every other definer of what it references, and back (at
         // REVERSE) to every other file referencing what it defines.
