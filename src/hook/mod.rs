@@ -114,12 +114,13 @@ impl Trace {
 pub fn run(host: Host, options: WorkspaceOptions) -> Option<String> {
     let started = Instant::now();
     let trace = Trace::default();
-    if disabled() {
+    // Off, the input is still read (within the deadline), for the log's event and folder.
+    let off = disabled();
+    if off {
         trace.note(|o| o.root = workspace(None, &options).map(|w| w.root));
-        log(host, &trace, "off", started);
-        return quiet(host);
+    } else {
+        crate::warm::ahead(crate::warm::Then::Render);
     }
-    crate::warm::ahead(crate::warm::Then::Render);
     let (tx, rx) = mpsc::channel();
     let worker_trace = trace.clone();
     let worker = std::thread::Builder::new()
@@ -128,6 +129,10 @@ pub fn run(host: Host, options: WorkspaceOptions) -> Option<String> {
             let t = &worker_trace;
             let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 let input = crate::util::read::read_stdin(STDIN_CAP).ok()?;
+                if off {
+                    note_off(host, &input, &options, t);
+                    return None;
+                }
                 match host {
                     Host::ClaudeCode => claude_code::answer(&input, &options, t),
                     Host::OpenCode => opencode::answer(&input, &options, t),
@@ -140,7 +145,11 @@ pub fn run(host: Host, options: WorkspaceOptions) -> Option<String> {
     }
     match rx.recv_timeout(deadline()) {
         Ok(Ok(answer)) => {
-            let status = trace.get().status.unwrap_or("skipped");
+            let status = if off {
+                "off"
+            } else {
+                trace.get().status.unwrap_or("skipped")
+            };
             log(host, &trace, status, started);
             answer.map_or_else(|| quiet(host), |v| Some(v.to_string()))
         }
@@ -151,10 +160,31 @@ pub fn run(host: Host, options: WorkspaceOptions) -> Option<String> {
         Err(_) => {
             // Past the deadline (or the worker died): leave no temporary file behind.
             crate::util::atomic::abandon();
-            log(host, &trace, "deadline", started);
+            log(host, &trace, if off { "off" } else { "deadline" }, started);
             quiet(host)
         }
     }
+}
+
+/// With the hooks off: the event and the folder the input names, for the log only.
+fn note_off(host: Host, input: &[u8], options: &WorkspaceOptions, trace: &Trace) {
+    let v: Option<serde_json::Value> = serde_json::from_slice(input).ok();
+    let field = |key: &str| {
+        v.as_ref()
+            .and_then(|v| v.get(key))
+            .and_then(serde_json::Value::as_str)
+    };
+    let (event, cwd) = match host {
+        Host::ClaudeCode => (field("hook_event_name"), field("cwd")),
+        Host::OpenCode => (field("event").or(Some("task")), field("directory")),
+    };
+    let root = cwd.and_then(|c| workspace(Some(Path::new(c)), options));
+    trace.note(|o| {
+        o.event = event.map(str::to_owned);
+        if let Some(ws) = root {
+            o.root = Some(ws.root);
+        }
+    });
 }
 
 /// Appends the run's line to the repository's hook log; a failure is ignored (the log

@@ -796,6 +796,8 @@ fn every_hook_run_appends_one_line_to_the_hook_log() {
         lines[1]
     );
     assert_eq!(lines[2]["status"], "off");
+    // Off, the input is still read for the log: its event is named.
+    assert_eq!(lines[2]["event"], "PreToolUse", "{}", lines[2]);
 }
 
 #[test]

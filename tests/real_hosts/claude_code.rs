@@ -146,8 +146,8 @@ fn the_kill_switch_leaves_the_dispatch_unchanged() {
             .join("changes/add-auth/analysis/worker-context.jsonl")
             .exists()
     );
-    // Turned off, the hook reads no input: the event is not known.
-    assert_eq!(sandbox.hook_runs(), ["? off", "? off"]);
+    // Turned off, the hook still reads its input, for the log's event and folder.
+    assert_eq!(sandbox.hook_runs(), ["PreToolUse off", "SubagentStart off"]);
 }
 
 #[test]
