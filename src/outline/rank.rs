@@ -48,8 +48,13 @@ pub fn rank(files: &[(String, Tags)], owned: &[String], limit: usize) -> Vec<(St
         *s /= seeds as f64;
     }
     let score = graph.pagerank(&seed);
-    let mut out: Vec<(String, f64)> = graph
-        .paths
+    best(&graph.paths, &seed, &score, limit)
+}
+
+/// The files other than the seeds with a score above zero, best first, ties by path, at
+/// most `limit`.
+fn best(paths: &[&str], seed: &[f64], score: &[f64], limit: usize) -> Vec<(String, f64)> {
+    let mut out: Vec<(String, f64)> = paths
         .iter()
         .enumerate()
         .filter(|&(i, _)| seed[i] == 0.0 && score[i] > 0.0)
@@ -436,14 +441,6 @@ mod tests {
             }
         }
 
-        let mut out: Vec<(String, f64)> = paths
-            .iter()
-            .enumerate()
-            .filter(|&(i, _)| seed[i] == 0.0 && score[i] > 0.0)
-            .map(|(i, p)| ((*p).to_owned(), score[i]))
-            .collect();
-        out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        out.truncate(limit);
-        out
+        best(&paths, &seed, &score, limit)
     }
 }
