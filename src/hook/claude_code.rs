@@ -13,13 +13,23 @@ const START_CONTEXT_MAX: usize = 4_000;
 #[must_use]
 pub fn answer(input: &[u8], o: &WorkspaceOptions, trace: &Trace) -> Option<Value> {
     let v: Value = serde_json::from_slice(input).ok()?;
-    let event = v.get("hook_event_name")?.as_str()?;
+    let event = event(&v)?;
     trace.note(|t| t.event = Some(event.to_owned()));
     match event {
         "PreToolUse" => pre_tool_use(&v, o, trace),
         "SubagentStart" => subagent_start(&v, o, trace),
         _ => None,
     }
+}
+
+/// The input's event (`hook_event_name`).
+pub fn event(v: &Value) -> Option<&str> {
+    str_field(v, "hook_event_name")
+}
+
+/// The folder the host runs in (`cwd`).
+pub fn folder(v: &Value) -> Option<&str> {
+    str_field(v, "cwd")
 }
 
 fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
@@ -35,7 +45,7 @@ fn pre_tool_use(v: &Value, o: &WorkspaceOptions, trace: &Trace) -> Option<Value>
     let prompt = input.get("prompt")?.as_str()?;
     let session = str_field(v, "session_id");
     let d = Dispatch {
-        cwd: str_field(v, "cwd").map(Into::into),
+        cwd: folder(v).map(Into::into),
         session,
         agent_type: input.get("subagent_type").and_then(Value::as_str),
         prompt,
@@ -93,7 +103,7 @@ fn pre_tool_use(v: &Value, o: &WorkspaceOptions, trace: &Trace) -> Option<Value>
 fn subagent_start(v: &Value, o: &WorkspaceOptions, trace: &Trace) -> Option<Value> {
     let session = str_field(v, "session_id")?;
     let agent_type = normalize_role(str_field(v, "agent_type")?);
-    let ws = crate::hook::workspace(str_field(v, "cwd").map(std::path::Path::new), o)?;
+    let ws = crate::hook::workspace(folder(v).map(std::path::Path::new), o)?;
     trace.note(|t| t.root = Some(ws.root.clone()));
     let alias = ws.config.contract_role(&agent_type).to_owned();
     let names = [agent_type.as_str(), alias.as_str()];

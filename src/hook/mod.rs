@@ -169,14 +169,16 @@ pub fn run(host: Host, options: WorkspaceOptions) -> Option<String> {
 /// With the hooks off: the event and the folder the input names, for the log only.
 fn note_off(host: Host, input: &[u8], options: &WorkspaceOptions, trace: &Trace) {
     let v: Option<serde_json::Value> = serde_json::from_slice(input).ok();
-    let field = |key: &str| {
-        v.as_ref()
-            .and_then(|v| v.get(key))
-            .and_then(serde_json::Value::as_str)
-    };
+    let v = v.as_ref();
     let (event, cwd) = match host {
-        Host::ClaudeCode => (field("hook_event_name"), field("cwd")),
-        Host::OpenCode => (field("event").or(Some("task")), field("directory")),
+        Host::ClaudeCode => (
+            v.and_then(claude_code::event),
+            v.and_then(claude_code::folder),
+        ),
+        Host::OpenCode => (
+            Some(v.map_or("task", opencode::event)),
+            v.and_then(opencode::folder),
+        ),
     };
     let root = cwd.and_then(|c| workspace(Some(Path::new(c)), options));
     trace.note(|o| {

@@ -8,11 +8,21 @@ use serde_json::{Value, json};
 use crate::hook::{Dispatch, Prepared, Trace, prepare};
 use crate::settings::WorkspaceOptions;
 
+/// The input's event (`event`; the shim's calls are `task` when it names none).
+pub fn event(v: &Value) -> &str {
+    v.get("event").and_then(Value::as_str).unwrap_or("task")
+}
+
+/// The folder OpenCode runs in (`directory`).
+pub fn folder(v: &Value) -> Option<&str> {
+    v.get("directory").and_then(Value::as_str)
+}
+
 /// The answer to one input (`None`: the shim receives `{}`).
 #[must_use]
 pub fn answer(input: &[u8], o: &WorkspaceOptions, trace: &Trace) -> Option<Value> {
     let v: Value = serde_json::from_slice(input).ok()?;
-    let event = v.get("event").and_then(Value::as_str).unwrap_or("task");
+    let event = event(&v);
     trace.note(|t| t.event = Some(event.to_owned()));
     if !v
         .get("tool")
@@ -23,7 +33,7 @@ pub fn answer(input: &[u8], o: &WorkspaceOptions, trace: &Trace) -> Option<Value
     }
     let args = v.get("args")?.as_object()?;
     let d = Dispatch {
-        cwd: v.get("directory").and_then(Value::as_str).map(Into::into),
+        cwd: folder(&v).map(Into::into),
         session: v.get("sessionID").and_then(Value::as_str),
         agent_type: args.get("subagent_type").and_then(Value::as_str),
         prompt: args.get("prompt")?.as_str()?,
