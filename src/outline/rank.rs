@@ -86,8 +86,18 @@ struct Name {
     /// Per definer, `sqrt(references)` of its own references to the name (0 when none):
     /// no edge goes from a file to itself.
     own: Vec<f64>,
-    /// The files referencing it, `sqrt(references)`, and whether the file defines it too.
-    referrers: Vec<(usize, f64, bool)>,
+    /// The files referencing it.
+    referrers: Vec<Referrer>,
+}
+
+/// A file referencing a name.
+#[derive(Clone, Copy)]
+struct Referrer {
+    file: usize,
+    /// `sqrt(references)`.
+    weight: f64,
+    /// Whether the file defines the name too.
+    defines: bool,
 }
 
 impl Name {
@@ -144,7 +154,11 @@ impl<'f> Graph<'f> {
                         }
                         Err(_) => false,
                     };
-                    name.referrers.push((a, s, defines));
+                    name.referrers.push(Referrer {
+                        file: a,
+                        weight: s,
+                        defines,
+                    });
                 }
             }
         }
@@ -154,17 +168,17 @@ impl<'f> Graph<'f> {
         let names: Vec<Name> = found
             .into_iter()
             .map(|(_, n)| n)
-            .filter(|n| n.referrers.iter().any(|r| !r.2) || n.definers.len() > 1)
+            .filter(|n| n.referrers.iter().any(|r| !r.defines) || n.definers.len() > 1)
             .collect();
         // A's out-edges: to every other definer of what it references, and back (at
         // REVERSE) to every other file referencing what it defines.
         let mut totals = vec![0.0; paths.len()];
         for name in &names {
             let share = name.share();
-            let referenced: f64 = name.referrers.iter().map(|&(_, s, _)| s).sum();
-            for &(a, s, defines) in &name.referrers {
-                let others = name.definers.len() - usize::from(defines);
-                totals[a] += s * share * others as f64;
+            let referenced: f64 = name.referrers.iter().map(|r| r.weight).sum();
+            for r in &name.referrers {
+                let others = name.definers.len() - usize::from(r.defines);
+                totals[r.file] += r.weight * share * others as f64;
             }
             for (&b, &own) in name.definers.iter().zip(&name.own) {
                 totals[b] += REVERSE * share * (referenced - own);
@@ -197,15 +211,19 @@ impl<'f> Graph<'f> {
             for name in &self.names {
                 let share = name.share();
                 // Forward: each referrer's push to every definer but itself.
-                let forward: f64 = name.referrers.iter().map(|&(a, s, _)| pushed[a] * s).sum();
+                let forward: f64 = name
+                    .referrers
+                    .iter()
+                    .map(|r| pushed[r.file] * r.weight)
+                    .sum();
                 // Back: each definer's push to every referrer but itself.
                 let back: f64 = name.definers.iter().map(|&b| pushed[b]).sum();
                 for (&b, &own) in name.definers.iter().zip(&name.own) {
                     next[b] += share * (forward - pushed[b] * own);
                 }
-                for &(a, s, defines) in &name.referrers {
-                    let own = if defines { pushed[a] } else { 0.0 };
-                    next[a] += REVERSE * share * s * (back - own);
+                for r in &name.referrers {
+                    let own = if r.defines { pushed[r.file] } else { 0.0 };
+                    next[r.file] += REVERSE * share * r.weight * (back - own);
                 }
             }
             for (x, s) in next.iter_mut().zip(seed) {
