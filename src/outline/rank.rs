@@ -70,42 +70,58 @@ fn best(paths: &[&str], seed: &[f64], score: &[f64], limit: usize) -> Vec<(Strin
 /// use and a hundred define stands for 100,000 edges. Kept per name, memory and each
 /// iteration are linear in the references and definitions, and the sums are the same as
 /// over the pairs.
+///
+/// The names' definers and referrers are laid out one name after another in two flat
+/// vectors (each name holds its spans), so an iteration reads memory in order.
 struct Graph<'f> {
     /// The nodes: distinct paths, sorted.
     paths: Vec<&'f str>,
     /// Per name (of at least [`MIN_NAME`] characters, defined by a file and referenced by
-    /// one), the files defining it and the files referencing it with `sqrt(references)`.
+    /// one), by name: where its definers and referrers are.
     names: Vec<Name>,
+    /// Every name's definers, in node order within a name.
+    definers: Vec<Definer>,
+    /// Every name's referrers, in node order within a name.
+    referrers: Vec<Referrer>,
     /// Per node, the total weight of its out-edges.
     totals: Vec<f64>,
 }
 
+/// A name's spans in [`Graph::definers`] and [`Graph::referrers`].
 struct Name {
-    /// The files defining it, in node order.
-    definers: Vec<usize>,
-    /// Per definer, `sqrt(references)` of its own references to the name (0 when none):
-    /// no edge goes from a file to itself.
-    own: Vec<f64>,
-    /// The files referencing it.
-    referrers: Vec<Referrer>,
+    definers: (u32, u32),
+    referrers: (u32, u32),
+    /// `1 / (files defining it)`: what one of its references weighs toward each definer.
+    share: f64,
+}
+
+/// A file defining a name.
+#[derive(Clone, Copy)]
+struct Definer {
+    file: u32,
+    /// `sqrt(references)` of its own references to the name (0 when none): no edge goes
+    /// from a file to itself.
+    own: f64,
 }
 
 /// A file referencing a name.
 #[derive(Clone, Copy)]
 struct Referrer {
-    file: usize,
-    /// `sqrt(references)`.
-    weight: f64,
+    file: u32,
     /// Whether the file defines the name too.
     defines: bool,
+    /// `sqrt(references)`.
+    weight: f64,
 }
 
-impl Name {
-    /// `1 / (files defining it)`: what one of its references weighs toward each definer.
-    fn share(&self) -> f64 {
-        1.0 / self.definers.len() as f64
-    }
+/// A name as the graph is built: its definers and referrers.
+#[derive(Default)]
+struct Building {
+    definers: Vec<Definer>,
+    referrers: Vec<Referrer>,
 }
+
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
 
 impl<'f> Graph<'f> {
     fn of(files: &'f [(String, Tags)]) -> Graph<'f> {
@@ -116,48 +132,40 @@ impl<'f> Graph<'f> {
         let paths: Vec<&str> = index.keys().copied().collect();
         // Who defines each name, in node order, each node once. Looked up by hash (a
         // large repository's files hold millions of references), kept in a vector.
-        let mut found: Vec<(&str, Name)> = Vec::new();
-        let mut by_name: HashMap<&str, usize> = HashMap::new();
-        for (i, tags) in index.values().enumerate() {
+        let mut found: Vec<(&str, Building)> = Vec::new();
+        let mut by_name: FastMap<&str, usize> = FastMap::default();
+        for (i, tags) in (0u32..).zip(index.values()) {
             for d in &tags.defs {
                 if d.name.chars().count() >= MIN_NAME {
                     let k = *by_name.entry(d.name.as_str()).or_insert_with(|| {
-                        found.push((
-                            d.name.as_str(),
-                            Name {
-                                definers: Vec::new(),
-                                own: Vec::new(),
-                                referrers: Vec::new(),
-                            },
-                        ));
+                        found.push((d.name.as_str(), Building::default()));
                         found.len() - 1
                     });
                     let name = &mut found[k].1;
                     // Nodes come in order: a node already there is the last one.
-                    if name.definers.last() != Some(&i) {
-                        name.definers.push(i);
-                        name.own.push(0.0);
+                    if name.definers.last().map(|d| d.file) != Some(i) {
+                        name.definers.push(Definer { file: i, own: 0.0 });
                     }
                 }
             }
         }
-        for (a, tags) in index.values().enumerate() {
+        for (a, tags) in (0u32..).zip(index.values()) {
             for (k, r) in tags.refs.iter().enumerate() {
                 if let Some(&at) = by_name.get(r.as_str()) {
                     let name = &mut found[at].1;
                     let count = f64::from(tags.ref_counts.get(k).copied().unwrap_or(1).max(1));
                     let s = count.sqrt();
-                    let defines = match name.definers.binary_search(&a) {
+                    let defines = match name.definers.binary_search_by_key(&a, |d| d.file) {
                         Ok(j) => {
-                            name.own[j] += s;
+                            name.definers[j].own += s;
                             true
                         }
                         Err(_) => false,
                     };
                     name.referrers.push(Referrer {
                         file: a,
-                        weight: s,
                         defines,
+                        weight: s,
                     });
                 }
             }
@@ -165,30 +173,59 @@ impl<'f> Graph<'f> {
         // By name, as the sums were first made; a name only its one definer references
         // adds nothing.
         found.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        let names: Vec<Name> = found
-            .into_iter()
-            .map(|(_, n)| n)
-            .filter(|n| n.referrers.iter().any(|r| !r.defines) || n.definers.len() > 1)
-            .collect();
+        let mut graph = Graph {
+            paths,
+            names: Vec::new(),
+            definers: Vec::new(),
+            referrers: Vec::new(),
+            totals: Vec::new(),
+        };
+        for (_, b) in found {
+            if b.referrers.iter().any(|r| !r.defines) || b.definers.len() > 1 {
+                let span = |start: usize, end: usize| {
+                    (
+                        u32::try_from(start).unwrap_or(u32::MAX),
+                        u32::try_from(end).unwrap_or(u32::MAX),
+                    )
+                };
+                let d = graph.definers.len();
+                graph.definers.extend(&b.definers);
+                let r = graph.referrers.len();
+                graph.referrers.extend(&b.referrers);
+                graph.names.push(Name {
+                    definers: span(d, graph.definers.len()),
+                    referrers: span(r, graph.referrers.len()),
+                    share: 1.0 / b.definers.len() as f64,
+                });
+            }
+        }
         // A's out-edges: to every other definer of what it references, and back (at
         // REVERSE) to every other file referencing what it defines.
-        let mut totals = vec![0.0; paths.len()];
-        for name in &names {
-            let share = name.share();
-            let referenced: f64 = name.referrers.iter().map(|r| r.weight).sum();
-            for r in &name.referrers {
-                let others = name.definers.len() - usize::from(r.defines);
-                totals[r.file] += r.weight * share * others as f64;
+        let mut totals = vec![0.0; graph.paths.len()];
+        for name in &graph.names {
+            let (definers, referrers) = graph.of_name(name);
+            let share = name.share;
+            let referenced: f64 = referrers.iter().map(|r| r.weight).sum();
+            for r in referrers {
+                let others = definers.len() - usize::from(r.defines);
+                totals[r.file as usize] += r.weight * share * others as f64;
             }
-            for (&b, &own) in name.definers.iter().zip(&name.own) {
-                totals[b] += REVERSE * share * (referenced - own);
+            for d in definers {
+                totals[d.file as usize] += REVERSE * share * (referenced - d.own);
             }
         }
-        Graph {
-            paths,
-            names,
-            totals,
-        }
+        graph.totals = totals;
+        graph
+    }
+
+    /// A name's definers and referrers.
+    fn of_name(&self, name: &Name) -> (&[Definer], &[Referrer]) {
+        let (d0, d1) = name.definers;
+        let (r0, r1) = name.referrers;
+        (
+            &self.definers[d0 as usize..d1 as usize],
+            &self.referrers[r0 as usize..r1 as usize],
+        )
     }
 
     /// PageRank restarting at `seed`, what dangling files hold going back to the seed.
@@ -209,21 +246,23 @@ impl<'f> Graph<'f> {
             }
             let mut next: Vec<f64> = seed.iter().map(|s| (1.0 - DAMPING) * s).collect();
             for name in &self.names {
-                let share = name.share();
+                let (definers, referrers) = self.of_name(name);
+                let share = name.share;
                 // Forward: each referrer's push to every definer but itself.
-                let forward: f64 = name
-                    .referrers
+                let forward: f64 = referrers
                     .iter()
-                    .map(|r| pushed[r.file] * r.weight)
+                    .map(|r| pushed[r.file as usize] * r.weight)
                     .sum();
                 // Back: each definer's push to every referrer but itself.
-                let back: f64 = name.definers.iter().map(|&b| pushed[b]).sum();
-                for (&b, &own) in name.definers.iter().zip(&name.own) {
-                    next[b] += share * (forward - pushed[b] * own);
+                let back: f64 = definers.iter().map(|d| pushed[d.file as usize]).sum();
+                for d in definers {
+                    let b = d.file as usize;
+                    next[b] += share * (forward - pushed[b] * d.own);
                 }
-                for r in &name.referrers {
-                    let own = if r.defines { pushed[r.file] } else { 0.0 };
-                    next[r.file] += REVERSE * share * r.weight * (back - own);
+                for r in referrers {
+                    let a = r.file as usize;
+                    let own = if r.defines { pushed[a] } else { 0.0 };
+                    next[a] += REVERSE * share * r.weight * (back - own);
                 }
             }
             for (x, s) in next.iter_mut().zip(seed) {
