@@ -118,6 +118,13 @@ fn quoted_end(b: &[u8], i: usize, q: u8, multiline: bool) -> Option<usize> {
     (j < b.len()).then_some(j + 1)
 }
 
+/// Whether the first byte after blanks starts a name (a definition's, after its keyword).
+fn names_next(rest: &[u8]) -> bool {
+    rest.iter()
+        .find(|c| !c.is_ascii_whitespace())
+        .is_some_and(|&c| is_ident(c) && !c.is_ascii_digit())
+}
+
 fn is_ident(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80
 }
@@ -202,7 +209,9 @@ pub(crate) fn rust_bodies(text: &str) -> Vec<Range<usize>> {
                             }
                         }
                     }
-                } else if word == b"fn" {
+                } else if word == b"fn" && names_next(&b[i..]) {
+                    // `fn name`: an item; `fn(…) -> T` is a pointer type (`impl Tr for
+                    // fn() -> T {` holds items, not a body).
                     bodies.keyword();
                 }
                 continue;

@@ -424,3 +424,14 @@ fn a_python_body_starting_with_a_bracket_is_not_in_the_header() {
     let (_, full) = syntax::walk(Lang::Python, text, false).unwrap();
     assert_eq!(skim.ranges, full.ranges);
 }
+
+/// `fn() -> T` is a type, not a function: the items of `impl Strategy for fn() -> T { … }`
+/// are in the outline, skimmed or not (proptest's `strategy/just.rs`).
+#[test]
+fn a_function_pointer_type_opens_no_body() {
+    let text = "impl<T> Strategy for fn() -> T {\n    type Value = T;\n\n    fn new_tree(&self) -> T {\n        self()\n    }\n}\n";
+    assert_eq!(outline(Lang::Rust, text), Some(vec![[1, 2], [4, 4]]));
+    let (_, skim) = syntax::walk(Lang::Rust, text, true).unwrap();
+    let (_, full) = syntax::walk(Lang::Rust, text, false).unwrap();
+    assert_eq!(skim.ranges, full.ranges);
+}
