@@ -112,28 +112,19 @@ pub fn symbol(lang: Lang, text: &str, name: &str) -> Option<Range> {
     Some([a.max(1), b.min(lines).max(a.max(1))])
 }
 
-/// A file's tags: its named definitions in document order (name, kind, the line of the
-/// name; see [`Def`] for the kinds), and every identifier it references outside
-/// definition names, sorted and deduplicated, with counts. Markdown: its headings, and
-/// the identifier-like words of its inline code spans.
+/// A file's tags and its outline, from one parse: what [`tags`] and [`outline`] give, the
+/// outline read off the tree the references are read from (function bodies in it), which
+/// gives the same lines.
 ///
-/// Deterministic. `None` on the same inputs as [`outline`].
+/// `None` on the same inputs as [`tags`]; the outline is `None` where [`outline`]'s is.
 #[must_use]
-pub fn tags(lang: Lang, text: &str) -> Option<Tags> {
+pub fn tags_and_outline(lang: Lang, text: &str) -> Option<(Tags, Option<Vec<Range>>)> {
     if lang == Lang::Markdown {
-        let (defs, refs) = markdown::tags(text)?;
-        return Some(Tags {
-            defs: defs
-                .into_iter()
-                .map(|(name, kind, line)| Def { name, kind, line })
-                .collect(),
-            refs: refs.keys().cloned().collect(),
-            ref_counts: refs.values().copied().collect(),
-        });
+        return Some((markdown_tags(text)?, outline(lang, text)));
     }
     let (tree, found) = syntax::walk(lang, text, false)?;
     let refs = syntax::references(lang, &tree, text, &found.name_bytes);
-    Some(Tags {
+    let tags = Tags {
         defs: found
             .items
             .into_iter()
@@ -142,6 +133,31 @@ pub fn tags(lang: Lang, text: &str) -> Option<Tags> {
                 kind: it.kind,
                 line: it.line,
             })
+            .collect(),
+        refs: refs.keys().cloned().collect(),
+        ref_counts: refs.values().copied().collect(),
+    };
+    Some((tags, (!found.ranges.is_empty()).then_some(found.ranges)))
+}
+
+/// A file's tags: its named definitions in document order (name, kind, the line of the
+/// name; see [`Def`] for the kinds), and every identifier it references outside
+/// definition names, sorted and deduplicated, with counts. Markdown: its headings, and
+/// the identifier-like words of its inline code spans.
+///
+/// Deterministic. `None` on the same inputs as [`outline`].
+#[must_use]
+pub fn tags(lang: Lang, text: &str) -> Option<Tags> {
+    tags_and_outline(lang, text).map(|(tags, _)| tags)
+}
+
+/// A Markdown text's tags: its headings, the identifier-like words of its code spans.
+fn markdown_tags(text: &str) -> Option<Tags> {
+    let (defs, refs) = markdown::tags(text)?;
+    Some(Tags {
+        defs: defs
+            .into_iter()
+            .map(|(name, kind, line)| Def { name, kind, line })
             .collect(),
         refs: refs.keys().cloned().collect(),
         ref_counts: refs.values().copied().collect(),

@@ -62,7 +62,7 @@ fn index_files(repo: &Repo) -> Vec<std::path::PathBuf> {
                 .map(|e| e.path())
                 .filter(|p| {
                     p.file_name()
-                        .is_some_and(|n| n.to_string_lossy().starts_with("related-v1-"))
+                        .is_some_and(|n| n.to_string_lossy().starts_with("related-v"))
                 })
                 .collect()
         })

@@ -2,12 +2,12 @@
 //! repository, what the search for related files needs of it, so that a file whose metadata
 //! did not change is not read again.
 //!
-//! One file a repository in the cache folder, `related-v1-<12 hex digits of the root's
+//! One file a repository in the cache folder, `related-v2-<12 hex digits of the root's
 //! sha256>.bin`. Per file: its path; its stamp (size, modification and change times to the
 //! nanosecond, inode, device, from `lstat`); and what admission said of its text: refused
 //! (binary, or a secret by content: nothing else is kept of it), or admitted with its
 //! distinct words (ids into one sorted vocabulary) and, once it was parsed, the sha256 of the
-//! bytes parsed and their tags. Words are kept only of a file whose text passed the content
+//! bytes parsed, their tags and their outline. Words are kept only of a file whose text passed the content
 //! scan, so the index holds no secret's value.
 //!
 //! A file whose stamp differs (or who is no regular file, or over the size cap) is read
@@ -21,10 +21,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
+use crate::model::Range;
 use crate::outline::{Def, Tags};
 
 /// The format, in the file name and the header.
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
 const MAGIC: &[u8] = b"curate related index\n";
 /// A file modified less than this before the run started may change again within the same
 /// tick of the file system's clock, its stamp unchanged: it is read again next time.
@@ -143,7 +144,7 @@ pub enum Parsed {
     Not,
     /// Parsed, no tags (an empty file, mostly syntax errors).
     Nothing,
-    /// The sha256 (hex) of the bytes parsed, their tags encoded.
+    /// The sha256 (hex) of the bytes parsed, their tags and outline encoded ([`encode_tags`]).
     Tags {
         sha: String,
         tags: Vec<u8>,
@@ -262,18 +263,19 @@ impl Index {
     }
 }
 
-/// Removes the least recently written indexes beyond [`MAX_INDEXES`].
+/// Removes the least recently written indexes beyond [`MAX_INDEXES`] (of any version: an
+/// older curate's count too, and go first once no run writes them).
 fn sweep(dir: &Path) {
     let Ok(read) = std::fs::read_dir(dir) else {
         return;
     };
-    let prefix = format!("related-v{VERSION}-");
+    let prefix = "related-v";
     let mut found: Vec<(SystemTime, PathBuf)> = read
         .filter_map(Result::ok)
         .filter(|e| {
             let name = e.file_name();
             let name = name.to_string_lossy();
-            name.starts_with(&prefix) && name.ends_with(".bin")
+            name.starts_with(prefix) && name.ends_with(".bin")
         })
         .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
         .collect();
@@ -299,10 +301,11 @@ fn fingerprint() -> [u8; 32] {
     h.finalize().into()
 }
 
-/// Tags, encoded: the definitions (name, line; a decoded one's kind reads `definition`, the
-/// ranking reads names only) and the references (name, count).
+/// Tags and the outline of the same parse, encoded: the definitions (name, line; a decoded
+/// one's kind reads `definition`, the ranking reads names only), the references (name,
+/// count) and the outline's line ranges (none for no outline).
 #[must_use]
-pub fn encode_tags(t: &Tags) -> Vec<u8> {
+pub fn encode_tags(t: &Tags, outline: Option<&[Range]>) -> Vec<u8> {
     let mut out = Vec::new();
     put_len(&mut out, t.defs.len());
     for d in &t.defs {
@@ -317,12 +320,18 @@ pub fn encode_tags(t: &Tags) -> Vec<u8> {
             u64::from(t.ref_counts.get(k).copied().unwrap_or(1)),
         );
     }
+    let outline = outline.unwrap_or_default();
+    put_len(&mut out, outline.len());
+    for [a, b] in outline {
+        put(&mut out, *a);
+        put(&mut out, *b);
+    }
     out
 }
 
-/// The tags [`encode_tags`] encoded; `None` when they do not decode.
+/// The tags and outline [`encode_tags`] encoded; `None` when they do not decode.
 #[must_use]
-pub fn decode_tags(bytes: &[u8]) -> Option<Tags> {
+pub fn decode_tags(bytes: &[u8]) -> Option<(Tags, Option<Vec<Range>>)> {
     let mut r = Reader { bytes, at: 0 };
     let n = r.len()?;
     let mut defs = Vec::with_capacity(n.min(bytes.len()));
@@ -342,11 +351,17 @@ pub fn decode_tags(bytes: &[u8]) -> Option<Tags> {
         refs.push(r.text()?);
         ref_counts.push(u32::try_from(r.int()?).ok()?);
     }
-    (r.at == bytes.len()).then_some(Tags {
+    let n = r.len()?;
+    let mut outline = Vec::with_capacity(n.min(bytes.len()));
+    for _ in 0..n {
+        outline.push([r.int()?, r.int()?]);
+    }
+    let tags = Tags {
         defs,
         refs,
         ref_counts,
-    })
+    };
+    (r.at == bytes.len()).then_some((tags, (!outline.is_empty()).then_some(outline)))
 }
 
 /// The index file's bytes: header, vocabulary (the words the entries use, sorted), entries,
@@ -644,7 +659,7 @@ mod tests {
                     words: Words::read(&[b"Session", b"login"]),
                     parsed: Parsed::Tags {
                         sha: "ab".repeat(32),
-                        tags: encode_tags(&tags),
+                        tags: encode_tags(&tags, Some(&[[1, 4], [9, 9]])),
                     },
                 },
             },
@@ -682,8 +697,9 @@ mod tests {
         else {
             panic!("{:?}", loaded.entries[1]);
         };
-        let tags = decode_tags(tags).unwrap();
+        let (tags, outline) = decode_tags(tags).unwrap();
         assert_eq!(tags.defs[0].name, "login");
+        assert_eq!(outline, Some(vec![[1, 4], [9, 9]]));
         assert_eq!(tags.ref_count("Session"), 2);
         // Written again from the ids, the same bytes.
         assert_eq!(encode(b"/repo", &loaded.vocab, &loaded.entries), bytes);

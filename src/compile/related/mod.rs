@@ -18,7 +18,7 @@ use crate::compile::admit::{Refusal, admit, is_binary, judge_text, read_unjudged
 use crate::compile::measure::selected;
 use crate::compile::secrets::ContentRules;
 use crate::compile::tokens::TokenCounter;
-use crate::model::Sections;
+use crate::model::{Range, Sections};
 use crate::outline::{Lang, Tags};
 use crate::util::paths::RepoPath;
 
@@ -106,23 +106,25 @@ pub fn related(i: &Inputs<'_>) -> Vec<Found> {
         .par_iter()
         .map(|p| look(i, p, &search, &query))
         .collect();
-    let mut read: Vec<(String, Tags, String)> = Vec::new();
+    let mut read: Vec<(String, Parse)> = Vec::new();
     let mut kept: Vec<Entry> = Vec::new();
     for (p, l) in others.iter().zip(looked) {
-        if let Some((tags, sha)) = l.found {
-            read.push(((*p).clone(), tags, sha));
+        if let Some(parse) = l.found {
+            read.push(((*p).clone(), parse));
         }
         kept.extend(l.entry);
     }
     if i.index.is_enabled() {
         i.index.keep(kept, started);
     }
-    // The hash each file was admitted with: its outline is read again as those bytes.
-    let admitted: BTreeMap<String, String> = read
-        .iter()
-        .map(|(p, _, sha)| (p.clone(), sha.clone()))
-        .collect();
-    let mut files: Vec<(String, Tags)> = read.into_iter().map(|(p, t, _)| (p, t)).collect();
+    // The hash each file was admitted with (its outline is read again as those bytes) and
+    // the outline of its parse.
+    let mut admitted: BTreeMap<String, (String, Option<Vec<Range>>)> = BTreeMap::new();
+    let mut files: Vec<(String, Tags)> = Vec::with_capacity(read.len() + owned.len());
+    for (p, parse) in read {
+        admitted.insert(p.clone(), (parse.sha, parse.outline));
+        files.push((p, parse.tags));
+    }
     files.extend(owned.iter().cloned());
     let owned_paths: Vec<String> = owned.iter().map(|(p, _)| p.clone()).collect();
     let ranked = crate::outline::rank(&files, &owned_paths, CONSIDERED);
@@ -139,7 +141,8 @@ pub fn related(i: &Inputs<'_>) -> Vec<Found> {
                     .map(|d| d.line)
                     .collect()
             });
-            outline_of(i, p, admitted.get(p.as_str())?, &shared)
+            let (sha, outline) = admitted.get(p.as_str())?;
+            outline_of(i, p, sha, outline.as_deref()?, &shared)
         })
         .collect();
     let mut out = Vec::new();
@@ -185,19 +188,26 @@ fn owned_tags(i: &Inputs<'_>, path: &str) -> Option<Tags> {
         ..
     }) = i.index.get(path)
         && *sha == crate::util::digest::hex(&bytes)
-        && let Some(t) = index::decode_tags(tags)
+        && let Some((t, _)) = index::decode_tags(tags)
     {
         return Some(t);
     }
     crate::outline::tags(lang, &String::from_utf8_lossy(&bytes))
 }
 
-/// What the search made of one file: its tags and the hash of the bytes they are of when
-/// it names an owned identifier; what the index keeps of it.
+/// What the search made of one file: its parse when it names an owned identifier; what the
+/// index keeps of it.
 #[derive(Default)]
 struct Looked {
-    found: Option<(Tags, String)>,
+    found: Option<Parse>,
     entry: Option<Entry>,
+}
+
+/// A candidate's parse: its tags and outline, and the hash of the bytes they are of.
+struct Parse {
+    tags: Tags,
+    outline: Option<Vec<Range>>,
+    sha: String,
 }
 
 /// Searches one file: through the index when its stamp is the one kept, else read.
@@ -248,9 +258,13 @@ fn look(i: &Inputs<'_>, path: &str, names: &Names<'_>, query: &Query) -> Looked 
                 };
             }
             (Held::Yes, Parsed::Tags { sha, tags }) => {
-                if let Some(t) = index::decode_tags(tags) {
+                if let Some((tags, outline)) = index::decode_tags(tags) {
                     return Looked {
-                        found: Some((t, sha.clone())),
+                        found: Some(Parse {
+                            tags,
+                            outline,
+                            sha: sha.clone(),
+                        }),
                         entry: Some(e.clone()),
                     };
                 }
@@ -265,20 +279,15 @@ fn look(i: &Inputs<'_>, path: &str, names: &Names<'_>, query: &Query) -> Looked 
 /// A file read (no index): its tags when it names an owned identifier and admission lets
 /// its text in. The names are looked for first: a file that holds none is not scanned, its
 /// text going nowhere.
-fn read_found(
-    i: &Inputs<'_>,
-    path: &RepoPath,
-    lang: Lang,
-    names: &Names<'_>,
-) -> Option<(Tags, String)> {
+fn read_found(i: &Inputs<'_>, path: &RepoPath, lang: Lang, names: &Names<'_>) -> Option<Parse> {
     let bytes = read_unjudged(i.root, path, i.max_file_size).ok()?;
     if is_binary(&bytes) || !names.held_in(&bytes) {
         return None;
     }
     judge_text(&bytes, i.rules).ok()?;
     let sha = crate::util::digest::hex(&bytes);
-    let tags = crate::outline::tags(lang, &String::from_utf8_lossy(&bytes))?;
-    Some((tags, sha))
+    let (tags, outline) = crate::outline::tags_and_outline(lang, &String::from_utf8_lossy(&bytes))?;
+    Some(Parse { tags, outline, sha })
 }
 
 /// A file read for the index: judged whole (its words are kept only when its text passes),
@@ -322,24 +331,30 @@ fn read_entry(
         };
     }
     let sha = crate::util::digest::hex(&bytes);
-    let tags = crate::outline::tags(lang, &String::from_utf8_lossy(&bytes));
-    let parsed = match &tags {
-        Some(t) => Parsed::Tags {
+    let parse = crate::outline::tags_and_outline(lang, &String::from_utf8_lossy(&bytes));
+    let parsed = match &parse {
+        Some((t, outline)) => Parsed::Tags {
             sha: sha.clone(),
-            tags: index::encode_tags(t),
+            tags: index::encode_tags(t, outline.as_deref()),
         },
         None => Parsed::Nothing,
     };
     Looked {
-        found: tags.map(|t| (t, sha)),
+        found: parse.map(|(tags, outline)| Parse { tags, outline, sha }),
         entry: entry(Seen::Admitted { words, parsed }),
     }
 }
 
-/// A related file's outline, cut to the ranges that hold one of the `shared` definition
-/// lines when any does, and its tokens; read again as the bytes admitted (hash `sha256`).
-fn outline_of(i: &Inputs<'_>, path: &str, sha256: &str, shared: &[u64]) -> Option<(Sections, u64)> {
-    let lang = crate::outline::lang_for(path)?;
+/// A related file's outline (`ranges`, from the parse its tags came from), cut to the ranges
+/// that hold one of the `shared` definition lines when any does, and its tokens; read again
+/// as the bytes admitted (hash `sha256`).
+fn outline_of(
+    i: &Inputs<'_>,
+    path: &str,
+    sha256: &str,
+    ranges: &[Range],
+    shared: &[u64],
+) -> Option<(Sections, u64)> {
     let repo_path = RepoPath::new(path).ok()?;
     // Admitted whole (its text may come from the index, judged in an earlier run), and the
     // bytes searched and parsed, or nothing if the file changed since.
@@ -347,13 +362,16 @@ fn outline_of(i: &Inputs<'_>, path: &str, sha256: &str, shared: &[u64]) -> Optio
     if crate::util::digest::hex(&bytes) != sha256 {
         return None;
     }
-    let ranges = crate::outline::outline(lang, &String::from_utf8_lossy(&bytes))?;
-    let focused: Vec<crate::model::Range> = ranges
+    let focused: Vec<Range> = ranges
         .iter()
         .copied()
         .filter(|[a, b]| shared.iter().any(|l| a <= l && l <= b))
         .collect();
-    let mut ranges = if focused.is_empty() { ranges } else { focused };
+    let mut ranges = if focused.is_empty() {
+        ranges.to_vec()
+    } else {
+        focused
+    };
     let mut sections = Sections::ranges(ranges.clone());
     let mut tokens = i.counter.count(&selected(&bytes, &sections));
     // One file takes at most a quarter of the budget: its first ranges, in proportion.
