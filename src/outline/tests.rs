@@ -420,9 +420,7 @@ fn skimming_bodies_changes_nothing() {
 fn a_python_body_starting_with_a_bracket_is_not_in_the_header() {
     let text = "# swaps\ndef swap(t):\n    (a, b) = t\n    return (b, a)\n\n\ndef same(t):\n    x = t\n    return x\n";
     assert_eq!(outline(Lang::Python, text), Some(vec![[1, 2], [7, 7]]));
-    let (_, skim) = syntax::walk(Lang::Python, text, true).unwrap();
-    let (_, full) = syntax::walk(Lang::Python, text, false).unwrap();
-    assert_eq!(skim.ranges, full.ranges);
+    assert_skim_is_whole(Lang::Python, text);
 }
 
 /// `fn() -> T` is a type, not a function: the items of `impl Strategy for fn() -> T { … }`
@@ -431,7 +429,12 @@ fn a_python_body_starting_with_a_bracket_is_not_in_the_header() {
 fn a_function_pointer_type_opens_no_body() {
     let text = "impl<T> Strategy for fn() -> T {\n    type Value = T;\n\n    fn new_tree(&self) -> T {\n        self()\n    }\n}\n";
     assert_eq!(outline(Lang::Rust, text), Some(vec![[1, 2], [4, 4]]));
-    let (_, skim) = syntax::walk(Lang::Rust, text, true).unwrap();
-    let (_, full) = syntax::walk(Lang::Rust, text, false).unwrap();
-    assert_eq!(skim.ranges, full.ranges);
+    assert_skim_is_whole(Lang::Rust, text);
+}
+
+/// The outline of `text` skimmed (bodies cut) is the one of its whole parse.
+fn assert_skim_is_whole(lang: Lang, text: &str) {
+    let (_, skim) = syntax::walk(lang, text, true).unwrap();
+    let (_, full) = syntax::walk(lang, text, false).unwrap();
+    assert_eq!(skim.ranges, full.ranges, "{lang:?}");
 }
