@@ -112,11 +112,12 @@ pub fn symbol(lang: Lang, text: &str, name: &str) -> Option<Range> {
     Some([a.max(1), b.min(lines).max(a.max(1))])
 }
 
-/// A file's tags and its outline, from one parse: what [`tags`] and [`outline`] give, the
-/// outline read off the tree the references are read from (function bodies in it), which
-/// gives the same lines.
+/// A file's tags and its outline, from one parse: what [`tags`] gives, and the outline read
+/// off the same tree (function bodies in it). That outline is [`outline`]'s (which skims the
+/// bodies) on every file of moby, the cargo registry and CPython's library; where the two
+/// parses differ (text that barely parses) it is the whole parse's.
 ///
-/// `None` on the same inputs as [`tags`]; the outline is `None` where [`outline`]'s is.
+/// `None` on the same inputs as [`tags`]; the outline is `None` when it would be empty.
 #[must_use]
 pub fn tags_and_outline(lang: Lang, text: &str) -> Option<(Tags, Option<Vec<Range>>)> {
     if lang == Lang::Markdown {

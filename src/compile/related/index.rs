@@ -7,8 +7,8 @@
 //! nanosecond, inode, device, from `lstat`); and what admission said of its text: refused
 //! (binary, or a secret by content: nothing else is kept of it), or admitted with its
 //! distinct words (ids into one sorted vocabulary) and, once it was parsed, the sha256 of the
-//! bytes parsed, their tags and their outline. Words are kept only of a file whose text passed the content
-//! scan, so the index holds no secret's value.
+//! bytes parsed, their tags and their outline. Words are kept only of a file whose text
+//! passed the content scan, so the index holds no secret's value.
 //!
 //! A file whose stamp differs (or who is no regular file, or over the size cap) is read
 //! again; a stamp the file's change may not have moved yet (modified less than [`RACY`] before

@@ -276,7 +276,7 @@ fn look(i: &Inputs<'_>, path: &str, names: &Names<'_>, query: &Query) -> Looked 
     read_entry(i, &repo_path, lang, names, stamp)
 }
 
-/// A file read (no index): its tags when it names an owned identifier and admission lets
+/// A file read (no index): its parse when it names an owned identifier and admission lets
 /// its text in. The names are looked for first: a file that holds none is not scanned, its
 /// text going nowhere.
 fn read_found(i: &Inputs<'_>, path: &RepoPath, lang: Lang, names: &Names<'_>) -> Option<Parse> {
