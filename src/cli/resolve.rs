@@ -1,4 +1,5 @@
-//! Flags and environment → the library's options: a [`Workspace`] and [`CompileSettings`].
+//! Flags and environment → the library's options: a [`Workspace`] and
+//! [`CompileSettings`](crate::settings::CompileSettings).
 //!
 //! This is the only place that knows both the clap structs and the library's settings;
 //! nothing here reads a file itself.

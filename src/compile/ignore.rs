@@ -4,7 +4,7 @@
 //! A path is ignored when it or any folder above it is, including the folder a walk starts
 //! from. Only the ignore files of the folders on a path's way down from the root are read
 //! (and each only once), so the cost follows what is selected, not the repository's size.
-//! A walk that lists a folder says which ignore files it holds ([`IgnoreRules::listed`]), so
+//! A walk that lists a folder says which ignore files it holds ([`IgnoreRules::of_listing`]), so
 //! nothing is probed for, and matches against the chain of folder rules it went down
 //! ([`Chain`]). As in git (2.32 on), an ignore file is read only when it is a regular file,
 //! never through a link.

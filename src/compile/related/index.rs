@@ -231,7 +231,7 @@ impl Index {
     }
 
     /// Writes the entries kept, atomically, when they differ from those loaded, and keeps at
-    /// most [`MAX_INDEXES`] indexes in the folder. An index is an optimisation: callers may
+    /// most `MAX_INDEXES` (16) indexes in the folder. An index is an optimisation: callers may
     /// ignore the error.
     pub fn save(&self) -> crate::error::Result<()> {
         let Some(file) = &self.file else {

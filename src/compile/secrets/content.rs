@@ -407,7 +407,7 @@ impl ContentRules {
         self.rules.iter().try_for_each(Rule::compile_now)
     }
 
-    /// Compiles now the rules nearly every compile runs (see [`COMMON`]), for a thread that
+    /// Compiles now the rules nearly every compile runs (see `COMMON`), for a thread that
     /// warms the process up while another reads its input.
     pub fn compile_common(&self) {
         for rule in self.rules.iter().filter(|rule| COMMON.contains(&rule.id)) {
