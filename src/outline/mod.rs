@@ -17,11 +17,13 @@ mod lang;
 mod markdown;
 mod rank;
 mod skip;
+mod symbols;
 mod syntax;
 mod types;
 
 pub use lang::{Lang, lang_for};
-pub use rank::rank;
+pub use rank::{rank, rank_named};
+pub use symbols::{Named, Symbols, Vocab};
 pub use types::{Def, Tags};
 
 use crate::model::Range;

@@ -1,8 +1,9 @@
 //! Related files, aider-style: a graph where file A points at file B for each identifier A
 //! references and B defines, ranked by PageRank personalized to the owned files.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
+use super::symbols::{Named, Symbols, Vocab};
 use super::types::Tags;
 
 /// The weight of an edge back from a definition to a file that uses it (a file that calls
@@ -32,7 +33,24 @@ const TOLERANCE: f64 = 1e-12;
 /// same output, order included.
 #[must_use]
 pub fn rank(files: &[(String, Tags)], owned: &[String], limit: usize) -> Vec<(String, f64)> {
-    let graph = Graph::of(files);
+    let base = Vocab::default();
+    let mut symbols = Symbols::new(&base);
+    let named: Vec<(String, Named)> = files
+        .iter()
+        .map(|(p, t)| (p.clone(), symbols.number(t)))
+        .collect();
+    rank_named(&named, &symbols, owned, limit)
+}
+
+/// [`rank`] of tags whose names are ids of `symbols`.
+#[must_use]
+pub fn rank_named(
+    files: &[(String, Named)],
+    symbols: &Symbols<'_>,
+    owned: &[String],
+    limit: usize,
+) -> Vec<(String, f64)> {
+    let graph = Graph::of(files, symbols);
     let n = graph.paths.len();
     let mut seed = vec![0.0; n];
     for o in owned {
@@ -114,91 +132,155 @@ struct Referrer {
     weight: f64,
 }
 
-/// A name as the graph is built: its definers and referrers.
-#[derive(Default)]
-struct Building {
-    definers: Vec<Definer>,
-    referrers: Vec<Referrer>,
+/// A defined name of at least [`MIN_NAME`] characters, as [`Graph::of`] first counts it.
+struct Counted {
+    id: u32,
+    /// Files defining it, and the last of them (files come in node order).
+    definers: u32,
+    last: u32,
+    referrers: u32,
+    /// Whether a file other than its last definer references it.
+    foreign: bool,
 }
 
-type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
+/// In [`Graph::of`]'s table from a name's id to its count: not met yet, too short.
+const UNSEEN: u32 = u32::MAX;
+const SHORT: u32 = u32::MAX - 1;
+/// In its table from a count to a kept name: a name left out.
+const DROPPED: u32 = u32::MAX;
 
 impl<'f> Graph<'f> {
-    fn of(files: &'f [(String, Tags)]) -> Graph<'f> {
-        let mut index: BTreeMap<&str, &Tags> = BTreeMap::new();
+    /// The graph of `files`, built in two passes over their tags: the first counts each
+    /// name's definers and referrers, the second puts them in place, so no name holds a
+    /// vector of its own.
+    fn of(files: &'f [(String, Named)], symbols: &Symbols<'_>) -> Graph<'f> {
+        let mut index: BTreeMap<&str, &Named> = BTreeMap::new();
         for (path, tags) in files {
             index.entry(path.as_str()).or_insert(tags);
         }
         let paths: Vec<&str> = index.keys().copied().collect();
-        // Who defines each name, in node order, each node once. Looked up by hash (a
-        // large repository's files hold millions of references), kept in a vector.
-        let mut found: Vec<(&str, Building)> = Vec::new();
-        let mut by_name: FastMap<&str, usize> = FastMap::default();
-        for (i, tags) in (0u32..).zip(index.values()) {
-            for d in &tags.defs {
-                if d.name.chars().count() >= MIN_NAME {
-                    let k = *by_name.entry(d.name.as_str()).or_insert_with(|| {
-                        found.push((d.name.as_str(), Building::default()));
-                        found.len() - 1
-                    });
-                    let name = &mut found[k].1;
+        let nodes: Vec<&Named> = index.into_values().collect();
+        // Who defines each name (each node once) and who references it, counted; a name's
+        // count is found by its id.
+        let mut counted: Vec<Counted> = Vec::new();
+        let mut at: Vec<u32> = vec![UNSEEN; symbols.len()];
+        for (i, tags) in (0u32..).zip(&nodes) {
+            for &(id, _) in &tags.defs {
+                let Some(k) = at.get_mut(id as usize) else {
+                    continue;
+                };
+                if *k == UNSEEN {
+                    *k = if symbols.chars(id) < MIN_NAME {
+                        SHORT
+                    } else {
+                        counted.push(Counted {
+                            id,
+                            definers: 0,
+                            last: u32::MAX,
+                            referrers: 0,
+                            foreign: false,
+                        });
+                        u32::try_from(counted.len() - 1).unwrap_or(SHORT)
+                    };
+                }
+                if let Some(c) = counted.get_mut(*k as usize)
+                    && c.last != i
+                {
+                    c.definers += 1;
+                    c.last = i;
+                }
+            }
+        }
+        for (a, tags) in (0u32..).zip(&nodes) {
+            for &(id, _) in &tags.refs {
+                if let Some(&k) = at.get(id as usize)
+                    && let Some(c) = counted.get_mut(k as usize)
+                {
+                    c.referrers += 1;
+                    c.foreign |= c.last != a;
+                }
+            }
+        }
+        // A name only its one definer references adds nothing; the rest by name, as the
+        // sums were first made, each given its spans.
+        let mut kept: Vec<u32> = (0u32..)
+            .zip(&counted)
+            .filter(|(_, c)| c.definers > 1 || c.foreign)
+            .map(|(k, _)| k)
+            .collect();
+        kept.sort_unstable_by(|&x, &y| symbols.cmp(counted[x as usize].id, counted[y as usize].id));
+        let mut name_of = vec![DROPPED; counted.len()];
+        let mut names = Vec::with_capacity(kept.len());
+        let (mut d, mut r) = (0u32, 0u32);
+        for (n, &k) in (0u32..).zip(&kept) {
+            let c = &counted[k as usize];
+            name_of[k as usize] = n;
+            names.push(Name {
+                definers: (d, d + c.definers),
+                referrers: (r, r + c.referrers),
+                share: 1.0 / f64::from(c.definers),
+            });
+            d += c.definers;
+            r += c.referrers;
+        }
+        // Where each kept name's next definer and referrer go.
+        let mut next_d: Vec<u32> = names.iter().map(|n| n.definers.0).collect();
+        let mut next_r: Vec<u32> = names.iter().map(|n| n.referrers.0).collect();
+        let name = |id: u32| {
+            let k = *at.get(id as usize)?;
+            let n = *name_of.get(k as usize)?;
+            (n != DROPPED).then_some(n as usize)
+        };
+        let mut definers = vec![Definer { file: 0, own: 0.0 }; d as usize];
+        for (i, tags) in (0u32..).zip(&nodes) {
+            for &(id, _) in &tags.defs {
+                if let Some(n) = name(id) {
+                    let slot = next_d[n] as usize;
                     // Nodes come in order: a node already there is the last one.
-                    if name.definers.last().map(|d| d.file) != Some(i) {
-                        name.definers.push(Definer { file: i, own: 0.0 });
+                    if slot == names[n].definers.0 as usize || definers[slot - 1].file != i {
+                        definers[slot] = Definer { file: i, own: 0.0 };
+                        next_d[n] += 1;
                     }
                 }
             }
         }
-        for (a, tags) in (0u32..).zip(index.values()) {
-            for (k, r) in tags.refs.iter().enumerate() {
-                if let Some(&at) = by_name.get(r.as_str()) {
-                    let name = &mut found[at].1;
-                    let count = f64::from(tags.ref_counts.get(k).copied().unwrap_or(1).max(1));
-                    let s = count.sqrt();
-                    let defines = match name.definers.binary_search_by_key(&a, |d| d.file) {
+        let mut referrers = vec![
+            Referrer {
+                file: 0,
+                defines: false,
+                weight: 0.0,
+            };
+            r as usize
+        ];
+        for (a, tags) in (0u32..).zip(&nodes) {
+            for &(id, count) in &tags.refs {
+                if let Some(n) = name(id) {
+                    let s = f64::from(count.max(1)).sqrt();
+                    let (d0, d1) = names[n].definers;
+                    let of_name = &mut definers[d0 as usize..d1 as usize];
+                    let defines = match of_name.binary_search_by_key(&a, |d| d.file) {
                         Ok(j) => {
-                            name.definers[j].own += s;
+                            of_name[j].own += s;
                             true
                         }
                         Err(_) => false,
                     };
-                    name.referrers.push(Referrer {
+                    referrers[next_r[n] as usize] = Referrer {
                         file: a,
                         defines,
                         weight: s,
-                    });
+                    };
+                    next_r[n] += 1;
                 }
             }
         }
-        // By name, as the sums were first made; a name only its one definer references
-        // adds nothing.
-        found.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let mut graph = Graph {
             paths,
-            names: Vec::new(),
-            definers: Vec::new(),
-            referrers: Vec::new(),
+            names,
+            definers,
+            referrers,
             totals: Vec::new(),
         };
-        for (_, b) in found {
-            if b.referrers.iter().any(|r| !r.defines) || b.definers.len() > 1 {
-                let span = |start: usize, end: usize| {
-                    (
-                        u32::try_from(start).unwrap_or(u32::MAX),
-                        u32::try_from(end).unwrap_or(u32::MAX),
-                    )
-                };
-                let d = graph.definers.len();
-                graph.definers.extend(&b.definers);
-                let r = graph.referrers.len();
-                graph.referrers.extend(&b.referrers);
-                graph.names.push(Name {
-                    definers: span(d, graph.definers.len()),
-                    referrers: span(r, graph.referrers.len()),
-                    share: 1.0 / b.definers.len() as f64,
-                });
-            }
-        }
         // A's out-edges: to every other definer of what it references, and back (at
         // REVERSE) to every other file referencing what it defines.
         let mut totals = vec![0.0; graph.paths.len()];

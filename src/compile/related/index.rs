@@ -2,13 +2,14 @@
 //! repository, what the search for related files needs of it, so that a file whose metadata
 //! did not change is not read again.
 //!
-//! One file a repository in the cache folder, `related-v2-<12 hex digits of the root's
+//! One file a repository in the cache folder, `related-v3-<12 hex digits of the root's
 //! sha256>.bin`. Per file: its path; its stamp (size, modification and change times to the
 //! nanosecond, inode, device, from `lstat`); and what admission said of its text: refused
 //! (binary, or a secret by content: nothing else is kept of it), or admitted with its
-//! distinct words (ids into one sorted vocabulary) and, once it was parsed, the sha256 of the
-//! bytes parsed, their tags and their outline. Words are kept only of a file whose text
-//! passed the content scan, so the index holds no secret's value.
+//! distinct words and, once it was parsed, the sha256 of the bytes parsed, their tags and
+//! their outline. Words and the tags' names are ids into one sorted vocabulary, so a
+//! loaded index holds each name once and the ranking reads ids. Words are kept only of a
+//! file whose text passed the content scan, so the index holds no secret's value.
 //!
 //! A file whose stamp differs (or who is no regular file, or over the size cap) is read
 //! again; a stamp the file's change may not have moved yet (modified less than [`RACY`] before
@@ -22,10 +23,10 @@ use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 use crate::model::Range;
-use crate::outline::{Def, Tags};
+use crate::outline::{Def, Named, Tags, Vocab};
 
 /// The format, in the file name and the header.
-const VERSION: u8 = 2;
+const VERSION: u8 = 3;
 const MAGIC: &[u8] = b"curate related index\n";
 /// A file modified less than this before the run started may change again within the same
 /// tick of the file system's clock, its stamp unchanged: it is read again next time.
@@ -144,17 +145,28 @@ pub enum Parsed {
     Not,
     /// Parsed, no tags (an empty file, mostly syntax errors).
     Nothing,
-    /// The sha256 (hex) of the bytes parsed, their tags and outline encoded ([`encode_tags`]).
+    /// The sha256 (hex) of the bytes parsed, their tags and outline encoded.
     Tags {
         sha: String,
-        tags: Vec<u8>,
+        tags: Encoded,
     },
+}
+
+/// A file's tags and outline, encoded: definitions (name, line), references (name, count)
+/// and the outline's line ranges (none for no outline).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Encoded {
+    /// As loaded: each name an id into the index's vocabulary.
+    Ids(Vec<u8>),
+    /// As parsed in this run ([`encode_tags`]): each name its text.
+    Text(Vec<u8>),
 }
 
 /// An index as loaded, for lookups.
 #[derive(Debug, Default)]
 struct Loaded {
-    vocab: Vec<Vec<u8>>,
+    /// The words and names the entries use.
+    vocab: Vocab,
     /// Sorted by path, paths distinct.
     entries: Vec<Entry>,
 }
@@ -209,12 +221,76 @@ impl Index {
     /// The vocabulary id of `word`, if any file kept holds it.
     #[must_use]
     pub fn id_of(&self, word: &[u8]) -> Option<u32> {
-        let k = self
-            .loaded
-            .vocab
-            .binary_search_by(|w| w.as_slice().cmp(word))
-            .ok()?;
-        u32::try_from(k).ok()
+        self.loaded.vocab.find(word)
+    }
+
+    /// The loaded vocabulary: the ids of [`Index::named`]'s names.
+    #[must_use]
+    pub fn vocab(&self) -> &Vocab {
+        &self.loaded.vocab
+    }
+
+    /// Loaded tags with their names as ids of [`Index::vocab`], and their outline; `None`
+    /// when they do not decode (or were parsed in this run).
+    #[must_use]
+    pub fn named(&self, tags: &Encoded) -> Option<(Named, Option<Vec<Range>>)> {
+        let Encoded::Ids(bytes) = tags else {
+            return None;
+        };
+        let d = decode_ids(bytes, self.loaded.vocab.len())?;
+        // Written from names sorted and distinct, through an order-keeping vocabulary.
+        if !d.refs.windows(2).all(|w| w[0].0 < w[1].0) {
+            return None;
+        }
+        let outline = (!d.outline.is_empty()).then_some(d.outline);
+        Some((
+            Named {
+                defs: d.defs,
+                refs: d.refs,
+            },
+            outline,
+        ))
+    }
+
+    /// Tags with their names as text; `None` when they do not decode.
+    #[must_use]
+    pub fn tags(&self, tags: &Encoded) -> Option<Tags> {
+        let vocab = &self.loaded.vocab;
+        let d = match tags {
+            Encoded::Ids(bytes) => {
+                let d = decode_ids(bytes, vocab.len())?;
+                let name = |k: u32| vocab.get(k as usize);
+                Decoded {
+                    defs: names_of(&d.defs, name)?,
+                    refs: names_of(&d.refs, name)?,
+                    outline: d.outline,
+                }
+            }
+            Encoded::Text(bytes) => decode_text(bytes)?,
+        };
+        let text = |w: &[u8]| std::str::from_utf8(w).ok().map(str::to_owned);
+        let defs = d
+            .defs
+            .iter()
+            .map(|&(w, line)| {
+                Some(Def {
+                    name: text(w)?,
+                    kind: "definition",
+                    line,
+                })
+            })
+            .collect::<Option<Vec<Def>>>()?;
+        let refs = d
+            .refs
+            .iter()
+            .map(|&(w, _)| text(w))
+            .collect::<Option<Vec<String>>>()?;
+        let ref_counts = d.refs.iter().map(|&(_, c)| c).collect();
+        Some(Tags {
+            defs,
+            refs,
+            ref_counts,
+        })
     }
 
     /// Sets what [`Index::save`] writes: the entries of this run (any order), those whose
@@ -301,87 +377,148 @@ fn fingerprint() -> [u8; 32] {
     h.finalize().into()
 }
 
-/// Tags and the outline of the same parse, encoded: the definitions (name, line; a decoded
-/// one's kind reads `definition`, the ranking reads names only), the references (name,
-/// count) and the outline's line ranges (none for no outline).
+/// Tags and the outline of the same parse, encoded with their names as text (a decoded
+/// definition's kind reads `definition`: the ranking reads names only).
 #[must_use]
-pub fn encode_tags(t: &Tags, outline: Option<&[Range]>) -> Vec<u8> {
+pub fn encode_tags(t: &Tags, outline: Option<&[Range]>) -> Encoded {
+    let defs: Vec<(&[u8], u64)> = t.defs.iter().map(|d| (d.name.as_bytes(), d.line)).collect();
+    let refs: Vec<(&[u8], u32)> = t
+        .refs
+        .iter()
+        .enumerate()
+        .map(|(k, r)| (r.as_bytes(), t.ref_counts.get(k).copied().unwrap_or(1)))
+        .collect();
+    let d = Decoded {
+        defs,
+        refs,
+        outline: outline.unwrap_or_default().to_vec(),
+    };
+    Encoded::Text(put_tags(&d, put_bytes))
+}
+
+/// Tags and an outline as laid out in an [`Encoded`], names of type `N`.
+struct Decoded<N> {
+    defs: Vec<(N, u64)>,
+    refs: Vec<(N, u32)>,
+    outline: Vec<Range>,
+}
+
+/// The bytes of `d`, each name written by `name`.
+fn put_tags<N: Copy>(d: &Decoded<N>, mut name: impl FnMut(&mut Vec<u8>, N)) -> Vec<u8> {
     let mut out = Vec::new();
-    put_len(&mut out, t.defs.len());
-    for d in &t.defs {
-        put_bytes(&mut out, d.name.as_bytes());
-        put(&mut out, d.line);
+    put_len(&mut out, d.defs.len());
+    for &(n, line) in &d.defs {
+        name(&mut out, n);
+        put(&mut out, line);
     }
-    put_len(&mut out, t.refs.len());
-    for (k, r) in t.refs.iter().enumerate() {
-        put_bytes(&mut out, r.as_bytes());
-        put(
-            &mut out,
-            u64::from(t.ref_counts.get(k).copied().unwrap_or(1)),
-        );
+    put_len(&mut out, d.refs.len());
+    for &(n, count) in &d.refs {
+        name(&mut out, n);
+        put(&mut out, u64::from(count));
     }
-    let outline = outline.unwrap_or_default();
-    put_len(&mut out, outline.len());
-    for [a, b] in outline {
+    put_len(&mut out, d.outline.len());
+    for [a, b] in &d.outline {
         put(&mut out, *a);
         put(&mut out, *b);
     }
     out
 }
 
-/// The tags and outline [`encode_tags`] encoded; `None` when they do not decode.
-#[must_use]
-pub fn decode_tags(bytes: &[u8]) -> Option<(Tags, Option<Vec<Range>>)> {
+/// What [`put_tags`] wrote, each name read by `name`; `None` unless all of `bytes` decodes.
+fn read_tags<'a, N>(
+    bytes: &'a [u8],
+    mut name: impl FnMut(&mut Reader<'a>) -> Option<N>,
+) -> Option<Decoded<N>> {
     let mut r = Reader { bytes, at: 0 };
     let n = r.len()?;
-    let mut defs = Vec::with_capacity(n.min(bytes.len()));
+    let mut defs = Vec::with_capacity(n);
     for _ in 0..n {
-        let name = r.text()?;
-        let line = r.int()?;
-        defs.push(Def {
-            name,
-            kind: "definition",
-            line,
-        });
+        defs.push((name(&mut r)?, r.int()?));
     }
     let n = r.len()?;
-    let mut refs = Vec::with_capacity(n.min(bytes.len()));
-    let mut ref_counts = Vec::with_capacity(n.min(bytes.len()));
+    let mut refs = Vec::with_capacity(n);
     for _ in 0..n {
-        refs.push(r.text()?);
-        ref_counts.push(u32::try_from(r.int()?).ok()?);
+        refs.push((name(&mut r)?, u32::try_from(r.int()?).ok()?));
     }
     let n = r.len()?;
-    let mut outline = Vec::with_capacity(n.min(bytes.len()));
+    let mut outline = Vec::with_capacity(n);
     for _ in 0..n {
         outline.push([r.int()?, r.int()?]);
     }
-    let tags = Tags {
+    (r.at == bytes.len()).then_some(Decoded {
         defs,
         refs,
-        ref_counts,
-    };
-    (r.at == bytes.len()).then_some((tags, (!outline.is_empty()).then_some(outline)))
+        outline,
+    })
 }
 
-/// The index file's bytes: header, vocabulary (the words the entries use, sorted), entries,
-/// checksum.
-fn encode(root: &[u8], vocab: &[Vec<u8>], entries: &[Entry]) -> Vec<u8> {
-    // The words in use, by hash first (most words recur in many files), then sorted.
+/// Tags whose names are ids below `words`.
+fn decode_ids(bytes: &[u8], words: usize) -> Option<Decoded<u32>> {
+    read_tags(bytes, |r| {
+        let k = usize::try_from(r.int()?).ok()?;
+        if k < words {
+            u32::try_from(k).ok()
+        } else {
+            None
+        }
+    })
+}
+
+/// Tags whose names are text.
+fn decode_text(bytes: &[u8]) -> Option<Decoded<&[u8]>> {
+    read_tags(bytes, Reader::bytes_)
+}
+
+/// `items` with each name looked up by `name`; `None` when one is not found.
+fn names_of<'v, T: Copy>(
+    items: &[(u32, T)],
+    name: impl Fn(u32) -> Option<&'v [u8]>,
+) -> Option<Vec<(&'v [u8], T)>> {
+    items.iter().map(|&(k, t)| Some((name(k)?, t))).collect()
+}
+
+/// The index file's bytes: header, vocabulary (the words and names the entries use,
+/// sorted), entries, checksum. `vocab` is the one the entries' ids are of.
+fn encode(root: &[u8], vocab: &Vocab, entries: &[Entry]) -> Vec<u8> {
+    // What each entry's tags are, decoded once (a loaded entry's names by id).
+    let tags: Vec<Option<Tagged<'_>>> = entries
+        .iter()
+        .map(|e| match &e.seen {
+            Seen::Admitted {
+                parsed: Parsed::Tags { tags, .. },
+                ..
+            } => match tags {
+                Encoded::Ids(b) => decode_ids(b, vocab.len()).map(Tagged::Ids),
+                Encoded::Text(b) => decode_text(b).map(Tagged::Text),
+            },
+            _ => None,
+        })
+        .collect();
+    // The words and names in use, by hash first (most recur in many files), then sorted.
     let mut old_used = vec![false; vocab.len()];
     let mut read: HashSet<&[u8]> = HashSet::new();
-    for e in entries {
+    let mut mark = |k: u32| {
+        if let Some(u) = old_used.get_mut(k as usize) {
+            *u = true;
+        }
+    };
+    for (e, t) in entries.iter().zip(&tags) {
         if let Seen::Admitted { words, .. } = &e.seen {
             match words {
-                Words::Ids(ids) => {
-                    for &k in ids {
-                        if let Some(u) = old_used.get_mut(k as usize) {
-                            *u = true;
-                        }
-                    }
-                }
+                Words::Ids(ids) => ids.iter().copied().for_each(&mut mark),
                 Words::Read(buf) => read.extend(each_read(buf)),
             }
+        }
+        match t {
+            Some(Tagged::Ids(d)) => {
+                d.defs.iter().map(|&(k, _)| k).for_each(&mut mark);
+                d.refs.iter().map(|&(k, _)| k).for_each(&mut mark);
+            }
+            Some(Tagged::Text(d)) => {
+                read.extend(d.defs.iter().map(|&(w, _)| w));
+                read.extend(d.refs.iter().map(|&(w, _)| w));
+            }
+            None => {}
         }
     }
     read.extend(
@@ -389,7 +526,7 @@ fn encode(root: &[u8], vocab: &[Vec<u8>], entries: &[Entry]) -> Vec<u8> {
             .iter()
             .zip(&old_used)
             .filter(|(_, u)| **u)
-            .map(|(w, _)| w.as_slice()),
+            .map(|(w, _)| w),
     );
     let mut words: Vec<&[u8]> = read.into_iter().collect();
     words.sort_unstable();
@@ -405,6 +542,7 @@ fn encode(root: &[u8], vocab: &[Vec<u8>], entries: &[Entry]) -> Vec<u8> {
         .zip(&old_used)
         .map(|(w, u)| if *u { id(w) } else { 0 })
         .collect();
+    let old = |k: u32| remap.get(k as usize).copied().unwrap_or(0);
     let mut out = Vec::with_capacity(64 + entries.len() * 64);
     out.extend_from_slice(MAGIC);
     out.push(VERSION);
@@ -416,7 +554,7 @@ fn encode(root: &[u8], vocab: &[Vec<u8>], entries: &[Entry]) -> Vec<u8> {
     }
     put_len(&mut out, entries.len());
     let mut ids: Vec<u64> = Vec::new();
-    for e in entries {
+    for (e, t) in entries.iter().zip(&tags) {
         put_bytes(&mut out, e.path.as_bytes());
         let s = &e.stamp;
         put(&mut out, s.size);
@@ -432,9 +570,7 @@ fn encode(root: &[u8], vocab: &[Vec<u8>], entries: &[Entry]) -> Vec<u8> {
                 out.push(1);
                 ids.clear();
                 match w {
-                    Words::Ids(old) => {
-                        ids.extend(old.iter().filter_map(|&k| remap.get(k as usize)));
-                    }
+                    Words::Ids(had) => ids.extend(had.iter().map(|&k| old(k))),
                     Words::Read(read) => ids.extend(each_read(read).map(id)),
                 }
                 ids.sort_unstable();
@@ -445,14 +581,19 @@ fn encode(root: &[u8], vocab: &[Vec<u8>], entries: &[Entry]) -> Vec<u8> {
                     put(&mut out, k - last);
                     last = k;
                 }
-                match parsed {
-                    Parsed::Not => out.push(0),
-                    Parsed::Nothing => out.push(1),
-                    Parsed::Tags { sha, tags } => {
+                match (parsed, t) {
+                    (Parsed::Nothing, _) => out.push(1),
+                    (Parsed::Tags { sha, .. }, Some(t)) => {
+                        let tags = match t {
+                            Tagged::Ids(d) => put_tags(d, |out, k| put(out, old(k))),
+                            Tagged::Text(d) => put_tags(d, |out, w| put(out, id(w))),
+                        };
                         out.push(2);
                         put_bytes(&mut out, sha.as_bytes());
-                        put_bytes(&mut out, tags);
+                        put_bytes(&mut out, &tags);
                     }
+                    // Not parsed, or tags that do not decode: parsed again when needed.
+                    _ => out.push(0),
                 }
             }
         }
@@ -460,6 +601,12 @@ fn encode(root: &[u8], vocab: &[Vec<u8>], entries: &[Entry]) -> Vec<u8> {
     let sum = checksum(&out);
     out.extend_from_slice(&sum.to_le_bytes());
     out
+}
+
+/// An entry's tags, decoded for [`encode`].
+enum Tagged<'a> {
+    Ids(Decoded<u32>),
+    Text(Decoded<&'a [u8]>),
 }
 
 /// The index in `bytes`, when it decodes whole, is this version's and is `root`'s.
@@ -476,13 +623,11 @@ fn decode(bytes: &[u8], root: &[u8]) -> Option<Loaded> {
         return None;
     }
     let n = r.len()?;
-    let mut vocab: Vec<Vec<u8>> = Vec::with_capacity(n);
+    let mut vocab = Vocab::default();
     for _ in 0..n {
-        let w = r.bytes_()?;
-        if vocab.last().is_some_and(|last| last.as_slice() >= w) {
+        if !vocab.push(r.bytes_()?) {
             return None;
         }
-        vocab.push(w.to_vec());
     }
     let n = r.len()?;
     let mut entries: Vec<Entry> = Vec::with_capacity(n);
@@ -520,7 +665,7 @@ fn decode(bytes: &[u8], root: &[u8]) -> Option<Loaded> {
                     [1] => Parsed::Nothing,
                     [2] => Parsed::Tags {
                         sha: r.text()?,
-                        tags: r.bytes_()?.to_vec(),
+                        tags: Encoded::Ids(r.bytes_()?.to_vec()),
                     },
                     _ => return None,
                 };
@@ -676,38 +821,50 @@ mod tests {
 
     #[test]
     fn an_index_reads_back_as_written_its_words_in_one_vocabulary() {
-        let bytes = encode(b"/repo", &[], &entries());
+        let bytes = encode(b"/repo", &Vocab::default(), &entries());
         let loaded = decode(&bytes, b"/repo").unwrap();
+        // The words and the tags' names, once each.
         assert_eq!(
-            loaded.vocab,
-            vec![b"Session".to_vec(), b"login".to_vec(), b"zeta".to_vec()]
+            loaded.vocab.iter().collect::<Vec<_>>(),
+            [&b"Session"[..], b"hash", b"login", b"zeta"]
         );
         assert_eq!(loaded.entries[0], entries()[0]);
         assert_eq!(
             loaded.entries[2].seen,
             Seen::Admitted {
-                words: Words::Ids(vec![1, 2]),
+                words: Words::Ids(vec![2, 3]),
                 parsed: Parsed::Nothing
             }
         );
+        let index = Index {
+            file: None,
+            root: b"/repo".to_vec(),
+            loaded,
+            next: Mutex::new(None),
+        };
         let Seen::Admitted {
             parsed: Parsed::Tags { tags, .. },
             ..
-        } = &loaded.entries[1].seen
+        } = &index.loaded.entries[1].seen
         else {
-            panic!("{:?}", loaded.entries[1]);
+            panic!("{:?}", index.loaded.entries[1]);
         };
-        let (tags, outline) = decode_tags(tags).unwrap();
-        assert_eq!(tags.defs[0].name, "login");
+        let (named, outline) = index.named(tags).unwrap();
+        assert_eq!(named.defs, [(2, 3)]);
+        assert_eq!(named.refs, [(0, 2), (1, 1)]);
         assert_eq!(outline, Some(vec![[1, 4], [9, 9]]));
-        assert_eq!(tags.ref_count("Session"), 2);
+        let text = index.tags(tags).unwrap();
+        assert_eq!(text.defs[0].name, "login");
+        assert_eq!(text.ref_count("Session"), 2);
+        assert_eq!(text.ref_count("hash"), 1);
         // Written again from the ids, the same bytes.
+        let loaded = &index.loaded;
         assert_eq!(encode(b"/repo", &loaded.vocab, &loaded.entries), bytes);
     }
 
     #[test]
     fn a_damaged_foreign_or_other_repositorys_index_is_not_read() {
-        let bytes = encode(b"/repo", &[], &entries());
+        let bytes = encode(b"/repo", &Vocab::default(), &entries());
         assert!(decode(&bytes, b"/other").is_none());
         for cut in [0, 1, 8, bytes.len() / 2, bytes.len() - 1] {
             assert!(decode(&bytes[..cut], b"/repo").is_none(), "cut at {cut}");

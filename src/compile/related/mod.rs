@@ -19,7 +19,7 @@ use crate::compile::measure::selected;
 use crate::compile::secrets::ContentRules;
 use crate::compile::tokens::TokenCounter;
 use crate::model::{Range, Sections};
-use crate::outline::{Lang, Tags};
+use crate::outline::{Lang, Named, Symbols, Tags};
 use crate::util::paths::RepoPath;
 
 mod index;
@@ -106,29 +106,36 @@ pub fn related(i: &Inputs<'_>) -> Vec<Found> {
         .par_iter()
         .map(|p| look(i, p, &search, &query))
         .collect();
-    let mut read: Vec<(String, Parse)> = Vec::new();
+    // Names as ids: the index's as loaded, those of this run's parses numbered after them.
+    let mut symbols = Symbols::new(i.index.vocab());
+    // The hash each file was admitted with (its outline is read again as those bytes) and
+    // the outline of its parse.
+    let mut admitted: BTreeMap<String, (String, Option<Vec<Range>>)> = BTreeMap::new();
+    let mut files: Vec<(String, Named)> = Vec::with_capacity(owned.len());
     let mut kept: Vec<Entry> = Vec::new();
     for (p, l) in others.iter().zip(looked) {
         if let Some(parse) = l.found {
-            read.push(((*p).clone(), parse));
+            let named = match parse.tags {
+                Tagged::Numbered(n) => n,
+                Tagged::Parsed(t) => symbols.number(&t),
+            };
+            admitted.insert((*p).clone(), (parse.sha, parse.outline));
+            files.push(((*p).clone(), named));
         }
         kept.extend(l.entry);
     }
     if i.index.is_enabled() {
         i.index.keep(kept, started);
     }
-    // The hash each file was admitted with (its outline is read again as those bytes) and
-    // the outline of its parse.
-    let mut admitted: BTreeMap<String, (String, Option<Vec<Range>>)> = BTreeMap::new();
-    let mut files: Vec<(String, Tags)> = Vec::with_capacity(read.len() + owned.len());
-    for (p, parse) in read {
-        admitted.insert(p.clone(), (parse.sha, parse.outline));
-        files.push((p, parse.tags));
-    }
+    let owned: Vec<(String, Named)> = owned
+        .iter()
+        .map(|(p, t)| (p.clone(), symbols.number(t)))
+        .collect();
+    let owned_names: BTreeSet<u32> = names.iter().map(|n| symbols.id(n.as_bytes())).collect();
     files.extend(owned.iter().cloned());
     let owned_paths: Vec<String> = owned.iter().map(|(p, _)| p.clone()).collect();
-    let ranked = crate::outline::rank(&files, &owned_paths, CONSIDERED);
-    let by_path: BTreeMap<&str, &Tags> = files.iter().map(|(p, t)| (p.as_str(), t)).collect();
+    let ranked = crate::outline::rank_named(&files, &symbols, &owned_paths, CONSIDERED);
+    let by_path: BTreeMap<&str, &Named> = files.iter().map(|(p, t)| (p.as_str(), t)).collect();
     let outlined: Vec<Option<(Sections, u64)>> = ranked
         .par_iter()
         .map(|(p, _)| {
@@ -137,8 +144,8 @@ pub fn related(i: &Inputs<'_>) -> Vec<Found> {
             let shared: Vec<u64> = by_path.get(p.as_str()).map_or_else(Vec::new, |t| {
                 t.defs
                     .iter()
-                    .filter(|d| names.contains(d.name.as_str()))
-                    .map(|d| d.line)
+                    .filter(|(d, _)| owned_names.contains(d))
+                    .map(|&(_, line)| line)
                     .collect()
             });
             let (sha, outline) = admitted.get(p.as_str())?;
@@ -156,7 +163,7 @@ pub fn related(i: &Inputs<'_>) -> Vec<Found> {
         }
         used += tokens;
         let reason = match by_path.get(path.as_str()) {
-            Some(t) => reason(t, &owned),
+            Some(t) => reason(t, &owned, &symbols),
             None => "related to the owned files".to_owned(),
         };
         out.push(Found {
@@ -188,7 +195,7 @@ fn owned_tags(i: &Inputs<'_>, path: &str) -> Option<Tags> {
         ..
     }) = i.index.get(path)
         && *sha == crate::util::digest::hex(&bytes)
-        && let Some((t, _)) = index::decode_tags(tags)
+        && let Some(t) = i.index.tags(tags)
     {
         return Some(t);
     }
@@ -205,9 +212,16 @@ struct Looked {
 
 /// A candidate's parse: its tags and outline, and the hash of the bytes they are of.
 struct Parse {
-    tags: Tags,
+    tags: Tagged,
     outline: Option<Vec<Range>>,
     sha: String,
+}
+
+/// A candidate's tags: as the index keeps them (names as ids of its vocabulary), or parsed
+/// in this run.
+enum Tagged {
+    Numbered(Named),
+    Parsed(Tags),
 }
 
 /// Searches one file: through the index when its stamp is the one kept, else read.
@@ -258,10 +272,10 @@ fn look(i: &Inputs<'_>, path: &str, names: &Names<'_>, query: &Query) -> Looked 
                 };
             }
             (Held::Yes, Parsed::Tags { sha, tags }) => {
-                if let Some((tags, outline)) = index::decode_tags(tags) {
+                if let Some((tags, outline)) = i.index.named(tags) {
                     return Looked {
                         found: Some(Parse {
-                            tags,
+                            tags: Tagged::Numbered(tags),
                             outline,
                             sha: sha.clone(),
                         }),
@@ -287,7 +301,11 @@ fn read_found(i: &Inputs<'_>, path: &RepoPath, lang: Lang, names: &Names<'_>) ->
     judge_text(&bytes, i.rules).ok()?;
     let sha = crate::util::digest::hex(&bytes);
     let (tags, outline) = crate::outline::tags_and_outline(lang, &String::from_utf8_lossy(&bytes))?;
-    Some(Parse { tags, outline, sha })
+    Some(Parse {
+        tags: Tagged::Parsed(tags),
+        outline,
+        sha,
+    })
 }
 
 /// A file read for the index: judged whole (its words are kept only when its text passes),
@@ -340,7 +358,11 @@ fn read_entry(
         None => Parsed::Nothing,
     };
     Looked {
-        found: parse.map(|(tags, outline)| Parse { tags, outline, sha }),
+        found: parse.map(|(tags, outline)| Parse {
+            tags: Tagged::Parsed(tags),
+            outline,
+            sha,
+        }),
         entry: entry(Seen::Admitted { words, parsed }),
     }
 }
@@ -392,33 +414,35 @@ fn outline_of(
 }
 
 /// `defines hashPassword, SessionStore used by src/auth/login.ts; uses login`.
-fn reason(t: &Tags, owned: &[(String, Tags)]) -> String {
-    let mut provides: BTreeMap<&str, u32> = BTreeMap::new();
+fn reason(t: &Named, owned: &[(String, Named)], symbols: &Symbols<'_>) -> String {
+    let long = |k: u32| symbols.chars(k) >= MIN_NAME;
+    let name = |k: u32| String::from_utf8_lossy(symbols.name(k));
+    let mut provides: BTreeMap<std::borrow::Cow<'_, str>, u32> = BTreeMap::new();
     let mut users: BTreeSet<&str> = BTreeSet::new();
-    for d in &t.defs {
-        if d.name.chars().count() < MIN_NAME {
+    for &(d, _) in &t.defs {
+        if !long(d) {
             continue;
         }
         for (p, o) in owned {
-            let n = o.ref_count(&d.name);
+            let n = o.ref_count(d);
             if n > 0 {
-                *provides.entry(d.name.as_str()).or_default() += n;
+                *provides.entry(name(d)).or_default() += n;
                 users.insert(p.as_str());
             }
         }
     }
-    let mut uses: BTreeMap<&str, u32> = BTreeMap::new();
+    let mut uses: BTreeMap<std::borrow::Cow<'_, str>, u32> = BTreeMap::new();
     for (_, o) in owned {
-        for d in &o.defs {
-            let n = t.ref_count(&d.name);
-            if n > 0 && d.name.chars().count() >= MIN_NAME {
-                *uses.entry(d.name.as_str()).or_default() += n;
+        for &(d, _) in &o.defs {
+            let n = t.ref_count(d);
+            if n > 0 && long(d) {
+                *uses.entry(name(d)).or_default() += n;
             }
         }
     }
-    let top = |m: BTreeMap<&str, u32>| -> Vec<String> {
-        let mut v: Vec<(&str, u32)> = m.into_iter().collect();
-        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let top = |m: BTreeMap<std::borrow::Cow<'_, str>, u32>| -> Vec<String> {
+        let mut v: Vec<(std::borrow::Cow<'_, str>, u32)> = m.into_iter().collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         v.into_iter()
             .take(3)
             .map(|(n, _)| format!("`{n}`"))
