@@ -863,6 +863,73 @@ mod tests {
     }
 
     #[test]
+    fn names_that_are_no_word_are_kept_and_ids_past_the_vocabulary_are_refused() {
+        // A name longer than any word kept, and one with a byte no identifier has.
+        let long = "x".repeat(super::super::words::MAX_WORD + 6);
+        let tags = Tags {
+            defs: vec![Def {
+                name: long.clone(),
+                kind: "function",
+                line: 2,
+            }],
+            refs: vec!["save!".into()],
+            ref_counts: vec![4],
+        };
+        let entry = Entry {
+            path: "a.rb".into(),
+            stamp: stamp(9),
+            seen: Seen::Admitted {
+                words: Words::read(&[b"save"]),
+                parsed: Parsed::Tags {
+                    sha: "cd".repeat(32),
+                    tags: encode_tags(&tags, None),
+                },
+            },
+        };
+        let bytes = encode(b"/repo", &Vocab::default(), std::slice::from_ref(&entry));
+        let index = Index {
+            file: None,
+            root: b"/repo".to_vec(),
+            loaded: decode(&bytes, b"/repo").unwrap(),
+            next: Mutex::new(None),
+        };
+        let Seen::Admitted {
+            parsed: Parsed::Tags { tags: kept, .. },
+            ..
+        } = &index.loaded.entries[0].seen
+        else {
+            panic!("{:?}", index.loaded.entries[0]);
+        };
+        let back = index.tags(kept).unwrap();
+        assert_eq!(back.defs[0].name, long);
+        assert_eq!(back.defs[0].line, 2);
+        assert_eq!(back.ref_count("save!"), 4);
+        let (named, outline) = index.named(kept).unwrap();
+        assert_eq!(outline, None);
+        assert_eq!(
+            index.vocab().get(named.defs[0].0 as usize),
+            Some(long.as_bytes())
+        );
+        // Tags naming an id the vocabulary does not have do not decode.
+        let vocab = index.vocab().len() as u64;
+        let d = Decoded {
+            defs: vec![(vocab, 1)],
+            refs: vec![],
+            outline: vec![],
+        };
+        let past = Encoded::Ids(put_tags(&d, put));
+        assert!(index.named(&past).is_none());
+        assert!(index.tags(&past).is_none());
+        // Nor do references out of order (ids sort as the names they stand for).
+        let d = Decoded {
+            defs: vec![],
+            refs: vec![(1, 1), (0, 1)],
+            outline: vec![],
+        };
+        assert!(index.named(&Encoded::Ids(put_tags(&d, put))).is_none());
+    }
+
+    #[test]
     fn a_damaged_foreign_or_other_repositorys_index_is_not_read() {
         let bytes = encode(b"/repo", &Vocab::default(), &entries());
         assert!(decode(&bytes, b"/other").is_none());
