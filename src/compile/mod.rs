@@ -534,19 +534,19 @@ fn with_related(
         reason: None,
         optional: true,
     };
-    let universe = expand::expand(scope, &[every])?
-        .picks
-        .into_iter()
-        .map(|p| p.path)
-        .collect();
-    let index = related::Index::open(
-        if ws.no_cache {
-            None
-        } else {
-            TokenCache::default_dir()
+    // The index loads while the tree is walked.
+    let (walked, index) = rayon::join(
+        || expand::expand(scope, &[every]),
+        || {
+            let dir = if ws.no_cache {
+                None
+            } else {
+                TokenCache::default_dir()
+            };
+            related::Index::open(dir, &ws.root)
         },
-        &ws.root,
     );
+    let universe = walked?.picks.into_iter().map(|p| p.path).collect();
     let found = related::related(&related::Inputs {
         root: &ws.root,
         universe,
