@@ -13,6 +13,8 @@ use std::ops::Range;
 #[derive(Default)]
 struct Bodies {
     out: Vec<Range<usize>>,
+    /// Every identifier's bytes, outside comments and literals.
+    names: Vec<Range<usize>>,
     /// Brace depth; the start and depth of the body being skipped, when in one.
     depth: usize,
     body: Option<(usize, usize)>,
@@ -90,13 +92,249 @@ impl Bodies {
         Some(())
     }
 
-    /// The bodies, sorted and disjoint; empty when the braces did not balance.
-    fn finish(self) -> Vec<Range<usize>> {
-        if self.depth != 0 || self.body.is_some() {
-            return Vec::new();
-        }
-        self.out
+    /// An identifier at `start..end` of `b`, unless a `reserved` word.
+    fn name(&mut self, b: &[u8], start: usize, end: usize, reserved: fn(&[u8]) -> bool) {
+        push_name(&mut self.names, b, start, end, reserved);
     }
+
+    /// The bodies, sorted and disjoint, and the identifiers; `None` when the braces did not
+    /// balance.
+    fn finish(self) -> Option<Lexed<Vec<Range<usize>>>> {
+        if self.depth != 0 || self.body.is_some() {
+            return None;
+        }
+        Some(Lexed {
+            bodies: self.out,
+            names: self.names,
+        })
+    }
+}
+
+/// What a lexer found in a text it read whole: the bodies to leave out of an outline's
+/// parse, and the byte ranges of every identifier outside comments and literals (what a
+/// file references, tree-sitter's identifiers but for the keywords, without a parse).
+pub(crate) struct Lexed<B> {
+    pub bodies: B,
+    pub names: Vec<Range<usize>>,
+}
+
+/// Identifiers longer than this (bytes) are not kept, as tree-sitter's references are not.
+pub(crate) const MAX_NAME: usize = 128;
+
+/// Keeps the identifier at `start..end` unless it is a number's digits, too long, or a
+/// `reserved` word (a keyword no file can define: as a name searched for, every file of
+/// the language would hold it).
+fn push_name(
+    names: &mut Vec<Range<usize>>,
+    b: &[u8],
+    start: usize,
+    end: usize,
+    reserved: fn(&[u8]) -> bool,
+) {
+    let word = &b[start..end];
+    if word.len() <= MAX_NAME && !word[0].is_ascii_digit() && !reserved(word) {
+        names.push(start..end);
+    }
+}
+
+/// Rust's keywords (strict, and the reserved ones in use) and primitive types (a type
+/// node to tree-sitter; in nearly every file, so a name that would draw every file in).
+pub(crate) fn rust_reserved(w: &[u8]) -> bool {
+    matches!(
+        w,
+        b"as"
+            | b"async"
+            | b"await"
+            | b"break"
+            | b"const"
+            | b"continue"
+            | b"crate"
+            | b"dyn"
+            | b"else"
+            | b"enum"
+            | b"extern"
+            | b"false"
+            | b"fn"
+            | b"for"
+            | b"if"
+            | b"impl"
+            | b"in"
+            | b"let"
+            | b"loop"
+            | b"match"
+            | b"mod"
+            | b"move"
+            | b"mut"
+            | b"pub"
+            | b"ref"
+            | b"return"
+            | b"self"
+            | b"Self"
+            | b"static"
+            | b"struct"
+            | b"super"
+            | b"trait"
+            | b"true"
+            | b"type"
+            | b"unsafe"
+            | b"use"
+            | b"where"
+            | b"while"
+            | b"bool"
+            | b"char"
+            | b"str"
+            | b"u8"
+            | b"u16"
+            | b"u32"
+            | b"u64"
+            | b"u128"
+            | b"usize"
+            | b"i8"
+            | b"i16"
+            | b"i32"
+            | b"i64"
+            | b"i128"
+            | b"isize"
+            | b"f32"
+            | b"f64"
+    )
+}
+
+/// Go's keywords.
+pub(crate) fn go_reserved(w: &[u8]) -> bool {
+    matches!(
+        w,
+        b"break"
+            | b"case"
+            | b"chan"
+            | b"const"
+            | b"continue"
+            | b"default"
+            | b"defer"
+            | b"else"
+            | b"fallthrough"
+            | b"for"
+            | b"func"
+            | b"go"
+            | b"goto"
+            | b"if"
+            | b"import"
+            | b"interface"
+            | b"map"
+            | b"package"
+            | b"range"
+            | b"return"
+            | b"select"
+            | b"struct"
+            | b"switch"
+            | b"type"
+            | b"var"
+    )
+}
+
+/// JavaScript's reserved words (strict mode's), `from` of its imports, and TypeScript's
+/// predefined types (type nodes to tree-sitter).
+pub(crate) fn js_reserved(w: &[u8]) -> bool {
+    matches!(
+        w,
+        b"break"
+            | b"case"
+            | b"catch"
+            | b"class"
+            | b"const"
+            | b"continue"
+            | b"debugger"
+            | b"default"
+            | b"delete"
+            | b"do"
+            | b"else"
+            | b"enum"
+            | b"export"
+            | b"extends"
+            | b"false"
+            | b"finally"
+            | b"for"
+            | b"function"
+            | b"if"
+            | b"implements"
+            | b"import"
+            | b"in"
+            | b"instanceof"
+            | b"interface"
+            | b"let"
+            | b"new"
+            | b"null"
+            | b"package"
+            | b"private"
+            | b"protected"
+            | b"public"
+            | b"return"
+            | b"static"
+            | b"super"
+            | b"switch"
+            | b"this"
+            | b"throw"
+            | b"true"
+            | b"try"
+            | b"typeof"
+            | b"var"
+            | b"void"
+            | b"while"
+            | b"with"
+            | b"yield"
+            | b"from"
+            | b"any"
+            | b"boolean"
+            | b"number"
+            | b"string"
+            | b"symbol"
+            | b"unknown"
+            | b"never"
+            | b"object"
+            | b"bigint"
+    )
+}
+
+/// Python's keywords.
+pub(crate) fn python_reserved(w: &[u8]) -> bool {
+    matches!(
+        w,
+        b"False"
+            | b"None"
+            | b"True"
+            | b"and"
+            | b"as"
+            | b"assert"
+            | b"async"
+            | b"await"
+            | b"break"
+            | b"class"
+            | b"continue"
+            | b"def"
+            | b"del"
+            | b"elif"
+            | b"else"
+            | b"except"
+            | b"finally"
+            | b"for"
+            | b"from"
+            | b"global"
+            | b"if"
+            | b"import"
+            | b"in"
+            | b"is"
+            | b"lambda"
+            | b"nonlocal"
+            | b"not"
+            | b"or"
+            | b"pass"
+            | b"raise"
+            | b"return"
+            | b"try"
+            | b"while"
+            | b"with"
+            | b"yield"
+    )
 }
 
 /// The end of a `//` comment starting at `i` (its line end, or the end of the text).
@@ -130,8 +368,9 @@ fn is_ident(c: u8) -> bool {
 }
 
 /// Byte ranges of the insides of Rust function bodies (after each body's `{`, up to its
-/// matching `}`), sorted and disjoint; empty when the braces do not balance.
-pub(crate) fn rust_bodies(text: &str) -> Vec<Range<usize>> {
+/// matching `}`), sorted and disjoint, and the identifiers; `None` when the braces do not
+/// balance or a literal does not end.
+pub(crate) fn rust_lexed(text: &str) -> Option<Lexed<Vec<Range<usize>>>> {
     let b = text.as_bytes();
     let mut bodies = Bodies::default();
     let mut i = 0;
@@ -159,9 +398,7 @@ pub(crate) fn rust_bodies(text: &str) -> Vec<Range<usize>> {
                 continue;
             }
             b'"' => {
-                let Some(end) = quoted_end(b, i, b'"', true) else {
-                    return Vec::new();
-                };
+                let end = quoted_end(b, i, b'"', true)?;
                 i = end;
                 continue;
             }
@@ -189,6 +426,7 @@ pub(crate) fn rust_bodies(text: &str) -> Vec<Range<usize>> {
                     i += 1;
                 }
                 let word = &b[start..i];
+                bodies.name(b, start, i, rust_reserved);
                 // A raw string: r"…", r#"…"#, br"…", cr"…".
                 if matches!(word, b"r" | b"br" | b"cr") && matches!(b.get(i), Some(b'#' | b'"')) {
                     let hashes = b[i..].iter().take_while(|&&x| x == b'#').count();
@@ -205,7 +443,7 @@ pub(crate) fn rust_bodies(text: &str) -> Vec<Range<usize>> {
                                         break;
                                     }
                                 }
-                                None => return Vec::new(),
+                                None => return None,
                             }
                         }
                     }
@@ -217,7 +455,7 @@ pub(crate) fn rust_bodies(text: &str) -> Vec<Range<usize>> {
                 continue;
             }
             // The guard takes the byte; it fails the text when a `}` closes nothing.
-            c if bodies.byte(c, i, b";").is_none() => return Vec::new(),
+            c if bodies.byte(c, i, b";").is_none() => return None,
             _ => {}
         }
         i += 1;
@@ -225,10 +463,10 @@ pub(crate) fn rust_bodies(text: &str) -> Vec<Range<usize>> {
     bodies.finish()
 }
 
-/// Byte ranges of the insides of Go function and method bodies, as [`rust_bodies`]. A
+/// Byte ranges of the insides of Go function and method bodies, as [`rust_lexed`]. A
 /// body's `{` is on the line its signature ends (Go's semicolon rule), so a line end
 /// outside brackets ends the wait for one (`type F func(int)` has no body).
-pub(crate) fn go_bodies(text: &str) -> Vec<Range<usize>> {
+pub(crate) fn go_lexed(text: &str) -> Option<Lexed<Vec<Range<usize>>>> {
     let b = text.as_bytes();
     let mut bodies = Bodies::default();
     let mut i = 0;
@@ -239,9 +477,7 @@ pub(crate) fn go_bodies(text: &str) -> Vec<Range<usize>> {
                 continue;
             }
             b'/' if b.get(i + 1) == Some(&b'*') => {
-                let Some(j) = memchr::memmem::find(&b[i + 2..], b"*/") else {
-                    return Vec::new();
-                };
+                let j = memchr::memmem::find(&b[i + 2..], b"*/")?;
                 // A comment holding a line end is one, for the semicolon rule.
                 if memchr::memchr(b'\n', &b[i + 2..i + 2 + j]).is_some() {
                     bodies.end_statement();
@@ -250,16 +486,12 @@ pub(crate) fn go_bodies(text: &str) -> Vec<Range<usize>> {
                 continue;
             }
             q @ (b'"' | b'\'') => {
-                let Some(end) = quoted_end(b, i, q, false) else {
-                    return Vec::new();
-                };
+                let end = quoted_end(b, i, q, false)?;
                 i = end;
                 continue;
             }
             b'`' => {
-                let Some(j) = memchr::memchr(b'`', &b[i + 1..]) else {
-                    return Vec::new();
-                };
+                let j = memchr::memchr(b'`', &b[i + 1..])?;
                 i += j + 2;
                 continue;
             }
@@ -268,13 +500,14 @@ pub(crate) fn go_bodies(text: &str) -> Vec<Range<usize>> {
                 while i < b.len() && is_ident(b[i]) {
                     i += 1;
                 }
+                bodies.name(b, start, i, go_reserved);
                 if &b[start..i] == b"func" {
                     bodies.keyword();
                 }
                 continue;
             }
             // The guard takes the byte; it fails the text when a `}` closes nothing.
-            c if bodies.byte(c, i, b";\n").is_none() => return Vec::new(),
+            c if bodies.byte(c, i, b";\n").is_none() => return None,
             _ => {}
         }
         i += 1;
@@ -283,14 +516,14 @@ pub(crate) fn go_bodies(text: &str) -> Vec<Range<usize>> {
 }
 
 /// Byte ranges of the insides of JavaScript and TypeScript function bodies, as
-/// [`rust_bodies`]: the body after `function`, after `=>`, and every `{ … }` directly in
+/// [`rust_lexed`]: the body after `function`, after `=>`, and every `{ … }` directly in
 /// a class's body (a method's, an accessor's, a static block's; what else stands there
 /// between braces, an object or a type, is never in an outline). The lexer knows
 /// comments, strings, template literals (with `${ … }` inside, nested), and regular
 /// expression literals, told from a division by what precedes the `/`. Empty when
 /// something does not end or the braces do not balance (JSX text holding an apostrophe
 /// ends the search that way).
-pub(crate) fn js_bodies(text: &str) -> Vec<Range<usize>> {
+pub(crate) fn js_lexed(text: &str) -> Option<Lexed<Vec<Range<usize>>>> {
     let b = text.as_bytes();
     let mut bodies = Bodies::default();
     // The depths of the class bodies the lexer is in, and of the `${` it is in.
@@ -315,34 +548,25 @@ pub(crate) fn js_bodies(text: &str) -> Vec<Range<usize>> {
                 continue;
             }
             b'/' if b.get(i + 1) == Some(&b'*') => {
-                let Some(j) = memchr::memmem::find(&b[i + 2..], b"*/") else {
-                    return Vec::new();
-                };
+                let j = memchr::memmem::find(&b[i + 2..], b"*/")?;
                 i += j + 4;
                 arrow = was_arrow;
                 continue;
             }
             b'/' if regex_may_start => {
-                let Some(end) = regex_end(b, i) else {
-                    return Vec::new();
-                };
+                let end = regex_end(b, i)?;
                 i = end;
                 regex_may_start = false;
                 continue;
             }
             b'"' | b'\'' => {
-                let Some(end) = quoted_end(b, i, c, false) else {
-                    return Vec::new();
-                };
+                let end = quoted_end(b, i, c, false)?;
                 i = end;
                 regex_may_start = false;
                 continue;
             }
             b'`' => {
-                let Some((next, regex)) = template_text(b, i + 1, &mut bodies, &mut templates)
-                else {
-                    return Vec::new();
-                };
+                let (next, regex) = template_text(b, i + 1, &mut bodies, &mut templates)?;
                 (i, regex_may_start) = (next, regex);
                 continue;
             }
@@ -352,6 +576,7 @@ pub(crate) fn js_bodies(text: &str) -> Vec<Range<usize>> {
                     i += 1;
                 }
                 let word = &b[start..i];
+                bodies.name(b, start, i, js_reserved);
                 match word {
                     b"function" => bodies.keyword(),
                     b"class" if bodies.body.is_none() => class_pending = true,
@@ -407,19 +632,14 @@ pub(crate) fn js_bodies(text: &str) -> Vec<Range<usize>> {
                     // The end of a `${ … }`: the template goes on.
                     templates.pop();
                     bodies.depth -= 1;
-                    let Some((next, regex)) = template_text(b, i + 1, &mut bodies, &mut templates)
-                    else {
-                        return Vec::new();
-                    };
+                    let (next, regex) = template_text(b, i + 1, &mut bodies, &mut templates)?;
                     (i, regex_may_start) = (next, regex);
                     continue;
                 }
                 if classes.last() == Some(&bodies.depth) {
                     classes.pop();
                 }
-                if bodies.close(i).is_none() {
-                    return Vec::new();
-                }
+                bodies.close(i)?;
                 regex_may_start = true;
                 i += 1;
                 continue;
@@ -430,7 +650,7 @@ pub(crate) fn js_bodies(text: &str) -> Vec<Range<usize>> {
         i += 1;
     }
     if !templates.is_empty() {
-        return Vec::new();
+        return None;
     }
     bodies.finish()
 }
@@ -551,8 +771,9 @@ pub(crate) fn compacted(text: &str, cuts: &[Cut]) -> Option<String> {
 /// indentation of its first line of code. Found by a lexer of Python's line structure:
 /// strings (triple-quoted ones span lines), comments, brackets and `\` continuations;
 /// a body ends at the first line of code indented no deeper than its `def` (tabs to the
-/// next multiple of eight, as Python counts them). Empty when a string does not end.
-pub(crate) fn python_bodies(text: &str) -> Vec<Cut> {
+/// next multiple of eight, as Python counts them). With the identifiers outside comments and
+/// strings; `None` when a string does not end.
+pub(crate) fn python_lexed(text: &str) -> Option<Lexed<Vec<Cut>>> {
     /// A body being cut: its def's indentation, where it starts, the end of its last line
     /// of code so far, the indentation of its first; whether its first line of code is
     /// being read and starts with a string (a docstring: kept, the outline shows it).
@@ -565,6 +786,7 @@ pub(crate) fn python_bodies(text: &str) -> Vec<Cut> {
     }
     let b = text.as_bytes();
     let mut out = Vec::new();
+    let mut names = Vec::new();
     let mut brackets = 0usize;
     // The indentation of the `def` whose header is being read.
     let mut header: Option<usize> = None;
@@ -633,10 +855,16 @@ pub(crate) fn python_bodies(text: &str) -> Vec<Cut> {
                 line_start = true;
             }
             b'"' | b'\'' => {
-                let Some(end) = python_string_end(b, i) else {
-                    return Vec::new();
-                };
+                let end = python_string_end(b, i)?;
                 i = end;
+                continue;
+            }
+            c if is_ident(c) => {
+                let start = i;
+                while i < b.len() && is_ident(b[i]) {
+                    i += 1;
+                }
+                push_name(&mut names, b, start, i, python_reserved);
                 continue;
             }
             b'(' | b'[' | b'{' => brackets += 1,
@@ -668,7 +896,28 @@ pub(crate) fn python_bodies(text: &str) -> Vec<Cut> {
     if let Some(done) = body {
         close(done, &mut out);
     }
-    out
+    Some(Lexed { bodies: out, names })
+}
+
+/// The bodies alone, as the tests read them (empty when the text does not lex).
+#[cfg(test)]
+pub(crate) fn rust_bodies(text: &str) -> Vec<Range<usize>> {
+    rust_lexed(text).map_or_else(Vec::new, |l| l.bodies)
+}
+
+#[cfg(test)]
+pub(crate) fn go_bodies(text: &str) -> Vec<Range<usize>> {
+    go_lexed(text).map_or_else(Vec::new, |l| l.bodies)
+}
+
+#[cfg(test)]
+pub(crate) fn js_bodies(text: &str) -> Vec<Range<usize>> {
+    js_lexed(text).map_or_else(Vec::new, |l| l.bodies)
+}
+
+#[cfg(test)]
+pub(crate) fn python_bodies(text: &str) -> Vec<Cut> {
+    python_lexed(text).map_or_else(Vec::new, |l| l.bodies)
 }
 
 /// The width of the indentation at `i` (a tab to the next multiple of eight) and where it

@@ -27,8 +27,8 @@ thread_local! {
 /// The syntax tree of `text`, by this thread's parser for `lang`; with `skim`, the function
 /// bodies of Rust, Go, Python, JavaScript and TypeScript left out (their braces and line
 /// ends kept), and then the text the tree is of (its lines are `text`'s, its byte offsets
-/// are not).
-fn parse(lang: Lang, text: &str, skim: bool) -> Option<(Tree, Option<String>)> {
+/// are not) and the identifiers the skim's lexer found in `text` (when it read it whole).
+fn parse(lang: Lang, text: &str, skim: bool) -> Option<Parsed> {
     if text.len() > MAX_BYTES {
         return None;
     }
@@ -43,15 +43,22 @@ fn parse(lang: Lang, text: &str, skim: bool) -> Option<(Tree, Option<String>)> {
                 v.insert(p)
             }
         };
-        let plain = |ranges: Vec<std::ops::Range<usize>>| {
-            ranges.into_iter().map(skip::Cut::plain).collect()
+        let plain = |l: skip::Lexed<Vec<std::ops::Range<usize>>>| skip::Lexed {
+            bodies: l.bodies.into_iter().map(skip::Cut::plain).collect(),
+            names: l.names,
         };
-        let bodies: Vec<skip::Cut> = match lang {
-            Lang::Rust if skim => plain(skip::rust_bodies(text)),
-            Lang::Go if skim => plain(skip::go_bodies(text)),
-            Lang::JavaScript | Lang::TypeScript | Lang::Tsx if skim => plain(skip::js_bodies(text)),
-            Lang::Python if skim => skip::python_bodies(text),
-            _ => Vec::new(),
+        let lexed: Option<skip::Lexed<Vec<skip::Cut>>> = match lang {
+            Lang::Rust if skim => skip::rust_lexed(text).map(plain),
+            Lang::Go if skim => skip::go_lexed(text).map(plain),
+            Lang::JavaScript | Lang::TypeScript | Lang::Tsx if skim => {
+                skip::js_lexed(text).map(plain)
+            }
+            Lang::Python if skim => skip::python_lexed(text),
+            _ => None,
+        };
+        let (bodies, names) = match lexed {
+            Some(l) => (l.bodies, Some(l.names)),
+            None => (Vec::new(), None),
         };
         // The bodies emptied but for their line ends: every line where it was.
         let mut compact = skip::compacted(text, &bodies);
@@ -65,8 +72,50 @@ fn parse(lang: Lang, text: &str, skim: bool) -> Option<(Tree, Option<String>)> {
         if tree.is_none() {
             parser.reset();
         }
-        Some((tree?, compact))
+        let shifts = if compact.is_some() {
+            shifts(text, &bodies)
+        } else {
+            Vec::new()
+        };
+        Some(Parsed {
+            tree: tree?,
+            compact,
+            shifts,
+            names,
+        })
     })
+}
+
+/// What [`parse`] gives.
+struct Parsed {
+    tree: Tree,
+    compact: Option<String>,
+    /// Per cut, where it ends in the compacted text and how many bytes shorter than `text`
+    /// the compacted text is up to there.
+    shifts: Vec<(usize, usize)>,
+    names: Option<Vec<std::ops::Range<usize>>>,
+}
+
+/// [`Parsed::shifts`] of `cuts` (sorted, disjoint) in `text`, as [`skip::compacted`] makes them.
+fn shifts(text: &str, cuts: &[skip::Cut]) -> Vec<(usize, usize)> {
+    let mut out = Vec::with_capacity(cuts.len());
+    let mut shorter = 0;
+    for c in cuts {
+        let r = c.range.clone();
+        let newlines = memchr::memchr_iter(b'\n', &text.as_bytes()[r.clone()]).count();
+        let kept = newlines + c.filler.len();
+        shorter += r.len() - kept;
+        out.push((r.end - shorter, shorter));
+    }
+    out
+}
+
+/// Where byte `at` of the compacted text is in the text (`at` outside the cuts).
+fn original(shifts: &[(usize, usize)], at: usize) -> usize {
+    match shifts.partition_point(|&(end, _)| end <= at) {
+        0 => at,
+        k => at + shifts[k - 1].1,
+    }
 }
 
 /// The 1-based first line of a node.
@@ -727,8 +776,12 @@ pub(crate) struct Found {
     pub items: Vec<Item>,
     /// Definitions seen (named or not).
     pub defs: usize,
-    /// Start bytes of definition names (not references).
+    /// Start bytes of definition names (not references): in the text the tree is of, or in
+    /// the text when [`Found::names`] are given.
     pub name_bytes: BTreeSet<usize>,
+    /// With a skim whose lexer read the text whole: every identifier's bytes in the text,
+    /// outside comments and literals.
+    pub names: Option<Vec<std::ops::Range<usize>>>,
 }
 
 struct Walk<'t> {
@@ -986,7 +1039,12 @@ pub(crate) fn walk(lang: Lang, text: &str, skim: bool) -> Option<(Tree, Found)> 
     if text.trim().is_empty() {
         return None;
     }
-    let (tree, compact) = parse(lang, text, skim)?;
+    let Parsed {
+        tree,
+        compact,
+        shifts,
+        names,
+    } = parse(lang, text, skim)?;
     let lines = line_count(text);
     if mostly_errors(&tree, lines) {
         return None;
@@ -1000,6 +1058,14 @@ pub(crate) fn walk(lang: Lang, text: &str, skim: bool) -> Option<(Tree, Found)> 
     };
     w.scope(tree.root_node(), &mut Vec::new(), Ctx::default());
     let mut found = w.found;
+    if names.is_some() && !shifts.is_empty() {
+        found.name_bytes = found
+            .name_bytes
+            .iter()
+            .map(|&at| original(&shifts, at))
+            .collect();
+    }
+    found.names = names;
     if found.defs == 0 {
         return None;
     }

@@ -438,3 +438,97 @@ fn assert_skim_is_whole(lang: Lang, text: &str) {
     let (_, full) = syntax::walk(lang, text, false).unwrap();
     assert_eq!(skim.ranges, full.ranges, "{lang:?}");
 }
+
+/// A skimmed file's references come from its lexer: every identifier the whole tree holds
+/// outside definition names, counted as often, but for keywords no file can define (and
+/// names too short to rank).
+#[test]
+fn lexed_references_are_the_trees_identifiers() {
+    let own = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("src/outline/syntax.rs"),
+    )
+    .unwrap();
+    let texts = [
+        sample("sample.rs"),
+        (Lang::Rust, own),
+        sample("sample.go"),
+        sample("sample.py"),
+        sample("sample.js"),
+        sample("sample.ts"),
+    ];
+    for (lang, text) in texts {
+        let (tree, full) = syntax::walk(lang, &text, false).unwrap();
+        let want = syntax::references(lang, &tree, &text, &full.name_bytes);
+        let got = tags(lang, &text).unwrap();
+        let reserved = match lang {
+            Lang::Rust => super::skip::rust_reserved,
+            Lang::Go => super::skip::go_reserved,
+            Lang::Python => super::skip::python_reserved,
+            _ => super::skip::js_reserved,
+        };
+        let mut checked = 0;
+        for (name, &count) in &want {
+            if name.chars().count() < 3 || reserved(name.as_bytes()) {
+                continue;
+            }
+            // A Rust primitive is a type node in some places, an identifier in others
+            // (`u32::MAX`): the lexer counts it everywhere.
+            let primitive = lang == Lang::Rust
+                && matches!(
+                    name.as_str(),
+                    "u32" | "u64" | "usize" | "str" | "bool" | "i64"
+                );
+            if primitive {
+                assert!(got.ref_count(name) >= count, "{lang:?}: {name}");
+            } else {
+                assert_eq!(got.ref_count(name), count, "{lang:?}: {name}");
+            }
+            checked += 1;
+        }
+        assert!(checked >= 8, "{lang:?}: {checked}");
+        for name in &got.refs {
+            assert!(!reserved(name.as_bytes()), "{lang:?}: {name}");
+        }
+    }
+}
+
+/// Words in comments and string literals are not references; a `//` inside a string
+/// starts no comment; a definition's own name is not a reference to it.
+#[test]
+fn lexed_references_skip_comments_and_literals() {
+    let cases = [
+        (
+            Lang::Rust,
+            "/// Calls `documented`.\nfn caller() {\n    let u = \"http://x /* not_a_comment\";\n    /* block /* nested */ in_block */\n    called(u, '\"', r#\"raw_word\"#);\n    after_all();\n}\n",
+        ),
+        (
+            Lang::Go,
+            "package p\n\n// Caller calls documented.\nfunc Caller() {\n\tu := \"http://x /* not_a_comment\"\n\tr := `raw_word`\n\t/* in_block */\n\tcalled(u, r, '\"')\n\tafter_all()\n}\n",
+        ),
+        (
+            Lang::Python,
+            "# caller calls documented\ndef caller():\n    \"\"\"The docstring names raw_word.\"\"\"\n    u = 'http://x # not_a_comment'\n    called(u)  # in_block\n    after_all()\n",
+        ),
+        (
+            Lang::JavaScript,
+            "// caller calls documented\nfunction caller() {\n  const u = 'http://x /* not_a_comment';\n  /* in_block */\n  called(u, `raw_word ${after_all()}`);\n}\n",
+        ),
+    ];
+    for (lang, text) in cases {
+        let t = tags(lang, text).unwrap();
+        for word in [
+            "documented",
+            "not_a_comment",
+            "in_block",
+            "raw_word",
+            "nested",
+        ] {
+            assert_eq!(t.ref_count(word), 0, "{lang:?}: {word} in {:?}", t.refs);
+        }
+        assert_eq!(t.ref_count("called"), 1, "{lang:?}: {:?}", t.refs);
+        assert_eq!(t.ref_count("after_all"), 1, "{lang:?}: {:?}", t.refs);
+        let name = if lang == Lang::Go { "Caller" } else { "caller" };
+        assert_eq!(t.ref_count(name), 0, "{lang:?}");
+        assert!(t.defs.iter().any(|d| d.name == name), "{lang:?}");
+    }
+}

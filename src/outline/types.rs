@@ -16,7 +16,9 @@ pub struct Def {
 ///
 /// `refs` is sorted and deduplicated; `ref_counts[i]` is how often `refs[i]` occurs (at
 /// least 1), so both have the same length. An identifier is referenced wherever it occurs
-/// other than as a definition's name (calls, type uses, field accesses, local names).
+/// other than as a definition's name (calls, type uses, field accesses, local names), never
+/// in a comment or a string literal; in Rust, Go, Python, JavaScript and TypeScript
+/// keywords and primitive types are not references.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Tags {
     pub defs: Vec<Def>,
