@@ -186,21 +186,31 @@ impl<'v> Symbols<'v> {
 
     /// `tags` with its names numbered.
     pub fn number(&mut self, tags: &Tags) -> Named {
-        let defs = tags
-            .defs
-            .iter()
-            .map(|d| (self.id(d.name.as_bytes()), d.line))
+        self.numbered(
+            tags.defs.iter().map(|d| (d.name.as_bytes(), d.line)),
+            tags.refs
+                .iter()
+                .enumerate()
+                .map(|(k, r)| (r.as_bytes(), tags.ref_counts.get(k).copied().unwrap_or(1))),
+        )
+    }
+
+    /// Definitions (name, line) and references (name, count) with their names numbered;
+    /// a name referenced twice counts once, its first count.
+    pub fn numbered<'n>(
+        &mut self,
+        defs: impl IntoIterator<Item = (&'n [u8], u64)>,
+        refs: impl IntoIterator<Item = (&'n [u8], u32)>,
+    ) -> Named {
+        let defs = defs
+            .into_iter()
+            .map(|(n, line)| (self.id(n), line))
             .collect();
-        let mut refs: Vec<(u32, u32)> = tags
-            .refs
-            .iter()
-            .enumerate()
-            .map(|(k, r)| {
-                let count = tags.ref_counts.get(k).copied().unwrap_or(1).max(1);
-                (self.id(r.as_bytes()), count)
-            })
+        let mut refs: Vec<(u32, u32)> = refs
+            .into_iter()
+            .map(|(n, count)| (self.id(n), count.max(1)))
             .collect();
-        refs.sort_unstable_by_key(|&(r, _)| r);
+        refs.sort_by_key(|&(r, _)| r);
         refs.dedup_by_key(|&mut (r, _)| r);
         Named { defs, refs }
     }

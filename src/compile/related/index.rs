@@ -23,7 +23,7 @@ use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 use crate::model::Range;
-use crate::outline::{Def, Named, Tags, Vocab};
+use crate::outline::{Def, Named, Symbols, Tags, Vocab};
 
 /// The format, in the file name and the header.
 const VERSION: u8 = 4;
@@ -394,6 +394,18 @@ pub fn encode_tags(t: &Tags, outline: Option<&[Range]>) -> Encoded {
         outline: outline.unwrap_or_default().to_vec(),
     };
     Encoded::Text(put_tags(&d, put_bytes))
+}
+
+/// Tags encoded with their names as text ([`encode_tags`]), their names numbered in
+/// `symbols`, and their outline; `None` when they do not decode or are not text.
+#[must_use]
+pub fn number(tags: &Encoded, symbols: &mut Symbols<'_>) -> Option<(Named, Option<Vec<Range>>)> {
+    let Encoded::Text(bytes) = tags else {
+        return None;
+    };
+    let d = decode_text(bytes)?;
+    let named = symbols.numbered(d.defs.iter().copied(), d.refs.iter().copied());
+    Some((named, (!d.outline.is_empty()).then_some(d.outline)))
 }
 
 /// Tags and an outline as laid out in an [`Encoded`], names of type `N`.

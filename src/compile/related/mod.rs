@@ -114,15 +114,21 @@ pub fn related(i: &Inputs<'_>) -> Vec<Found> {
     let mut files: Vec<(String, Named)> = Vec::with_capacity(owned.len());
     let mut kept: Vec<Entry> = Vec::new();
     for (p, l) in others.iter().zip(looked) {
-        if let Some(parse) = l.found {
-            let named = match parse.tags {
-                Tagged::Numbered(n) => n,
-                Tagged::Parsed(t) => symbols.number(&t),
-            };
-            admitted.insert((*p).clone(), (parse.sha, parse.outline));
-            files.push(((*p).clone(), named));
-        }
         kept.extend(l.entry);
+        let ((named, outline), sha) = match l.found {
+            Some(Parse::Kept {
+                named,
+                outline,
+                sha,
+            }) => ((named, outline), sha),
+            Some(Parse::Fresh { tags, sha }) => match index::number(&tags, &mut symbols) {
+                Some(numbered) => (numbered, sha),
+                None => continue,
+            },
+            None => continue,
+        };
+        admitted.insert((*p).clone(), (sha, outline));
+        files.push(((*p).clone(), named));
     }
     if i.index.is_enabled() {
         i.index.keep(kept, started);
@@ -211,17 +217,16 @@ struct Looked {
 }
 
 /// A candidate's parse: its tags and outline, and the hash of the bytes they are of.
-struct Parse {
-    tags: Tagged,
-    outline: Option<Vec<Range>>,
-    sha: String,
-}
-
-/// A candidate's tags: as the index keeps them (names as ids of its vocabulary), or parsed
-/// in this run.
-enum Tagged {
-    Numbered(Named),
-    Parsed(Tags),
+enum Parse {
+    /// As the index keeps them: names as ids of its vocabulary.
+    Kept {
+        named: Named,
+        outline: Option<Vec<Range>>,
+        sha: String,
+    },
+    /// Parsed in this run, encoded with their names as text (one buffer a file, numbered
+    /// once the search is done).
+    Fresh { tags: index::Encoded, sha: String },
 }
 
 /// Searches one file: through the index when its stamp is the one kept, else read.
@@ -272,10 +277,10 @@ fn look(i: &Inputs<'_>, path: &str, names: &Names<'_>, query: &Query) -> Looked 
                 };
             }
             (Held::Yes, Parsed::Tags { sha, tags }) => {
-                if let Some((tags, outline)) = i.index.named(tags) {
+                if let Some((named, outline)) = i.index.named(tags) {
                     return Looked {
-                        found: Some(Parse {
-                            tags: Tagged::Numbered(tags),
+                        found: Some(Parse::Kept {
+                            named,
                             outline,
                             sha: sha.clone(),
                         }),
@@ -301,9 +306,8 @@ fn read_found(i: &Inputs<'_>, path: &RepoPath, lang: Lang, names: &Names<'_>) ->
     judge_text(&bytes, i.rules).ok()?;
     let sha = crate::util::digest::hex(&bytes);
     let (tags, outline) = crate::outline::tags_and_outline(lang, &String::from_utf8_lossy(&bytes))?;
-    Some(Parse {
-        tags: Tagged::Parsed(tags),
-        outline,
+    Some(Parse::Fresh {
+        tags: index::encode_tags(&tags, outline.as_deref()),
         sha,
     })
 }
@@ -349,20 +353,17 @@ fn read_entry(
         };
     }
     let sha = crate::util::digest::hex(&bytes);
-    let parse = crate::outline::tags_and_outline(lang, &String::from_utf8_lossy(&bytes));
-    let parsed = match &parse {
-        Some((t, outline)) => Parsed::Tags {
+    let tags = crate::outline::tags_and_outline(lang, &String::from_utf8_lossy(&bytes))
+        .map(|(t, outline)| index::encode_tags(&t, outline.as_deref()));
+    let parsed = match &tags {
+        Some(tags) => Parsed::Tags {
             sha: sha.clone(),
-            tags: index::encode_tags(t, outline.as_deref()),
+            tags: tags.clone(),
         },
         None => Parsed::Nothing,
     };
     Looked {
-        found: parse.map(|(tags, outline)| Parse {
-            tags: Tagged::Parsed(tags),
-            outline,
-            sha,
-        }),
+        found: tags.map(|tags| Parse::Fresh { tags, sha }),
         entry: entry(Seen::Admitted { words, parsed }),
     }
 }
