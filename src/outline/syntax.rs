@@ -90,31 +90,31 @@ fn parse(lang: Lang, text: &str, skim: bool) -> Option<Parsed> {
 struct Parsed {
     tree: Tree,
     compact: Option<String>,
-    /// Per cut, where it ends in the compacted text and how many bytes shorter than `text`
-    /// the compacted text is up to there.
-    shifts: Vec<(usize, usize)>,
+    /// Per cut, where it ends in the compacted text and how far a byte after it is from
+    /// its place in `text` (a Python body shorter than its `...` moves what follows on).
+    shifts: Vec<(usize, isize)>,
     names: Option<Vec<std::ops::Range<usize>>>,
 }
 
 /// [`Parsed::shifts`] of `cuts` (sorted, disjoint) in `text`, as [`skip::compacted`] makes them.
-fn shifts(text: &str, cuts: &[skip::Cut]) -> Vec<(usize, usize)> {
+fn shifts(text: &str, cuts: &[skip::Cut]) -> Vec<(usize, isize)> {
+    let signed = |n: usize| isize::try_from(n).unwrap_or(isize::MAX);
     let mut out = Vec::with_capacity(cuts.len());
-    let mut shorter = 0;
+    let mut moved: isize = 0;
     for c in cuts {
         let r = c.range.clone();
         let newlines = memchr::memchr_iter(b'\n', &text.as_bytes()[r.clone()]).count();
-        let kept = newlines + c.filler.len();
-        shorter += r.len() - kept;
-        out.push((r.end - shorter, shorter));
+        moved += signed(r.len()) - signed(newlines + c.filler.len());
+        out.push((r.end.saturating_add_signed(-moved), moved));
     }
     out
 }
 
 /// Where byte `at` of the compacted text is in the text (`at` outside the cuts).
-fn original(shifts: &[(usize, usize)], at: usize) -> usize {
+fn original(shifts: &[(usize, isize)], at: usize) -> usize {
     match shifts.partition_point(|&(end, _)| end <= at) {
         0 => at,
-        k => at + shifts[k - 1].1,
+        k => at.saturating_add_signed(shifts[k - 1].1),
     }
 }
 

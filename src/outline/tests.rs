@@ -492,6 +492,47 @@ fn lexed_references_are_the_trees_identifiers() {
     }
 }
 
+/// A definition after a cut body is told from a reference by its place in the text, also
+/// after a Python body shorter than the `...` that stands for it.
+#[test]
+fn definitions_after_cut_bodies_are_not_references() {
+    /// A text and how often each name is referenced in it.
+    type Case = (Lang, &'static str, &'static [(&'static str, u32)]);
+    let cases: [Case; 5] = [
+        (
+            Lang::Python,
+            "def alpha():\n    x\n\ndef beta():\n    alpha()\n\ndef gamma():\n    beta()\n",
+            &[("alpha", 1), ("beta", 1), ("gamma", 0), ("x", 1)],
+        ),
+        (
+            Lang::Python,
+            "class Alpha:\n    def one(self):\n        return 1\n\n    def two(self):\n        self.one()\n",
+            &[("Alpha", 0), ("one", 1), ("two", 0), ("self", 3)],
+        ),
+        (
+            Lang::Go,
+            "package p\n\nfunc Alpha() {\n\tx()\n}\n\nfunc Beta() {\n\tAlpha()\n}\n",
+            &[("Alpha", 1), ("Beta", 0), ("x", 1)],
+        ),
+        (
+            Lang::Rust,
+            "fn alpha() {\n    x();\n}\n\nfn beta() {\n    alpha();\n}\n",
+            &[("alpha", 1), ("beta", 0), ("x", 1)],
+        ),
+        (
+            Lang::JavaScript,
+            "function alpha() {\n  x();\n}\nfunction beta() {\n  alpha();\n}\n",
+            &[("alpha", 1), ("beta", 0), ("x", 1)],
+        ),
+    ];
+    for (lang, text, want) in cases {
+        let t = tags(lang, text).unwrap();
+        for &(name, count) in want {
+            assert_eq!(t.ref_count(name), count, "{lang:?}: {name} in {:?}", t.refs);
+        }
+    }
+}
+
 /// Words in comments and string literals are not references; a `//` inside a string
 /// starts no comment; a definition's own name is not a reference to it.
 #[test]
