@@ -436,6 +436,10 @@ fn put_tags<N: Copy>(d: &Decoded<N>, mut name: impl FnMut(&mut Vec<u8>, N)) -> V
     out
 }
 
+/// At most this many items are made room for before they are read: a count is bounded by
+/// the bytes left, not by what its items take in memory.
+const PREALLOCATED: usize = 4096;
+
 /// What [`put_tags`] wrote, each name read by `name`; `None` unless all of `bytes` decodes.
 fn read_tags<'a, N>(
     bytes: &'a [u8],
@@ -443,17 +447,17 @@ fn read_tags<'a, N>(
 ) -> Option<Decoded<N>> {
     let mut r = Reader { bytes, at: 0 };
     let n = r.len()?;
-    let mut defs = Vec::with_capacity(n);
+    let mut defs = Vec::with_capacity(n.min(PREALLOCATED));
     for _ in 0..n {
         defs.push((name(&mut r)?, r.int()?));
     }
     let n = r.len()?;
-    let mut refs = Vec::with_capacity(n);
+    let mut refs = Vec::with_capacity(n.min(PREALLOCATED));
     for _ in 0..n {
         refs.push((name(&mut r)?, u32::try_from(r.int()?).ok()?));
     }
     let n = r.len()?;
-    let mut outline = Vec::with_capacity(n);
+    let mut outline = Vec::with_capacity(n.min(PREALLOCATED));
     for _ in 0..n {
         outline.push([r.int()?, r.int()?]);
     }
@@ -642,7 +646,7 @@ fn decode(bytes: &[u8], root: &[u8]) -> Option<Loaded> {
         }
     }
     let n = r.len()?;
-    let mut entries: Vec<Entry> = Vec::with_capacity(n);
+    let mut entries: Vec<Entry> = Vec::with_capacity(n.min(PREALLOCATED));
     for _ in 0..n {
         let path = r.text()?;
         if entries.last().is_some_and(|last| last.path >= path) {
@@ -659,7 +663,7 @@ fn decode(bytes: &[u8], root: &[u8]) -> Option<Loaded> {
             [0] => Seen::Refused,
             [1] => {
                 let count = r.len()?;
-                let mut ids = Vec::with_capacity(count);
+                let mut ids = Vec::with_capacity(count.min(PREALLOCATED));
                 let mut last: u64 = 0;
                 for k in 0..count {
                     let delta = r.int()?;
