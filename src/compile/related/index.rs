@@ -333,6 +333,11 @@ impl Index {
         }
         crate::util::atomic::write(file, &bytes)?;
         if let Some(dir) = file.parent() {
+            // This repository's index written by an older curate is read no more.
+            let name = crate::util::digest::hex12(&self.root);
+            for v in 1..VERSION {
+                let _ = std::fs::remove_file(dir.join(format!("related-v{v}-{name}.bin")));
+            }
             sweep(dir);
         }
         Ok(())
@@ -969,6 +974,28 @@ mod tests {
         let sum = checksum(&other);
         other.extend_from_slice(&sum.to_le_bytes());
         assert!(decode(&other, b"/repo").is_none());
+    }
+
+    #[test]
+    fn saving_removes_this_repositorys_index_of_an_older_version_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Path::new("/repo");
+        let name = crate::util::digest::hex12(b"/repo");
+        let old = dir
+            .path()
+            .join(format!("related-v{}-{name}.bin", VERSION - 1));
+        let other = dir
+            .path()
+            .join(format!("related-v{}-0123456789ab.bin", VERSION - 1));
+        std::fs::write(&old, b"old").unwrap();
+        std::fs::write(&other, b"other").unwrap();
+        let index = Index::open(Some(dir.path().to_path_buf()), root);
+        index.keep(entries(), SystemTime::now());
+        index.save().unwrap();
+        assert!(!old.exists());
+        assert!(other.exists());
+        let kept = dir.path().join(format!("related-v{VERSION}-{name}.bin"));
+        assert!(decode(&std::fs::read(kept).unwrap(), b"/repo").is_some());
     }
 
     #[test]
