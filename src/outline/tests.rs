@@ -373,23 +373,28 @@ proptest! {
     }
 }
 
-/// Leaving function bodies out of the parse (Rust, Go, Python, JavaScript, TypeScript)
-/// changes no outline and no symbol.
-#[test]
-fn skimming_bodies_changes_nothing() {
+/// Texts in each language whose function bodies an outline's parse leaves out: the samples
+/// and a long file of this crate.
+fn skimmed_texts() -> [(Lang, String); 6] {
     let own = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("src/outline/syntax.rs"),
     )
     .unwrap();
-    let texts = [
+    [
         sample("sample.rs"),
         (Lang::Rust, own),
         sample("sample.go"),
         sample("sample.py"),
         sample("sample.js"),
         sample("sample.ts"),
-    ];
-    for (lang, text) in texts {
+    ]
+}
+
+/// Leaving function bodies out of the parse (Rust, Go, Python, JavaScript, TypeScript)
+/// changes no outline and no symbol.
+#[test]
+fn skimming_bodies_changes_nothing() {
+    for (lang, text) in skimmed_texts() {
         let bodies = match lang {
             Lang::Go => super::skip::go_bodies(&text),
             Lang::Python => super::skip::python_bodies(&text)
@@ -444,19 +449,7 @@ fn assert_skim_is_whole(lang: Lang, text: &str) {
 /// names too short to rank).
 #[test]
 fn lexed_references_are_the_trees_identifiers() {
-    let own = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("src/outline/syntax.rs"),
-    )
-    .unwrap();
-    let texts = [
-        sample("sample.rs"),
-        (Lang::Rust, own),
-        sample("sample.go"),
-        sample("sample.py"),
-        sample("sample.js"),
-        sample("sample.ts"),
-    ];
-    for (lang, text) in texts {
+    for (lang, text) in skimmed_texts() {
         let (tree, full) = syntax::walk(lang, &text, false).unwrap();
         let want = syntax::references(lang, &tree, &text, &full.name_bytes);
         let got = tags(lang, &text).unwrap();
