@@ -111,7 +111,7 @@ pub fn related(i: &Inputs<'_>) -> Vec<Found> {
     // The hash each file was admitted with (its outline is read again as those bytes) and
     // the outline of its parse.
     let mut admitted: BTreeMap<String, (String, Option<Vec<Range>>)> = BTreeMap::new();
-    let mut files: Vec<(String, Named)> = Vec::with_capacity(owned.len());
+    let mut files: Vec<(String, Named)> = Vec::new();
     let mut kept: Vec<Entry> = Vec::new();
     for (p, l) in others.iter().zip(looked) {
         kept.extend(l.entry);
