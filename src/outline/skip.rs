@@ -1,6 +1,7 @@
-//! Function bodies of Rust, Go and Python files, found by a small lexer for each so an
-//! outline's parse can leave them out (most of a file's bytes; parsing only the rest makes
-//! an outline several times faster).
+//! Function bodies of Rust, Go, Python, JavaScript and TypeScript files, found by a small
+//! lexer for each so an outline's parse can leave them out (most of a file's bytes; parsing
+//! only the rest makes an outline several times faster), and the identifiers the lexer meets
+//! outside comments and literals: a file's references, without parsing its bodies.
 //!
 //! Leaving out the inside of a balanced `{ … }` keeps such a file well formed, so a wrong
 //! guess costs detail (a body's contents, never needed by an outline) and not the parse. A

@@ -22,11 +22,7 @@ impl Vocab {
     /// Appends `word`; false (and nothing added) unless it sorts after the last one, or when
     /// the buffer would pass 4 GiB.
     pub fn push(&mut self, word: &[u8]) -> bool {
-        if self
-            .ends
-            .last()
-            .is_some_and(|_| self.word(self.ends.len() - 1) >= word)
-        {
+        if !self.is_empty() && self.word(self.len() - 1) >= word {
             return false;
         }
         let Ok(end) = u32::try_from(self.bytes.len() + word.len()) else {

@@ -776,8 +776,8 @@ pub(crate) struct Found {
     pub items: Vec<Item>,
     /// Definitions seen (named or not).
     pub defs: usize,
-    /// Start bytes of definition names (not references): in the text the tree is of, or in
-    /// the text when [`Found::names`] are given.
+    /// Start bytes of definition names (not references), in the text (mapped back from the
+    /// compacted one when bodies were cut).
     pub name_bytes: BTreeSet<usize>,
     /// With a skim whose lexer read the text whole: every identifier's bytes in the text,
     /// outside comments and literals.
@@ -1058,7 +1058,7 @@ pub(crate) fn walk(lang: Lang, text: &str, skim: bool) -> Option<(Tree, Found)> 
     };
     w.scope(tree.root_node(), &mut Vec::new(), Ctx::default());
     let mut found = w.found;
-    if names.is_some() && !shifts.is_empty() {
+    if !shifts.is_empty() {
         found.name_bytes = found
             .name_bytes
             .iter()
@@ -1101,7 +1101,7 @@ pub(crate) fn references(
         if n.child_count() == 0 {
             if n.is_named() && is_identifier(lang, n.kind()) && !names.contains(&n.start_byte()) {
                 let t = text_of(n, text);
-                if !t.is_empty() && t.len() <= 128 {
+                if !t.is_empty() && t.len() <= skip::MAX_NAME {
                     match out.get_mut(t) {
                         Some(c) => *c = c.saturating_add(1),
                         None => {
