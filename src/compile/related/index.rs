@@ -2,7 +2,7 @@
 //! repository, what the search for related files needs of it, so that a file whose metadata
 //! did not change is not read again.
 //!
-//! One file a repository in the cache folder, `related-v4-<12 hex digits of the root's
+//! One file a repository in the cache folder, `related-v5-<12 hex digits of the root's
 //! sha256>.bin`. Per file: its path; its stamp (size, modification and change times to the
 //! nanosecond, inode, device, from `lstat`); and what admission said of its text: refused
 //! (binary, or a secret by content: nothing else is kept of it), or admitted with its
@@ -13,8 +13,8 @@
 //!
 //! A file whose stamp differs (or who is no regular file, or over the size cap) is read
 //! again; a stamp the file's change may not have moved yet (modified less than [`RACY`] before
-//! the run started) is not kept. The index is a binary file with a checksum, written whole
-//! and atomically when anything changed; one that does not decode, or was written by another
+//! the run started) is not kept. The index is a binary file with a checksum, streamed to a
+//! temporary file as it is encoded and renamed over the last when anything changed; one that does not decode, or was written by another
 //! version of curate or its secret rules, is ignored and written anew. Never a panic.
 
 use std::collections::{HashMap, HashSet};
@@ -26,7 +26,7 @@ use crate::model::Range;
 use crate::outline::{Def, Named, Symbols, Tags, Vocab};
 
 /// The format, in the file name and the header.
-const VERSION: u8 = 4;
+const VERSION: u8 = 5;
 const MAGIC: &[u8] = b"curate related index\n";
 /// A file modified less than this before the run started may change again within the same
 /// tick of the file system's clock, its stamp unchanged: it is read again next time.
@@ -324,14 +324,26 @@ impl Index {
         if next == self.loaded.entries {
             return Ok(());
         }
-        let bytes = encode(&self.root, &self.loaded.vocab, &next);
-        if bytes.len() > MAX_BYTES {
-            return Ok(());
+        // Streamed to the file as it is encoded: an index is never whole in memory.
+        let mut too_large = false;
+        let written = crate::util::atomic::write_with(file, |w| {
+            encode_to(&self.root, &self.loaded.vocab, &next, w).map_err(|e| {
+                too_large = matches!(e, Spill::TooLarge);
+                let source = match e {
+                    Spill::TooLarge => std::io::Error::other("over the index's size cap"),
+                    Spill::Io(e) => e,
+                };
+                crate::error::Error::Write {
+                    path: file.clone(),
+                    source,
+                }
+            })
+        });
+        match written {
+            // Not kept: the next run reads the files again.
+            Err(_) if too_large => return Ok(()),
+            r => r?,
         }
-        if let Some(dir) = file.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        crate::util::atomic::write(file, &bytes)?;
         if let Some(dir) = file.parent() {
             // This repository's index written by an older curate is read no more.
             let name = crate::util::digest::hex12(&self.root);
@@ -498,23 +510,58 @@ fn names_of<'v, T: Copy>(
     items.iter().map(|&(k, t)| Some((name(k)?, t))).collect()
 }
 
-/// The index file's bytes: header, vocabulary (the words and names the entries use,
-/// sorted), entries, checksum. `vocab` is the one the entries' ids are of.
+/// The index file's bytes ([`encode_to`] into memory).
+#[cfg(test)]
 fn encode(root: &[u8], vocab: &Vocab, entries: &[Entry]) -> Vec<u8> {
-    // What each entry's tags are, decoded once (a loaded entry's names by id).
-    let tags: Vec<Option<Tagged<'_>>> = entries
-        .iter()
-        .map(|e| match &e.seen {
-            Seen::Admitted {
-                parsed: Parsed::Tags { tags, .. },
-                ..
-            } => match tags {
-                Encoded::Ids(b) => decode_ids(b, vocab.len()).map(Tagged::Ids),
-                Encoded::Text(b) => decode_text(b).map(Tagged::Text),
-            },
-            _ => None,
-        })
-        .collect();
+    let mut out = Vec::new();
+    encode_to(root, vocab, entries, &mut out).expect("an index in memory");
+    out
+}
+
+/// Why [`encode_to`] stopped.
+#[derive(Debug)]
+enum Spill {
+    /// Over [`MAX_BYTES`].
+    TooLarge,
+    Io(std::io::Error),
+}
+
+/// Where [`encode_to`] writes: pieces built in `buf`, passed on to `out` as it fills, summed
+/// and counted on the way.
+struct Sink<'w> {
+    out: &'w mut dyn std::io::Write,
+    buf: Vec<u8>,
+    sum: Checksum,
+}
+
+impl Sink<'_> {
+    const PIECE: usize = 64 * 1024;
+
+    /// Passes `buf` on once it holds a piece (`force`: whatever it holds).
+    fn spill(&mut self, force: bool) -> Result<(), Spill> {
+        if self.buf.len() < Self::PIECE && !force {
+            return Ok(());
+        }
+        self.sum.feed(&self.buf);
+        if self.sum.len > MAX_BYTES as u64 {
+            return Err(Spill::TooLarge);
+        }
+        self.out.write_all(&self.buf).map_err(Spill::Io)?;
+        self.buf.clear();
+        Ok(())
+    }
+}
+
+/// Writes the index file to `out`: header, vocabulary (the words and names the entries
+/// use, sorted), entries, checksum. `vocab` is the one the entries' ids are of. What an
+/// entry's tags are is decoded twice, once for its names, once to write it, so that no more
+/// than one entry's is in memory at once.
+fn encode_to(
+    root: &[u8],
+    vocab: &Vocab,
+    entries: &[Entry],
+    out: &mut dyn std::io::Write,
+) -> Result<(), Spill> {
     // The words and names in use, by hash first (most recur in many files), then sorted.
     let mut old_used = vec![false; vocab.len()];
     let mut read: HashSet<&[u8]> = HashSet::new();
@@ -523,14 +570,15 @@ fn encode(root: &[u8], vocab: &Vocab, entries: &[Entry]) -> Vec<u8> {
             *u = true;
         }
     };
-    for (e, t) in entries.iter().zip(&tags) {
-        if let Seen::Admitted { words, .. } = &e.seen {
-            match words {
-                Words::Ids(ids) => ids.iter().copied().for_each(&mut mark),
-                Words::Read(buf) => read.extend(each_read(buf)),
-            }
+    for e in entries {
+        let Seen::Admitted { words, parsed } = &e.seen else {
+            continue;
+        };
+        match words {
+            Words::Ids(ids) => ids.iter().copied().for_each(&mut mark),
+            Words::Read(buf) => read.extend(each_read(buf)),
         }
-        match t {
+        match tagged(parsed, vocab) {
             Some(Tagged::Ids(d)) => {
                 d.defs.iter().map(|&(k, _)| k).for_each(&mut mark);
                 d.refs.iter().map(|&(k, _)| k).for_each(&mut mark);
@@ -564,27 +612,33 @@ fn encode(root: &[u8], vocab: &Vocab, entries: &[Entry]) -> Vec<u8> {
         .map(|(w, u)| if *u { id(w) } else { 0 })
         .collect();
     let old = |k: u32| remap.get(k as usize).copied().unwrap_or(0);
-    let mut out = Vec::with_capacity(64 + entries.len() * 64);
-    out.extend_from_slice(MAGIC);
-    out.push(VERSION);
-    out.extend_from_slice(&fingerprint());
-    put_bytes(&mut out, root);
-    put_len(&mut out, words.len());
+    let mut s = Sink {
+        out,
+        buf: Vec::with_capacity(Sink::PIECE + 4096),
+        sum: Checksum::new(),
+    };
+    s.buf.extend_from_slice(MAGIC);
+    s.buf.push(VERSION);
+    s.buf.extend_from_slice(&fingerprint());
+    put_bytes(&mut s.buf, root);
+    put_len(&mut s.buf, words.len());
     for w in &words {
-        put_bytes(&mut out, w);
+        put_bytes(&mut s.buf, w);
+        s.spill(false)?;
     }
-    put_len(&mut out, entries.len());
+    put_len(&mut s.buf, entries.len());
     let mut ids: Vec<u64> = Vec::new();
-    for (e, t) in entries.iter().zip(&tags) {
-        put_bytes(&mut out, e.path.as_bytes());
-        let s = &e.stamp;
-        put(&mut out, s.size);
-        put(&mut out, zigzag(s.mtime.0));
-        put(&mut out, u64::from(s.mtime.1));
-        put(&mut out, zigzag(s.ctime.0));
-        put(&mut out, u64::from(s.ctime.1));
-        put(&mut out, s.ino);
-        put(&mut out, s.dev);
+    for e in entries {
+        let out = &mut s.buf;
+        put_bytes(out, e.path.as_bytes());
+        let st = &e.stamp;
+        put(out, st.size);
+        put(out, zigzag(st.mtime.0));
+        put(out, u64::from(st.mtime.1));
+        put(out, zigzag(st.ctime.0));
+        put(out, u64::from(st.ctime.1));
+        put(out, st.ino);
+        put(out, st.dev);
         match &e.seen {
             Seen::Refused => out.push(0),
             Seen::Admitted { words: w, parsed } => {
@@ -596,35 +650,47 @@ fn encode(root: &[u8], vocab: &Vocab, entries: &[Entry]) -> Vec<u8> {
                 }
                 ids.sort_unstable();
                 ids.dedup();
-                put_len(&mut out, ids.len());
+                put_len(out, ids.len());
                 let mut last = 0;
                 for &k in &ids {
-                    put(&mut out, k - last);
+                    put(out, k - last);
                     last = k;
                 }
-                match (parsed, t) {
+                match (parsed, tagged(parsed, vocab)) {
                     (Parsed::Nothing, _) => out.push(1),
                     (Parsed::Tags { sha, .. }, Some(t)) => {
                         let tags = match t {
-                            Tagged::Ids(d) => put_tags(d, |out, k| put(out, old(k))),
-                            Tagged::Text(d) => put_tags(d, |out, w| put(out, id(w))),
+                            Tagged::Ids(d) => put_tags(&d, |out, k| put(out, old(k))),
+                            Tagged::Text(d) => put_tags(&d, |out, w| put(out, id(w))),
                         };
                         out.push(2);
-                        put_bytes(&mut out, sha.as_bytes());
-                        put_bytes(&mut out, &tags);
+                        put_bytes(out, sha.as_bytes());
+                        put_bytes(out, &tags);
                     }
                     // Not parsed, or tags that do not decode: parsed again when needed.
                     _ => out.push(0),
                 }
             }
         }
+        s.spill(false)?;
     }
-    let sum = checksum(&out);
-    out.extend_from_slice(&sum.to_le_bytes());
-    out
+    s.spill(true)?;
+    let sum = std::mem::take(&mut s.sum).finish();
+    s.out.write_all(&sum.to_le_bytes()).map_err(Spill::Io)
 }
 
-/// An entry's tags, decoded for [`encode`].
+/// What an entry's tags are, decoded (a loaded entry's names by id).
+fn tagged<'a>(parsed: &'a Parsed, vocab: &Vocab) -> Option<Tagged<'a>> {
+    match parsed {
+        Parsed::Tags { tags, .. } => match tags {
+            Encoded::Ids(b) => decode_ids(b, vocab.len()).map(Tagged::Ids),
+            Encoded::Text(b) => decode_text(b).map(Tagged::Text),
+        },
+        _ => None,
+    }
+}
+
+/// An entry's tags, decoded for [`encode_to`].
 enum Tagged<'a> {
     Ids(Decoded<u32>),
     Text(Decoded<&'a [u8]>),
@@ -702,22 +768,71 @@ fn decode(bytes: &[u8], root: &[u8]) -> Option<Loaded> {
     (r.at == body.len()).then_some(Loaded { vocab, entries })
 }
 
-/// A 64-bit checksum (FNV-1a over 8-byte words): a damaged index is not read.
+/// A 64-bit checksum of `bytes` ([`Checksum`]).
 fn checksum(bytes: &[u8]) -> u64 {
+    let mut sum = Checksum::new();
+    sum.feed(bytes);
+    sum.finish()
+}
+
+/// A 64-bit checksum (FNV-1a over 8-byte words, then the length) fed in pieces of any
+/// size: a damaged index is not read.
+#[derive(Debug, Default)]
+struct Checksum {
+    h: u64,
+    len: u64,
+    /// The bytes of a word not whole yet.
+    carry: [u8; 8],
+    held: usize,
+}
+
+impl Checksum {
     const PRIME: u64 = 0x0000_0100_0000_01b3;
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ bytes.len() as u64;
-    let mut chunks = bytes.chunks_exact(8);
-    for c in &mut chunks {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(c);
-        h = (h ^ u64::from_le_bytes(w))
-            .wrapping_mul(PRIME)
+
+    fn new() -> Checksum {
+        Checksum {
+            h: 0xcbf2_9ce4_8422_2325,
+            ..Checksum::default()
+        }
+    }
+
+    fn feed(&mut self, mut bytes: &[u8]) {
+        self.len += bytes.len() as u64;
+        if self.held > 0 {
+            let take = (8 - self.held).min(bytes.len());
+            self.carry[self.held..self.held + take].copy_from_slice(&bytes[..take]);
+            self.held += take;
+            bytes = &bytes[take..];
+            if self.held < 8 {
+                return;
+            }
+            self.word(self.carry);
+            self.held = 0;
+        }
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.word(w);
+        }
+        let rest = chunks.remainder();
+        self.carry[..rest.len()].copy_from_slice(rest);
+        self.held = rest.len();
+    }
+
+    fn word(&mut self, w: [u8; 8]) {
+        self.h = (self.h ^ u64::from_le_bytes(w))
+            .wrapping_mul(Self::PRIME)
             .rotate_left(29);
     }
-    for &b in chunks.remainder() {
-        h = (h ^ u64::from(b)).wrapping_mul(PRIME);
+
+    fn finish(self) -> u64 {
+        let mut h = self.h;
+        for &b in &self.carry[..self.held] {
+            h = (h ^ u64::from(b)).wrapping_mul(Self::PRIME);
+        }
+        (h ^ self.len).wrapping_mul(Self::PRIME)
     }
-    h
 }
 
 fn zigzag(v: i64) -> u64 {
@@ -996,6 +1111,66 @@ mod tests {
         assert!(other.exists());
         let kept = dir.path().join(format!("related-v{VERSION}-{name}.bin"));
         assert!(decode(&std::fs::read(kept).unwrap(), b"/repo").is_some());
+    }
+
+    #[test]
+    fn a_checksum_fed_in_pieces_is_the_checksum_of_the_whole() {
+        let bytes: Vec<u8> = (0..1000u32).map(|k| (k * 7 + k / 13) as u8).collect();
+        let whole = checksum(&bytes);
+        for cuts in [
+            vec![1, 2, 3],
+            vec![7, 8, 9, 500],
+            vec![0, 0, 999],
+            vec![13; 70],
+        ] {
+            let mut sum = Checksum::new();
+            let mut rest = &bytes[..];
+            for n in cuts {
+                let (piece, after) = rest.split_at(n.min(rest.len()));
+                sum.feed(piece);
+                rest = after;
+            }
+            sum.feed(rest);
+            assert_eq!(sum.finish(), whole);
+        }
+        // Its length counts: the same words, one byte more, sum differently.
+        assert_ne!(checksum(&bytes[..999]), checksum(&bytes));
+        assert_ne!(checksum(&[]), checksum(&[0]));
+    }
+
+    #[test]
+    fn an_index_larger_than_a_piece_is_streamed_to_the_file_as_encoded() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Path::new("/repo");
+        let words: Vec<Vec<u8>> = (0..40)
+            .map(|k| format!("word{k:02}").into_bytes())
+            .collect();
+        let many: Vec<Entry> = (0..3000)
+            .map(|k| {
+                let of: Vec<&[u8]> = words.iter().skip(k % 7).map(Vec::as_slice).collect();
+                Entry {
+                    path: format!("src/file{k:05}.rs"),
+                    stamp: stamp(k as u64),
+                    seen: Seen::Admitted {
+                        words: Words::read(&of),
+                        parsed: Parsed::Not,
+                    },
+                }
+            })
+            .collect();
+        let index = Index::open(Some(dir.path().to_path_buf()), root);
+        index.keep(many.clone(), SystemTime::now());
+        index.save().unwrap();
+        let name = crate::util::digest::hex12(b"/repo");
+        let file = dir.path().join(format!("related-v{VERSION}-{name}.bin"));
+        let written = std::fs::read(file).unwrap();
+        assert!(written.len() > 2 * Sink::PIECE, "{} bytes", written.len());
+        assert_eq!(written, encode(b"/repo", &Vocab::default(), &many));
+        let loaded = decode(&written, b"/repo").unwrap();
+        assert_eq!(loaded.entries.len(), 3000);
+        assert_eq!(loaded.vocab.len(), 40);
+        // Nothing but the index is left in the folder.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 
     #[test]
