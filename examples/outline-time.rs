@@ -40,8 +40,17 @@ fn main() {
                     .map(|n| format!("{n}={:?}", curate::outline::symbol(lang, &text, n)))
                     .collect::<Vec<_>>()
             });
+            // What `--related` keeps of the file: the skimming parse's tags and outline.
+            let related = curate::outline::tags_and_outline(lang, &text).map(|(t, outline)| {
+                let defs: Vec<String> = t
+                    .defs
+                    .iter()
+                    .map(|d| format!("{}:{}", d.name, d.line))
+                    .collect();
+                (defs, t.refs, t.ref_counts, outline)
+            });
             println!(
-                "{path} {:?} {defs:?} {symbols:?}",
+                "{path} {:?} {defs:?} {symbols:?} {related:?}",
                 curate::outline::outline(lang, &text)
             );
             continue;

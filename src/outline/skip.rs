@@ -857,6 +857,20 @@ pub(crate) fn python_lexed(text: &str) -> Option<Lexed<Vec<Cut>>> {
             }
             b'"' | b'\'' => {
                 let end = python_string_end(b, i)?;
+                // A long string outside a body (data, most often) is emptied but for its
+                // quotes, its first character and its line ends: tree-sitter lexes strings
+                // a piece at a time. (The first character stays because an outline reads
+                // it: `"""{` opens a bracket.)
+                let quotes = if end - i >= 6 && b[i + 1] == b[i] && b[i + 2] == b[i] {
+                    3
+                } else {
+                    1
+                };
+                if body.is_none() && end - i > LONG_STRING {
+                    let first = b[i + quotes];
+                    let kept = usize::from(first.is_ascii() && first != b'\\');
+                    out.push(Cut::plain(i + quotes + kept..end - quotes));
+                }
                 i = end;
                 continue;
             }
@@ -966,6 +980,9 @@ fn starts_def(b: &[u8]) -> bool {
     false
 }
 
+/// A string literal longer than this (quotes included) is cut when no body holds it.
+const LONG_STRING: usize = 1024;
+
 /// The end of a Python string whose quote is at `i` (past its closing quote or quotes), a
 /// triple-quoted one across lines; any prefix (`r`, `b`, `f` …) was read as a name before
 /// it, and a backslash keeps the next character in the string in every kind. `None` when
@@ -1023,6 +1040,29 @@ mod tests {
         assert!(go_bodies("func a() { ").is_empty());
         assert!(go_bodies("} func a() {}").is_empty());
         assert!(go_bodies("func a() { s := \"unterminated\n }").is_empty());
+    }
+
+    #[test]
+    fn long_python_strings_outside_bodies_are_cut_but_for_quotes_and_first_character() {
+        let long = "x".repeat(LONG_STRING);
+        let text = format!(
+            "A = \"\"\"{{{long}\n}}\"\"\"\nB = '\\{long}'\nC = 'short'\n\
+             def f():\n    return \"{long}\"\n"
+        );
+        let cuts: Vec<&str> = python_bodies(&text)
+            .iter()
+            .map(|c| &text[c.range.clone()])
+            .collect();
+        assert_eq!(
+            cuts,
+            [
+                format!("{long}\n}}"),
+                format!("\\{long}"),
+                format!("    return \"{long}\""),
+            ]
+        );
+        let shorter = "y".repeat(LONG_STRING - 2);
+        assert!(python_bodies(&format!("A = '{shorter}'\n")).is_empty());
     }
 
     #[test]

@@ -375,7 +375,7 @@ proptest! {
 
 /// Texts in each language whose function bodies an outline's parse leaves out: the samples
 /// and a long file of this crate.
-fn skimmed_texts() -> [(Lang, String); 6] {
+fn skimmed_texts() -> [(Lang, String); 7] {
     let own = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("src/outline/syntax.rs"),
     )
@@ -387,7 +387,31 @@ fn skimmed_texts() -> [(Lang, String); 6] {
         sample("sample.py"),
         sample("sample.js"),
         sample("sample.ts"),
+        (Lang::Python, long_strings_py()),
     ]
+}
+
+/// Python whose long strings (a module docstring, data, a class attribute, implicitly
+/// joined pieces, one with quotes and escapes inside) are cut out of the skimming parse.
+fn long_strings_py() -> String {
+    let lines = |n: usize, what: &str| -> String {
+        (0..n)
+            .map(|k| format!("    {what} line {k}: \"quoted\" \\ and 'single' {{braces}}\n"))
+            .collect()
+    };
+    format!(
+        "\"\"\"The module.\n{doc}\"\"\"\n\nimport json\n\n\
+         DATA = r\'\'\'\n{data}\'\'\'\n\n\
+         def load(text):\n    \"\"\"Loads.\"\"\"\n    return json.loads(text)\n\n\
+         class Policy:\n    \"\"\"A policy.\"\"\"\n\n    TEMPLATE = rb\"\"\"{{load}}\n{tpl}\"\"\"\n\n\
+             def render(self, data):\n        return self.TEMPLATE.format(data)\n\n\
+         JOINED = (\"{one}\" \"{one}\")\n\n\
+         async def fetch(url):\n    \"\"\"Fetches.\"\"\"\n    return url\n",
+        doc = lines(60, "doc"),
+        data = lines(200, "data"),
+        tpl = lines(80, "template"),
+        one = "x".repeat(1500),
+    )
 }
 
 /// Leaving function bodies out of the parse (Rust, Go, Python, JavaScript, TypeScript)
