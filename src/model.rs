@@ -294,11 +294,15 @@ pub enum Level {
     Warning,
 }
 
-/// A decision of this run, in plain words with the numbers (becomes a curation line).
+/// A decision of this run, in plain words with the numbers (becomes a curation line unless
+/// it is the report's only).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Note {
     pub level: Level,
     pub text: String,
+    /// Written in the manifest as a `// curation:` line.
+    #[serde(skip)]
+    pub in_manifest: bool,
 }
 
 impl Note {
@@ -308,6 +312,7 @@ impl Note {
         Note {
             level: Level::Info,
             text,
+            in_manifest: true,
         }
     }
 
@@ -317,6 +322,17 @@ impl Note {
         Note {
             level: Level::Warning,
             text,
+            in_manifest: true,
+        }
+    }
+
+    /// The same note, in the report only (what it says stops being true once the manifest
+    /// is written).
+    #[must_use]
+    pub fn report_only(self) -> Note {
+        Note {
+            in_manifest: false,
+            ..self
         }
     }
 

@@ -470,9 +470,10 @@ pub fn render_string(job: &Job<'_>, name: &str) -> Result<String> {
 }
 
 /// Warnings for a READY compile whose manifest on disk is missing or differs (the prompt
-/// names that file, so the sub-agent would read something else).
+/// names that file, so the sub-agent would read something else); `again` says what writes
+/// it (``run `curate …` `` with this render's options, or, to an MCP client, the tool to call).
 #[must_use]
-pub fn manifest_warnings(ws: &Workspace, s: &CompileSettings, compiled: &Compiled) -> Vec<String> {
+pub fn manifest_warnings(ws: &Workspace, compiled: &Compiled, again: &str) -> Vec<String> {
     if compiled.status != Status::Ready {
         return Vec::new();
     }
@@ -482,13 +483,13 @@ pub fn manifest_warnings(ws: &Workspace, s: &CompileSettings, compiled: &Compile
             .flatten();
     match on_disk {
         None => vec![format!(
-            "the instruction names {}, which does not exist: run `curate --role {} --change {}` first",
-            compiled.manifest_path, s.role, s.change
+            "the instruction names {}, which does not exist: {again} first",
+            compiled.manifest_path
         )],
         Some(b) if Some(b.as_slice()) != compiled.manifest.as_deref().map(str::as_bytes) => {
             vec![format!(
-                "{} differs from this compile: run `curate --role {} --change {}` to update it",
-                compiled.manifest_path, s.role, s.change
+                "{} differs from this compile: {again} to update it",
+                compiled.manifest_path
             )]
         }
         Some(_) => Vec::new(),

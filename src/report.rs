@@ -294,7 +294,7 @@ fn role_in(w: &dyn crate::workflow::Workflow, role: &str, contract_role: &str) -
 }
 
 /// A word as a POSIX shell reads it back.
-fn shell_word(w: &str) -> String {
+pub(crate) fn shell_word(w: &str) -> String {
     if !w.is_empty()
         && w.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_./=:@,+".contains(&b))

@@ -3,6 +3,7 @@
 //!
 //! It only translates: every rule lives in the library below it.
 
+pub mod again;
 pub mod args;
 pub mod commands;
 pub mod exit;

@@ -109,7 +109,7 @@ pub struct Compiled {
     pub excluded: Vec<Exclusion>,
     /// Every curation line of the manifest, overrides' first.
     pub curation: Vec<String>,
-    /// This run's notes (a subset of `curation`) with their levels.
+    /// This run's notes with their levels (those in the manifest are in `curation`).
     pub notes: Vec<Note>,
     pub caps: Caps,
     pub overrun: Option<Overrun>,
@@ -281,7 +281,9 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
     check_contract_globs(&contracts, &role, &scope)?;
     let mut ledger = Ledger::default();
     if let Some(w) = &ws.changes_warning {
-        ledger.notes.push(Note::warning(w.clone()));
+        // Not in the manifest: writing it makes the folder, and the next compile, the same
+        // in all else, would differ from it.
+        ledger.notes.push(Note::warning(w.clone()).report_only());
     }
     let candidates = expand_layers(&scope, &contracts, &role, s, &mut ledger)?;
     let candidates = with_derived(ws, s, candidates, &mut ledger);
@@ -1238,7 +1240,7 @@ fn finish(
     } = overrides;
     // Once each, in order; a set keeps this linear for a hundred thousand notes.
     let mut seen: std::collections::HashSet<String> = curation.iter().cloned().collect();
-    for n in &ledger.notes {
+    for n in ledger.notes.iter().filter(|n| n.in_manifest) {
         if seen.insert(n.text.clone()) {
             curation.push(n.text.clone());
         }

@@ -44,7 +44,8 @@ pub fn preview(root: &WorkspaceOptions, a: &PreviewArgs) -> Result<Answer> {
         ));
     }
     let compiled = crate::compile::compile(&ws, &s)?;
-    let warnings = render::manifest_warnings(&ws, &s, &compiled);
+    let warnings =
+        render::manifest_warnings(&ws, &compiled, "call `compile` with the same arguments");
     if compiled.status != Status::Ready {
         let mut text = report::human(&compiled, Style { color: false }, false, false, "");
         for w in &warnings {

@@ -215,7 +215,20 @@ async fn preview_answers_the_status_and_the_prompt_only_and_writes_nothing() {
         ])
         .run();
     assert_eq!(cli.code, 0, "{}", cli.stderr);
-    assert_eq!(cli.json(), v);
+    // But for what a warning says to do: a shell command there, the tool to call here.
+    let mut cli = cli.json();
+    assert_eq!(
+        cli["warnings"][0],
+        "the instruction names changes/add-auth/analysis/worker-context.jsonl, which does not \
+         exist: run `curate --role worker --change add-auth --format json` first"
+    );
+    assert_eq!(
+        v["warnings"][0],
+        "the instruction names changes/add-auth/analysis/worker-context.jsonl, which does not \
+         exist: call `compile` with the same arguments first"
+    );
+    cli["warnings"] = v["warnings"].clone();
+    assert_eq!(cli, v);
     assert_eq!(repo.snapshot_tree(), before, "preview wrote something");
 }
 

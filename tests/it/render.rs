@@ -189,6 +189,50 @@ fn render_writes_only_the_output_file_and_refuses_on_blocked() {
     assert!(!empty.exists("out.md"));
 }
 
+/// The first compile of a change whose folder does not exist yet makes it: the preview
+/// that follows with the same options finds its manifest current, and one with other
+/// options names the command, all its options kept, that writes the manifest it names.
+#[test]
+fn a_preview_after_the_first_compile_is_current_and_its_hint_keeps_the_options() {
+    let repo = Repo::fixture("aiws-basic");
+    let select = [
+        "--role",
+        "worker",
+        "--change",
+        "new-one",
+        "--owns",
+        "src/auth/*.ts",
+    ];
+    let out = repo.curate().args(select).run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert!(
+        out.stderr
+            .contains("warning: the change folder changes/new-one does not exist"),
+        "{}",
+        out.stderr
+    );
+    let manifest = repo.read("changes/new-one/analysis/worker-context.jsonl");
+    assert!(!manifest.contains("does not exist"), "{manifest}");
+    let out = repo.curate().args(["preview"]).args(select).run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert!(!out.stderr.contains("warning:"), "{}", out.stderr);
+    let out = repo
+        .curate()
+        .args(["preview", "--template", "sticky"])
+        .args(select)
+        .args(["--reads", "src/api/*.ts", "--lang", "zh"])
+        .run();
+    assert!(
+        out.stderr.contains(
+            "warning: changes/new-one/analysis/worker-context.jsonl differs from this compile: \
+             run `curate --role worker --change new-one --owns 'src/auth/*.ts' --reads \
+             'src/api/*.ts'` to update it"
+        ),
+        "{}",
+        out.stderr
+    );
+}
+
 #[test]
 fn preview_never_writes_and_gives_json() {
     let repo = Repo::fixture("aiws-basic");

@@ -41,7 +41,9 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
         None => compile::compile(&ws, &s)?,
     };
     let warnings = if a.manifest.is_none() {
-        render::manifest_warnings(&ws, &s, &compiled)
+        let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+        let again = format!("run `{}`", crate::cli::again::compile_command(&args));
+        render::manifest_warnings(&ws, &compiled, &again)
     } else {
         Vec::new()
     };
