@@ -92,6 +92,13 @@ pub enum Error {
     #[error("{} was edited by hand (its digest does not match its content)", path.display())]
     HandEdited { path: PathBuf },
 
+    #[error("{}:{pos}: cannot adopt this line: {message}", path.display())]
+    Unadoptable {
+        path: PathBuf,
+        pos: Pos,
+        message: String,
+    },
+
     #[error("the secret rules did not compile")]
     SecretRules(#[source] Box<dyn std::error::Error + Send + Sync>),
 
@@ -160,6 +167,10 @@ impl Error {
             }),
             Error::HandEdited { .. } => Some(
                 "run again with --adopt to keep the edits (they become overrides-file lines), or --force to overwrite them"
+                    .to_owned(),
+            ),
+            Error::Unadoptable { .. } => Some(
+                "nothing was adopted or written: mend the line and run again with --adopt, or --force to overwrite the manifest and lose the edits"
                     .to_owned(),
             ),
             Error::Escape { .. } => {

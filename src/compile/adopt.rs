@@ -9,33 +9,77 @@ use serde_json::{Map, Value, json};
 use crate::compile::manifest;
 use crate::model::Entry;
 
+/// The keys of a manifest entry, all an overrides line can carry.
+const KEYS: [&str; 5] = ["file", "reason", "sections", "priority", "kind"];
+
+/// A line of the edited manifest that no overrides line can keep: adopting it would lose it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unadoptable {
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
 /// The overrides lines that reproduce the edits of `edited` against what curate wrote
 /// (`written_curation`, `written`). Without a lock (`None`), every entry and curation line
-/// of the manifest is taken as the person's.
-#[must_use]
-pub fn diff(edited: &str, written: Option<(&[String], &[Entry])>) -> Vec<String> {
+/// of the manifest is taken as the person's. A plain comment a person wrote (`// …`, `# …`:
+/// curate writes none) becomes a curation line, the manifest's own form of a note.
+///
+/// # Errors
+/// The first line that cannot be kept: not JSON, an entry without a `file`, or a key no
+/// manifest entry has. Nothing is adopted then.
+pub fn diff(
+    edited: &str,
+    written: Option<(&[String], &[Entry])>,
+) -> Result<Vec<String>, Unadoptable> {
     let parsed = manifest::parse(edited);
+    if let Some((line, column, message)) = parsed.errors.first() {
+        return Err(Unadoptable {
+            line: *line,
+            column: *column,
+            message: message.clone(),
+        });
+    }
     let (old_curation, old_entries): (&[String], &[Entry]) = written.unwrap_or((&[], &[]));
     let mut lines = Vec::new();
-    for c in &parsed.curation {
-        if !old_curation.contains(c) {
-            lines.push(format!("{} {c}", manifest::CURATION));
+    let notes = parsed
+        .curation
+        .iter()
+        .chain(parsed.comments.iter().map(|(_, c)| c))
+        .filter(|c| !c.is_empty());
+    for c in notes {
+        let line = format!("{} {c}", manifest::CURATION);
+        if !old_curation.contains(c) && !lines.contains(&line) {
+            lines.push(line);
         }
     }
     let mut seen = Vec::new();
-    for (_, value) in &parsed.entries {
-        let Some(obj) = value.as_object() else {
-            continue;
+    for (n, value) in &parsed.entries {
+        let unadoptable = |message: String| Unadoptable {
+            line: *n,
+            column: 1,
+            message,
         };
+        let Some(obj) = value.as_object() else {
+            return Err(unadoptable("an entry must be a JSON object".to_owned()));
+        };
+        if let Some(key) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
+            return Err(unadoptable(format!(
+                "{key:?} is no key of a manifest entry ({}): write it into the reason",
+                KEYS.join(", ")
+            )));
+        }
         let Some(file) = obj.get("file").and_then(Value::as_str) else {
-            continue;
+            return Err(unadoptable(
+                "an entry needs \"file\", the path it names".to_owned(),
+            ));
         };
         seen.push(file.to_owned());
         let old = old_entries.iter().find(|e| e.file == file);
         let old_value = old.map(|e| serde_json::to_value(e).unwrap_or(Value::Null));
         let mut changed = Map::new();
         changed.insert("file".to_owned(), json!(file));
-        for key in ["reason", "sections", "priority", "kind"] {
+        for &key in &KEYS[1..] {
             let new = obj.get(key);
             let before = old_value.as_ref().and_then(|o| o.get(key));
             if let Some(new) = new
@@ -58,7 +102,7 @@ pub fn diff(edited: &str, written: Option<(&[String], &[Entry])>) -> Vec<String>
             );
         }
     }
-    lines
+    Ok(lines)
 }
 
 #[cfg(test)]
@@ -84,7 +128,7 @@ mod tests {
         ];
         let curation = vec!["old note".to_owned()];
         let edited = "// curate: 0.1.0 contracts=000000000000 digest=000000000000\n// curation: old note\n// curation: my note\n{\"file\":\"a.md\",\"reason\":\"r\",\"sections\":[[1,3]],\"priority\":\"medium\",\"kind\":\"plan\"}\n{\"file\":\"c.md\",\"reason\":\"mine\",\"sections\":null,\"priority\":\"high\",\"kind\":\"truth\"}\n";
-        let lines = diff(edited, Some((&curation, &written)));
+        let lines = diff(edited, Some((&curation, &written))).unwrap();
         assert_eq!(
             lines,
             vec![
@@ -94,5 +138,37 @@ mod tests {
                 r#"{"drop":"b[[]1[]].md","why":"removed from the manifest by hand"}"#.to_owned(),
             ]
         );
+    }
+
+    #[test]
+    fn a_plain_comment_becomes_a_curation_line() {
+        let written = vec![entry("a.md", Priority::High)];
+        let edited = "// curate: 0.1.0 contracts=000000000000 digest=000000000000\n// my note\n# another\n//\n{\"file\":\"a.md\",\"reason\":\"r\",\"sections\":null,\"priority\":\"high\",\"kind\":\"plan\"}\n// curation: my note\n";
+        assert_eq!(
+            diff(edited, Some((&[], &written))).unwrap(),
+            ["// curation: my note", "// curation: another"]
+        );
+    }
+
+    #[test]
+    fn a_line_no_overrides_line_can_keep_is_refused_with_its_position() {
+        let written = vec![entry("a.md", Priority::High)];
+        let head = "// curate: 0.1.0 contracts=000000000000 digest=000000000000\n";
+        let refused =
+            |body: &str| diff(&format!("{head}{body}"), Some((&[], &written))).unwrap_err();
+        let e = refused("{\"file\":\"a.md\",\"priority\":\"low\"\n");
+        assert_eq!((e.line, e.column), (2, 31), "{e:?}");
+        assert!(e.message.starts_with("invalid JSON"), "{e:?}");
+        let e = refused("// ok\n{\"file\":\"a.md\",\"note\":\"mine\"}\n");
+        assert_eq!(e.line, 3);
+        assert!(
+            e.message
+                .starts_with("\"note\" is no key of a manifest entry"),
+            "{e:?}"
+        );
+        let e = refused("{\"reason\":\"r\"}\n");
+        assert_eq!(e.message, "an entry needs \"file\", the path it names");
+        let e = refused("[1]\n");
+        assert_eq!(e.message, "an entry must be a JSON object");
     }
 }

@@ -159,7 +159,15 @@ fn adopt_edits(
         edited,
         lock.as_ref()
             .map(|l| (l.curation.as_slice(), l.written.as_slice())),
-    );
+    )
+    .map_err(|e| Error::Unadoptable {
+        path: manifest_path.into(),
+        pos: crate::error::Pos {
+            line: e.line,
+            column: e.column,
+        },
+        message: e.message,
+    })?;
     if lines.is_empty() {
         return Ok(String::new());
     }

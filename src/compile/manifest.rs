@@ -190,7 +190,10 @@ pub struct Parsed {
     pub curation: Vec<String>,
     /// Each entry line's number and raw JSON value.
     pub entries: Vec<(usize, serde_json::Value)>,
-    /// Lines that are not comments, blank, or JSON objects: (line, message, column).
+    /// Comment lines that are neither the header nor curation lines (`// …`, `# …`): each
+    /// line's number and its text after the marker.
+    pub comments: Vec<(usize, String)>,
+    /// Lines that are not comments, blank, or JSON objects: (line, column, message).
     pub errors: Vec<(usize, usize, String)>,
 }
 
@@ -207,7 +210,11 @@ pub fn parse(text: &str) -> Parsed {
                 continue;
             }
         }
-        if trimmed.is_empty() || trimmed.starts_with('#') {
+        if trimmed.is_empty() {
+            continue;
+        }
+        if let Some(rest) = trimmed.strip_prefix('#') {
+            out.comments.push((n, rest.trim().to_owned()));
             continue;
         }
         if let Some(rest) = trimmed.strip_prefix(CURATION) {
@@ -222,7 +229,8 @@ pub fn parse(text: &str) -> Parsed {
             out.curation.push(text.trim().to_owned());
             continue;
         }
-        if trimmed.starts_with("//") {
+        if let Some(rest) = trimmed.strip_prefix("//") {
+            out.comments.push((n, rest.trim().to_owned()));
             continue;
         }
         match serde_json::from_str::<serde_json::Value>(trimmed) {

@@ -71,6 +71,56 @@ fn adopt_turns_edits_into_overrides_and_keeps_every_one() {
     assert_eq!(manifest, repo.read(WORKER_MANIFEST));
 }
 
+/// A plain comment is kept as a curation line; a line no overrides line can keep (broken
+/// JSON, a key no entry has) stops the adoption with its position, nothing written.
+#[test]
+fn adopt_keeps_a_plain_comment_and_refuses_what_it_would_lose() {
+    let repo = Repo::fixture("aiws-basic");
+    assert_eq!(repo.compile_worker(&[]).code, 0);
+    let mut edited = repo.read(WORKER_MANIFEST);
+    edited.push_str("// ask before touching the routes\n");
+    repo.write(WORKER_MANIFEST, &edited);
+    let out = repo.compile_worker(&["--adopt"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("adopted 1 hand edit into"),
+        "{}",
+        out.stderr
+    );
+    let manifest = repo.read(WORKER_MANIFEST);
+    assert!(
+        manifest.contains("\n// curation: ask before touching the routes\n"),
+        "{manifest}"
+    );
+    let overrides = repo.read(OVERRIDES);
+    for (line, column, bad) in [
+        (12, 41, "{\"file\":\"docs/guide.md\",\"priority\":\"high\""),
+        (12, 1, "{\"file\":\"docs/guide.md\",\"why\":\"mine\"}"),
+    ] {
+        let mut edited: Vec<String> = manifest.lines().map(str::to_owned).collect();
+        edited.insert(line - 1, bad.to_owned());
+        let edited = edited.join("\n") + "\n";
+        repo.write(WORKER_MANIFEST, &edited);
+        let out = repo.compile_worker(&["--adopt"]);
+        assert_eq!(out.code, 1, "{}", out.stderr);
+        let first = out.stderr.lines().next().unwrap_or_default();
+        assert!(
+            first.starts_with(&format!(
+                "error: {WORKER_MANIFEST}:{line}:{column}: cannot adopt this line: "
+            )),
+            "{}",
+            out.stderr
+        );
+        assert!(out.stderr.contains("hint: nothing was adopted or written"));
+        assert_eq!(
+            repo.read(WORKER_MANIFEST),
+            edited,
+            "the edit is left as it is"
+        );
+        assert_eq!(repo.read(OVERRIDES), overrides);
+    }
+}
+
 #[test]
 fn force_overwrites_the_edit() {
     let repo = Repo::fixture("aiws-basic");
