@@ -213,6 +213,14 @@ pub fn human(c: &Compiled, style: Style, verbose: bool, explain: bool, outcome: 
             }
             if let Some(hint) = elsewhere_hint(c) {
                 let _ = writeln!(out, "hint: {hint}");
+            } else if nothing_matched(c) {
+                let _ = writeln!(
+                    out,
+                    "hint: no glob of the {} role in the contracts ({}) names a file here: \
+                     name the files with --owns, --reads or --add, or write contracts of \
+                     your own (`curate init` writes the default, to edit)",
+                    c.role.id, c.contracts_source
+                );
             }
         }
         crate::compile::budget::Status::OverBudget => {
@@ -232,6 +240,16 @@ pub fn human(c: &Compiled, style: Style, verbose: bool, explain: bool, outcome: 
         );
     }
     out
+}
+
+/// True when no file was even a candidate (none kept, cut, indexed or excluded), the
+/// change's folder being where it was looked for.
+fn nothing_matched(c: &Compiled) -> bool {
+    c.workflow.change_found
+        && c.kept.is_empty()
+        && c.dropped.is_empty()
+        && c.indexed.is_empty()
+        && c.excluded.is_empty()
 }
 
 /// The command that uses another workflow's folder holding the change: this run's own

@@ -151,6 +151,9 @@ pub struct Workflowed {
     pub elsewhere: Vec<Elsewhere>,
     /// The change does not exist in a workflow that makes its own changes (then BLOCKED).
     pub change_missing: bool,
+    /// The change's folder is where it was looked for.
+    #[serde(skip)]
+    pub change_found: bool,
 }
 
 impl Workflowed {
@@ -181,6 +184,7 @@ impl Workflowed {
                 })
                 .collect(),
             change_missing: change_missing(ws),
+            change_found: ws.changes_warning.is_none(),
         }
     }
 

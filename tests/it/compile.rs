@@ -413,6 +413,37 @@ fn blocked_when_nothing_matches() {
     insta::assert_snapshot!("blocked_report", out.stderr);
 }
 
+/// In a repository the contracts' globs do not fit (no aiws files), the BLOCKED report says
+/// how to name the files instead.
+#[test]
+fn blocked_in_a_repository_the_contracts_do_not_fit_says_how_to_name_the_files() {
+    let repo = Repo::empty();
+    repo.write("main.go", "package main\n\nfunc main() {}\n");
+    repo.write("changes/fix/notes.txt", "what to fix\n");
+    let out = repo
+        .curate()
+        .args(["--role", "reviewer", "--change", "fix"])
+        .run();
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "hint: no glob of the reviewer role in the contracts (embedded default) names a \
+             file here: name the files with --owns, --reads or --add, or write contracts of \
+             your own (`curate init` writes the default, to edit)"
+        ),
+        "{}",
+        out.stderr
+    );
+    let out = repo
+        .curate()
+        .args([
+            "--role", "reviewer", "--change", "fix", "--reads", "main.go",
+        ])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!out.stderr.contains("hint:"), "{}", out.stderr);
+}
+
 #[test]
 fn over_budget_lists_the_largest_entries_and_writes_nothing() {
     let repo = Repo::fixture("over-budget");
