@@ -866,7 +866,12 @@ pub(crate) fn python_lexed(text: &str) -> Option<Lexed<Vec<Cut>>> {
                 } else {
                     1
                 };
-                if body.is_none() && end - i > LONG_STRING {
+                let formatted = is_formatted(b, i);
+                if formatted {
+                    formatted_names(b, i + quotes, end - quotes, &mut names);
+                }
+                // (An f-string stays whole: what is cut could open an interpolation.)
+                if body.is_none() && end - i > LONG_STRING && !formatted {
                     let first = b[i + quotes];
                     let kept = usize::from(first.is_ascii() && first != b'\\');
                     out.push(Cut::plain(i + quotes + kept..end - quotes));
@@ -980,6 +985,84 @@ fn starts_def(b: &[u8]) -> bool {
     false
 }
 
+/// Whether the Python string whose quote is at `i` is formatted (`f"…"`, `rf'…'`, `t"…"`):
+/// the identifier run just before the quote is a string prefix holding `f` or `t`.
+fn is_formatted(b: &[u8], i: usize) -> bool {
+    let start = b[..i]
+        .iter()
+        .rposition(|&c| !is_ident(c))
+        .map_or(0, |k| k + 1);
+    let prefix = &b[start..i];
+    (1..=3).contains(&prefix.len())
+        && prefix.iter().all(|c| b"rRbBuUfFtT".contains(c))
+        && prefix.iter().any(|c| b"fFtT".contains(c))
+}
+
+/// The identifiers of the interpolations (`{…}`, not `{{`) of an f-string's inside
+/// `b[from..to]`, as tree-sitter's tree holds them: their expressions' names, nested
+/// interpolations of a format spec's included, but not the strings inside them, the spec's
+/// text, or the conversion after `!`.
+fn formatted_names(b: &[u8], from: usize, to: usize, names: &mut Vec<Range<usize>>) {
+    let mut j = from;
+    while j < to {
+        match b[j] {
+            b'\\' => j += 2,
+            b'{' if b.get(j + 1) == Some(&b'{') => j += 2,
+            b'{' => j = interpolation(b, j + 1, to, names, 0),
+            _ => j += 1,
+        }
+    }
+}
+
+/// Reads the interpolation whose expression starts at `i`, noting its names; returns where
+/// it ends (past its `}`, or `to`). `nesting`: how deep in format specs it is (bounded).
+fn interpolation(
+    b: &[u8],
+    mut i: usize,
+    to: usize,
+    names: &mut Vec<Range<usize>>,
+    nesting: usize,
+) -> usize {
+    let mut depth = 0usize;
+    // In the format spec (after a top-level `:`) or the conversion (after `!`).
+    let mut in_spec = false;
+    while i < to {
+        let c = b[i];
+        match c {
+            b'}' if depth == 0 => return i + 1,
+            b'{' if in_spec => {
+                if nesting >= 4 {
+                    return to;
+                }
+                i = interpolation(b, i + 1, to, names, nesting + 1);
+                continue;
+            }
+            _ if in_spec => {}
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            b':' if depth == 0 => in_spec = true,
+            b'!' if depth == 0 && b.get(i + 1) != Some(&b'=') => in_spec = true,
+            b'"' | b'\'' => {
+                // A string inside the expression: its text is no name.
+                let end = b[i + 1..to].iter().position(|&x| x == c);
+                i = end.map_or(to, |k| i + 1 + k + 1);
+                continue;
+            }
+            c if is_ident(c) => {
+                let start = i;
+                while i < to && is_ident(b[i]) {
+                    i += 1;
+                }
+                push_name(names, b, start, i, python_reserved);
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    to
+}
+
 /// A string literal longer than this (quotes included) is cut when no body holds it.
 const LONG_STRING: usize = 1024;
 
@@ -1040,6 +1123,38 @@ mod tests {
         assert!(go_bodies("func a() { ").is_empty());
         assert!(go_bodies("} func a() {}").is_empty());
         assert!(go_bodies("func a() { s := \"unterminated\n }").is_empty());
+    }
+
+    #[test]
+    fn an_f_strings_interpolations_are_references_and_its_text_is_not() {
+        let names = |text: &str| -> Vec<String> {
+            let lexed = python_lexed(text).unwrap();
+            lexed
+                .names
+                .iter()
+                .map(|r| text[r.clone()].to_owned())
+                .filter(|n| n.len() >= 3)
+                .collect()
+        };
+        assert_eq!(
+            names("x = f'{{skipped}} {alpha.beta!r:>{width}} {gamma[\"key\"]:,} text'\n"),
+            ["alpha", "beta", "width", "gamma"]
+        );
+        assert_eq!(
+            names("x = FR\"{path}\" + rb'{bytes}' + t'{tmpl}'\n"),
+            ["path", "tmpl"]
+        );
+        // `if` before a quote is no prefix; a run longer than three is none either.
+        assert_eq!(
+            names("y = 1 if\"{one}\" else \"{two}\"\n"),
+            Vec::<String>::new()
+        );
+        assert_eq!(names("z = elif_f'{three}'\n"), ["elif_f"]);
+        // A dict, a call and a comparison in an interpolation; an unclosed one ends the text.
+        assert_eq!(
+            names("f'{ {key: val}[key] } {call(arg) != other} {open'\n"),
+            ["key", "val", "key", "call", "arg", "other", "open"]
+        );
     }
 
     #[test]

@@ -406,7 +406,10 @@ fn long_strings_py() -> String {
          class Policy:\n    \"\"\"A policy.\"\"\"\n\n    TEMPLATE = rb\"\"\"{{load}}\n{tpl}\"\"\"\n\n\
              def render(self, data):\n        return self.TEMPLATE.format(data)\n\n\
          JOINED = (\"{one}\" \"{one}\")\n\n\
-         async def fetch(url):\n    \"\"\"Fetches.\"\"\"\n    return url\n",
+         async def fetch(url):\n    \"\"\"Fetches.\"\"\"\n    return url\n\n\
+         def describe(item, width):\n    label = f\"{{item.label!r:>{{width}}}} has \
+         {{item.count + 1:,}} of {{item.parts['main']}} {{{{braces}}}}\"\n    \
+         return rf'{{label}}\\d+' + F\"\"\"{{fetch(url=item.url)}}\"\"\"\n",
         doc = lines(60, "doc"),
         data = lines(200, "data"),
         tpl = lines(80, "template"),
