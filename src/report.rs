@@ -311,13 +311,39 @@ fn role_in(w: &dyn crate::workflow::Workflow, role: &str, contract_role: &str) -
     }
 }
 
-/// A word as a POSIX shell reads it back.
+/// A word as a POSIX shell reads it back, on one line: a word with a control character is
+/// written `$'…'` with escapes (POSIX.1-2024, bash, zsh), so that no argument can start a
+/// line of its own in a hint.
 pub(crate) fn shell_word(w: &str) -> String {
     if !w.is_empty()
         && w.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_./=:@,+".contains(&b))
     {
         w.to_owned()
+    } else if w.chars().any(char::is_control) {
+        let mut out = String::from("$'");
+        for c in w.chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '\'' => out.push_str("\\'"),
+                '\n' => out.push_str("\\n"),
+                '\t' => out.push_str("\\t"),
+                '\r' => out.push_str("\\r"),
+                c if c.is_control() && c.is_ascii() => {
+                    out.push_str(&format!("\\x{:02x}", u32::from(c)));
+                }
+                // A C1 control (U+0080 to U+009F): its UTF-8 bytes.
+                c if c.is_control() => {
+                    let mut buf = [0u8; 4];
+                    for b in c.encode_utf8(&mut buf).bytes() {
+                        out.push_str(&format!("\\x{b:02x}"));
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        out.push('\'');
+        out
     } else {
         format!("'{}'", w.replace('\'', "'\\''"))
     }
@@ -393,4 +419,52 @@ pub fn json(c: &Compiled, written: bool, explain: bool) -> serde_json::Value {
         v["candidates"] = json!(c.candidates);
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_word;
+
+    #[test]
+    fn a_shell_word_reads_back_as_the_argument_and_stays_on_one_line() {
+        let words = [
+            "plain-word_1.go",
+            "src/**",
+            "it's",
+            "",
+            "a\nwarning: forged",
+            "tab\there\\and 'quote'",
+            "bell\u{7}del\u{7f}",
+            "c1\u{85}next-line",
+            "中文 名",
+        ];
+        assert_eq!(shell_word("src/**"), "'src/**'");
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
+        assert_eq!(shell_word("a\nb"), r"$'a\nb'");
+        assert_eq!(shell_word("c1\u{85}x"), r"$'c1\xc2\x85x'");
+        for w in words {
+            assert!(!shell_word(w).chars().any(char::is_control), "{w:?}");
+        }
+        // What bash (which reads `$'…'`) makes of each, where it is installed.
+        let Ok(out) = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(
+                words
+                    .iter()
+                    .map(|w| format!("printf '%s\\0' {}", shell_word(w)))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            )
+            .output()
+        else {
+            return;
+        };
+        let read: Vec<&[u8]> = out.stdout.split(|&b| b == 0).collect();
+        let want: Vec<&[u8]> = words
+            .iter()
+            .map(|w| w.as_bytes())
+            .chain([&b""[..]])
+            .collect();
+        assert_eq!(read, want);
+    }
 }
