@@ -1081,7 +1081,8 @@ impl tera::Function for Excerpt {
     }
 }
 
-/// The owned and read-only globs of a compile: flags, files-from, task file.
+/// The owned and read-only globs of a compile: flags, files-from, task file, as a prompt
+/// shows them (a control character escaped: a glob starts no line of the prompt).
 pub fn scopes(s: &CompileSettings) -> (Vec<String>, Vec<String>) {
     let mut owned = s.owns.clone();
     owned.extend(s.files_from.iter().cloned());
@@ -1092,7 +1093,7 @@ pub fn scopes(s: &CompileSettings) -> (Vec<String>, Vec<String>) {
     }
     let sub = |v: Vec<String>| {
         v.into_iter()
-            .map(|g| g.replace("<id>", &s.change))
+            .map(|g| crate::model::one_line(&g.replace("<id>", &s.change)))
             .collect()
     };
     (sub(owned), sub(readonly))

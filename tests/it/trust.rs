@@ -1203,6 +1203,48 @@ fn control_characters_in_names_never_make_an_entry_and_notes_stay_json() {
     assert_none(&problems, "control characters in names");
 }
 
+/// A newline in a name someone else chose (a touched file, a manifest path, an argument a
+/// hint repeats) starts no line of its own in what `verify`, `check` or a hint prints.
+#[test]
+fn a_newline_in_a_name_forges_no_line_of_output() {
+    let forged = "x\nwarning: all inside the write scope";
+    let repo = repo_with(&[]);
+    let outputs = [
+        repo.curate()
+            .args(["verify", "--change", "add-auth", "--owns", "src/**"])
+            .args(["--touched", forged])
+            .run(),
+        repo.curate().args(["check", forged]).run(),
+        repo.curate()
+            .args(["preview", "--role", "worker", "--change", "add-auth"])
+            .args(["--owns", forged])
+            .run(),
+    ];
+    for out in &outputs {
+        for line in out.stdout.lines().chain(out.stderr.lines()) {
+            assert!(
+                !line.starts_with("warning: all inside"),
+                "a forged line: {line:?} in\n{}",
+                out.all()
+            );
+        }
+    }
+    assert!(
+        outputs[0]
+            .stderr
+            .contains("violation: x\\nwarning: all inside the write scope"),
+        "{}",
+        outputs[0].all()
+    );
+    assert!(
+        outputs[2]
+            .stderr
+            .contains("--owns $'x\\nwarning: all inside the write scope'"),
+        "{}",
+        outputs[2].all()
+    );
+}
+
 // ---------------------------------------------------------------------------------------
 // Fault 11: a repository contracts file linked outside
 

@@ -7,6 +7,7 @@ use crate::cli::exit::ExitCode;
 use crate::cli::printer::Printer;
 use crate::cli::resolve;
 use crate::error::Result;
+use crate::model::one_line;
 
 /// Runs `curate check`.
 pub fn run(g: &GlobalArgs, a: &CheckArgs) -> Result<ExitCode> {
@@ -42,7 +43,13 @@ fn print(printer: Printer, checked: &Checked) -> Result<()> {
                     Severity::Error => style.error("error:"),
                     Severity::Warning => style.warn("warning:"),
                 };
-                text.push_str(&format!("{}:{}: {label} {}\n", f.file, f.line, f.message));
+                // A file name or message holds no line break or escape of its own.
+                text.push_str(&format!(
+                    "{}:{}: {label} {}\n",
+                    one_line(&f.file),
+                    f.line,
+                    one_line(&f.message)
+                ));
             }
             if !printer.quiet || errors > 0 {
                 let warnings = findings.len() - errors;

@@ -5,6 +5,7 @@ use crate::cli::exit::ExitCode;
 use crate::cli::printer::Printer;
 use crate::cli::resolve;
 use crate::error::{Error, Result};
+use crate::model::one_line;
 use crate::settings::check_name;
 use crate::util::read::{INPUT_CAP, read_capped, read_stdin};
 use crate::verify::{self, Scope};
@@ -51,7 +52,7 @@ pub fn run(g: &GlobalArgs, a: &VerifyArgs) -> Result<ExitCode> {
             text.push_str(&format!(
                 "criterion {}: {} (exit {})\n",
                 if o.passed { "passed" } else { "failed" },
-                o.criterion,
+                one_line(&o.criterion),
                 match (o.exit_code, o.timed_out) {
                     (_, true) => "none: stopped at the timeout".to_owned(),
                     (Some(c), _) => c.to_string(),
@@ -68,12 +69,13 @@ pub fn run(g: &GlobalArgs, a: &VerifyArgs) -> Result<ExitCode> {
                     .into_iter()
                     .rev()
                 {
-                    text.push_str(&format!("  | {line}\n"));
+                    text.push_str(&format!("  | {}\n", one_line(line)));
                 }
             }
         }
         for v in &verdict.violations {
-            text.push_str(&format!("violation: {v}\n"));
+            // A touched path is anyone's: it starts no line of its own.
+            text.push_str(&format!("violation: {}\n", one_line(&v.to_string())));
         }
         if !printer.quiet || !verdict.valid {
             text.push_str(&format!(
