@@ -233,8 +233,8 @@ pub(crate) fn go_reserved(w: &[u8]) -> bool {
     )
 }
 
-/// JavaScript's reserved words (strict mode's), `from` of its imports, and TypeScript's
-/// predefined types (type nodes to tree-sitter).
+/// JavaScript's reserved words (strict mode's) and TypeScript's predefined types (type nodes
+/// to tree-sitter). An import's `from` is left out where it is read.
 pub(crate) fn js_reserved(w: &[u8]) -> bool {
     matches!(
         w,
@@ -283,7 +283,6 @@ pub(crate) fn js_reserved(w: &[u8]) -> bool {
             | b"while"
             | b"with"
             | b"yield"
-            | b"from"
             | b"any"
             | b"boolean"
             | b"number"
@@ -577,7 +576,16 @@ pub(crate) fn js_lexed(text: &str) -> Option<Lexed<Vec<Range<usize>>>> {
                     i += 1;
                 }
                 let word = &b[start..i];
-                bodies.name(b, start, i, js_reserved);
+                // `from` before a module's string is the import's keyword; anywhere else it
+                // is a name (`Array.from`, a `static from()`).
+                let import_from = word == b"from"
+                    && b[i..]
+                        .iter()
+                        .find(|c| !c.is_ascii_whitespace())
+                        .is_some_and(|&c| c == b'"' || c == b'\'');
+                if !import_from {
+                    bodies.name(b, start, i, js_reserved);
+                }
                 match word {
                     b"function" => bodies.keyword(),
                     b"class" if bodies.body.is_none() => class_pending = true,
@@ -1123,6 +1131,29 @@ mod tests {
         assert!(go_bodies("func a() { ").is_empty());
         assert!(go_bodies("} func a() {}").is_empty());
         assert!(go_bodies("func a() { s := \"unterminated\n }").is_empty());
+    }
+
+    #[test]
+    fn from_is_a_name_but_before_an_imports_module() {
+        let text = "import { a } from \"./a.js\";\nexport * from\n  './b.js';\n\
+                    class C { static from(x) { return Array.from(x); } }\nC.from(from);\n";
+        let lexed = js_lexed(text).unwrap();
+        let froms: Vec<usize> = lexed
+            .names
+            .iter()
+            .filter(|r| &text[(*r).clone()] == "from")
+            .map(|r| r.start)
+            .collect();
+        let at = |needle: &str| text.find(needle).unwrap();
+        assert_eq!(
+            froms,
+            [
+                at("from(x)"),
+                at("from(x);"),
+                at("from(from)"),
+                at("from);")
+            ]
+        );
     }
 
     #[test]

@@ -375,7 +375,7 @@ proptest! {
 
 /// Texts in each language whose function bodies an outline's parse leaves out: the samples
 /// and a long file of this crate.
-fn skimmed_texts() -> [(Lang, String); 7] {
+fn skimmed_texts() -> [(Lang, String); 8] {
     let own = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("src/outline/syntax.rs"),
     )
@@ -388,8 +388,18 @@ fn skimmed_texts() -> [(Lang, String); 7] {
         sample("sample.js"),
         sample("sample.ts"),
         (Lang::Python, long_strings_py()),
+        (Lang::JavaScript, FROM_JS.to_owned()),
     ]
 }
+
+/// JavaScript whose `from` is an import's keyword in some places and a name in others.
+const FROM_JS: &str = "import { parse } from \"./parse.js\";\nexport * from './more.js';\n\
+export class Items {\n  static from(list) {\n    return new Items(Array.from(list));\n  }\n\
+  constructor(list) {\n    this.list = parse(list);\n  }\n\
+  count() {\n    return this.list.length;\n  }\n}\n\
+export function gather(values) {\n  return Items.from(values).count();\n}\n\
+export function spread(values) {\n  return gather([...values, from]);\n}\n\
+export const total = (values) => gather(values) + spread(values);\n";
 
 /// Python whose long strings (a module docstring, data, a class attribute, implicitly
 /// joined pieces, one with quotes and escapes inside) are cut out of the skimming parse.
