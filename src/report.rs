@@ -217,8 +217,8 @@ pub fn human(c: &Compiled, style: Style, verbose: bool, explain: bool, outcome: 
                 let _ = writeln!(
                     out,
                     "hint: no glob of the {} role in the contracts ({}) names a file here: \
-                     name the files (--owns, --reads, --add, a task file's files_owned), or write contracts of \
-                     your own (`curate init` writes the default, to edit)",
+                     name the files (--owns, --reads, --add, a task file's files_owned), \
+                     or write contracts of your own (`curate init` writes the default, to edit)",
                     c.role.id, c.contracts_source
                 );
             }

@@ -16,10 +16,7 @@ use crate::cli::args::Cli;
 pub fn compile_command(args: &[OsString]) -> String {
     let mut cli = Cli::command();
     cli.build();
-    let compile_ids: Vec<String> = cli
-        .get_arguments()
-        .map(|a| a.get_id().to_string())
-        .collect();
+    let compile_ids: Vec<&str> = cli.get_arguments().map(|a| a.get_id().as_str()).collect();
     let mut words = vec!["curate".to_owned()];
     let mut rest = args.iter().map(|a| a.to_string_lossy().into_owned());
     let mut sub: Option<&clap::Command> = None;
@@ -56,7 +53,7 @@ pub fn compile_command(args: &[OsString]) -> String {
         } else {
             None
         };
-        let rendering_only = arg.is_some_and(|a| !compile_ids.contains(&a.get_id().to_string()));
+        let rendering_only = arg.is_some_and(|a| !compile_ids.contains(&a.get_id().as_str()));
         if !rendering_only {
             words.push(word);
             words.extend(value);

@@ -428,8 +428,8 @@ fn blocked_in_a_repository_the_contracts_do_not_fit_says_how_to_name_the_files()
     assert!(
         out.stderr.contains(
             "hint: no glob of the reviewer role in the contracts (embedded default) names a \
-             file here: name the files (--owns, --reads, --add, a task file's files_owned), or write contracts of \
-             your own (`curate init` writes the default, to edit)"
+             file here: name the files (--owns, --reads, --add, a task file's files_owned), \
+             or write contracts of your own (`curate init` writes the default, to edit)"
         ),
         "{}",
         out.stderr
