@@ -7,6 +7,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::compile::manifest;
+use crate::error::Pos;
 use crate::model::Entry;
 
 /// The keys of a manifest entry, all an overrides line can carry.
@@ -15,8 +16,7 @@ const KEYS: [&str; 5] = ["file", "reason", "sections", "priority", "kind"];
 /// A line of the edited manifest that no overrides line can keep: adopting it would lose it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unadoptable {
-    pub line: usize,
-    pub column: usize,
+    pub pos: Pos,
     pub message: String,
 }
 
@@ -35,8 +35,10 @@ pub fn diff(
     let parsed = manifest::parse(edited);
     if let Some((line, column, message)) = parsed.errors.first() {
         return Err(Unadoptable {
-            line: *line,
-            column: *column,
+            pos: Pos {
+                line: *line,
+                column: *column,
+            },
             message: message.clone(),
         });
     }
@@ -45,7 +47,7 @@ pub fn diff(
     let notes = parsed
         .curation
         .iter()
-        .chain(parsed.comments.iter().map(|(_, c)| c))
+        .chain(&parsed.comments)
         .filter(|c| !c.is_empty());
     for c in notes {
         let line = format!("{} {c}", manifest::CURATION);
@@ -56,12 +58,15 @@ pub fn diff(
     let mut seen = Vec::new();
     for (n, value) in &parsed.entries {
         let unadoptable = |message: String| Unadoptable {
-            line: *n,
-            column: 1,
+            pos: Pos {
+                line: *n,
+                column: 1,
+            },
             message,
         };
+        // (A line that is no JSON object is one of `parsed.errors`.)
         let Some(obj) = value.as_object() else {
-            return Err(unadoptable("an entry must be a JSON object".to_owned()));
+            continue;
         };
         if let Some(key) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
             return Err(unadoptable(format!(
@@ -157,10 +162,10 @@ mod tests {
         let refused =
             |body: &str| diff(&format!("{head}{body}"), Some((&[], &written))).unwrap_err();
         let e = refused("{\"file\":\"a.md\",\"priority\":\"low\"\n");
-        assert_eq!((e.line, e.column), (2, 31), "{e:?}");
+        assert_eq!((e.pos.line, e.pos.column), (2, 31), "{e:?}");
         assert!(e.message.starts_with("invalid JSON"), "{e:?}");
         let e = refused("// ok\n{\"file\":\"a.md\",\"note\":\"mine\"}\n");
-        assert_eq!(e.line, 3);
+        assert_eq!(e.pos.line, 3);
         assert!(
             e.message
                 .starts_with("\"note\" is no key of a manifest entry"),

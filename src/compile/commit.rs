@@ -162,10 +162,7 @@ fn adopt_edits(
     )
     .map_err(|e| Error::Unadoptable {
         path: manifest_path.into(),
-        pos: crate::error::Pos {
-            line: e.line,
-            column: e.column,
-        },
+        pos: e.pos,
         message: e.message,
     })?;
     if lines.is_empty() {

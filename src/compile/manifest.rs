@@ -190,9 +190,9 @@ pub struct Parsed {
     pub curation: Vec<String>,
     /// Each entry line's number and raw JSON value.
     pub entries: Vec<(usize, serde_json::Value)>,
-    /// Comment lines that are neither the header nor curation lines (`// …`, `# …`): each
-    /// line's number and its text after the marker.
-    pub comments: Vec<(usize, String)>,
+    /// The text (after the marker) of each comment line that is neither the header nor a
+    /// curation line (`// …`, `# …`).
+    pub comments: Vec<String>,
     /// Lines that are not comments, blank, or JSON objects: (line, column, message).
     pub errors: Vec<(usize, usize, String)>,
 }
@@ -214,7 +214,7 @@ pub fn parse(text: &str) -> Parsed {
             continue;
         }
         if let Some(rest) = trimmed.strip_prefix('#') {
-            out.comments.push((n, rest.trim().to_owned()));
+            out.comments.push(rest.trim().to_owned());
             continue;
         }
         if let Some(rest) = trimmed.strip_prefix(CURATION) {
@@ -230,7 +230,7 @@ pub fn parse(text: &str) -> Parsed {
             continue;
         }
         if let Some(rest) = trimmed.strip_prefix("//") {
-            out.comments.push((n, rest.trim().to_owned()));
+            out.comments.push(rest.trim().to_owned());
             continue;
         }
         match serde_json::from_str::<serde_json::Value>(trimmed) {
