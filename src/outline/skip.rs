@@ -875,11 +875,11 @@ pub(crate) fn python_lexed(text: &str) -> Option<Lexed<Vec<Cut>>> {
                     1
                 };
                 let formatted = is_formatted(b, i);
-                if formatted {
-                    formatted_names(b, i + quotes, end - quotes, &mut names);
+                if let Some(raw) = formatted {
+                    formatted_names(b, i + quotes, end - quotes, raw, &mut names);
                 }
                 // (An f-string stays whole: what is cut could open an interpolation.)
-                if body.is_none() && end - i > LONG_STRING && !formatted {
+                if body.is_none() && end - i > LONG_STRING && formatted.is_none() {
                     let first = b[i + quotes];
                     let kept = usize::from(first.is_ascii() && first != b'\\');
                     out.push(Cut::plain(i + quotes + kept..end - quotes));
@@ -994,27 +994,29 @@ fn starts_def(b: &[u8]) -> bool {
 }
 
 /// Whether the Python string whose quote is at `i` is formatted (`f"…"`, `rf'…'`, `t"…"`):
-/// the identifier run just before the quote is a string prefix holding `f` or `t`.
-fn is_formatted(b: &[u8], i: usize) -> bool {
+/// the identifier run just before the quote is a string prefix holding `f` or `t`. `Some`
+/// with whether it is raw too (`r` in the prefix).
+fn is_formatted(b: &[u8], i: usize) -> Option<bool> {
     let start = b[..i]
         .iter()
         .rposition(|&c| !is_ident(c))
         .map_or(0, |k| k + 1);
     let prefix = &b[start..i];
-    (1..=3).contains(&prefix.len())
+    let formatted = (1..=3).contains(&prefix.len())
         && prefix.iter().all(|c| b"rRbBuUfFtT".contains(c))
-        && prefix.iter().any(|c| b"fFtT".contains(c))
+        && prefix.iter().any(|c| b"fFtT".contains(c));
+    formatted.then(|| prefix.iter().any(|c| b"rR".contains(c)))
 }
 
 /// The identifiers of the interpolations (`{…}`, not `{{`) of an f-string's inside
 /// `b[from..to]`, as tree-sitter's tree holds them: their expressions' names, nested
 /// interpolations of a format spec's included, but not the strings inside them, the spec's
-/// text, or the conversion after `!`.
-fn formatted_names(b: &[u8], from: usize, to: usize, names: &mut Vec<Range<usize>>) {
+/// text, or the conversion after `!`. In a raw one a backslash is text: `\{x}` interpolates.
+fn formatted_names(b: &[u8], from: usize, to: usize, raw: bool, names: &mut Vec<Range<usize>>) {
     let mut j = from;
     while j < to {
         match b[j] {
-            b'\\' => j += 2,
+            b'\\' if !raw => j += 2,
             b'{' if b.get(j + 1) == Some(&b'{') => j += 2,
             b'{' => j = interpolation(b, j + 1, to, names, 0),
             _ => j += 1,

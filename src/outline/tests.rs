@@ -419,7 +419,7 @@ fn long_strings_py() -> String {
          async def fetch(url):\n    \"\"\"Fetches.\"\"\"\n    return url\n\n\
          def describe(item, width):\n    label = f\"{{item.label!r:>{{width}}}} has \
          {{item.count + 1:,}} of {{item.parts['main']}} {{{{braces}}}}\"\n    \
-         return rf'{{label}}\\d+' + F\"\"\"{{fetch(url=item.url)}}\"\"\"\n",
+         return rf'{{label}}\\d+' + rf'\\{{width}}' + F\"\"\"{{fetch(url=item.url)}}\"\"\"\n",
         doc = lines(60, "doc"),
         data = lines(200, "data"),
         tpl = lines(80, "template"),
