@@ -233,8 +233,8 @@ pub(crate) fn go_reserved(w: &[u8]) -> bool {
     )
 }
 
-/// JavaScript's reserved words (strict mode's) and TypeScript's predefined types (type nodes
-/// to tree-sitter). An import's `from` is left out where it is read.
+/// JavaScript's reserved words (strict mode's). An import's `from` is left out where it is
+/// read.
 pub(crate) fn js_reserved(w: &[u8]) -> bool {
     matches!(
         w,
@@ -283,16 +283,25 @@ pub(crate) fn js_reserved(w: &[u8]) -> bool {
             | b"while"
             | b"with"
             | b"yield"
-            | b"any"
-            | b"boolean"
-            | b"number"
-            | b"string"
-            | b"symbol"
-            | b"unknown"
-            | b"never"
-            | b"object"
-            | b"bigint"
     )
+}
+
+/// JavaScript's reserved words and TypeScript's predefined types (type nodes to tree-sitter;
+/// in JavaScript they are names: `const number = 1`).
+pub(crate) fn ts_reserved(w: &[u8]) -> bool {
+    js_reserved(w)
+        || matches!(
+            w,
+            b"any"
+                | b"boolean"
+                | b"number"
+                | b"string"
+                | b"symbol"
+                | b"unknown"
+                | b"never"
+                | b"object"
+                | b"bigint"
+        )
 }
 
 /// Python's keywords.
@@ -522,8 +531,9 @@ pub(crate) fn go_lexed(text: &str) -> Option<Lexed<Vec<Range<usize>>>> {
 /// comments, strings, template literals (with `${ … }` inside, nested), and regular
 /// expression literals, told from a division by what precedes the `/`. Empty when
 /// something does not end or the braces do not balance (JSX text holding an apostrophe
-/// ends the search that way).
-pub(crate) fn js_lexed(text: &str) -> Option<Lexed<Vec<Range<usize>>>> {
+/// ends the search that way). `typed`: TypeScript, whose predefined types are no names.
+pub(crate) fn js_lexed(text: &str, typed: bool) -> Option<Lexed<Vec<Range<usize>>>> {
+    let reserved = if typed { ts_reserved } else { js_reserved };
     let b = text.as_bytes();
     let mut bodies = Bodies::default();
     // The depths of the class bodies the lexer is in, and of the `${` it is in.
@@ -584,7 +594,7 @@ pub(crate) fn js_lexed(text: &str) -> Option<Lexed<Vec<Range<usize>>>> {
                         .find(|c| !c.is_ascii_whitespace())
                         .is_some_and(|&c| c == b'"' || c == b'\'');
                 if !import_from {
-                    bodies.name(b, start, i, js_reserved);
+                    bodies.name(b, start, i, reserved);
                 }
                 match word {
                     b"function" => bodies.keyword(),
@@ -940,7 +950,7 @@ pub(crate) fn go_bodies(text: &str) -> Vec<Range<usize>> {
 
 #[cfg(test)]
 pub(crate) fn js_bodies(text: &str) -> Vec<Range<usize>> {
-    js_lexed(text).map_or_else(Vec::new, |l| l.bodies)
+    js_lexed(text, true).map_or_else(Vec::new, |l| l.bodies)
 }
 
 #[cfg(test)]
@@ -1139,7 +1149,7 @@ mod tests {
     fn from_is_a_name_but_before_an_imports_module() {
         let text = "import { a } from \"./a.js\";\nexport * from\n  './b.js';\n\
                     class C { static from(x) { return Array.from(x); } }\nC.from(from);\n";
-        let lexed = js_lexed(text).unwrap();
+        let lexed = js_lexed(text, false).unwrap();
         let froms: Vec<usize> = lexed
             .names
             .iter()

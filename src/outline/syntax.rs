@@ -50,9 +50,8 @@ fn parse(lang: Lang, text: &str, skim: bool) -> Option<Parsed> {
         let lexed: Option<skip::Lexed<Vec<skip::Cut>>> = match lang {
             Lang::Rust if skim => skip::rust_lexed(text).map(plain),
             Lang::Go if skim => skip::go_lexed(text).map(plain),
-            Lang::JavaScript | Lang::TypeScript | Lang::Tsx if skim => {
-                skip::js_lexed(text).map(plain)
-            }
+            Lang::JavaScript if skim => skip::js_lexed(text, false).map(plain),
+            Lang::TypeScript | Lang::Tsx if skim => skip::js_lexed(text, true).map(plain),
             Lang::Python if skim => skip::python_lexed(text),
             _ => None,
         };

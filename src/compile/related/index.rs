@@ -2,7 +2,7 @@
 //! repository, what the search for related files needs of it, so that a file whose metadata
 //! did not change is not read again.
 //!
-//! One file a repository in the cache folder, `related-v8-<12 hex digits of the root's
+//! One file a repository in the cache folder, `related-v9-<12 hex digits of the root's
 //! sha256>.bin`. Per file: its path; its stamp (size, modification and change times to the
 //! nanosecond, inode, device, from `lstat`); and what admission said of its text: refused
 //! (binary, or a secret by content: nothing else is kept of it), or admitted with its
@@ -26,7 +26,7 @@ use crate::model::Range;
 use crate::outline::{Def, Named, Symbols, Tags, Vocab};
 
 /// The format, in the file name and the header.
-const VERSION: u8 = 8;
+const VERSION: u8 = 9;
 const MAGIC: &[u8] = b"curate related index\n";
 /// A file modified less than this before the run started may change again within the same
 /// tick of the file system's clock, its stamp unchanged: it is read again next time.
