@@ -258,35 +258,11 @@ fn nothing_matched(c: &Compiled) -> bool {
 fn elsewhere_hint(c: &Compiled) -> Option<String> {
     let other = c.workflow.elsewhere.first()?;
     let workflow = crate::workflow::by_name(other.workflow)?;
-    let mut args: Vec<String> = Vec::new();
-    let mut skip = false;
-    let mut role_next = false;
-    for a in std::env::args().skip(1) {
-        if skip {
-            skip = false;
-            continue;
-        }
-        if a == "--profile" || a == "--changes-dir" {
-            skip = true;
-            continue;
-        }
-        if a.starts_with("--profile=") || a.starts_with("--changes-dir=") {
-            continue;
-        }
-        // A role that workflow does not know becomes the contract role it stands for here,
-        // else that workflow's first role.
-        let word = if role_next {
-            role_in(workflow, &a, &c.role.id)
-        } else {
-            a.clone()
-        };
-        role_next = a == "--role";
-        args.push(shell_word(&word));
-    }
-    Some(format!(
-        "curate --profile {} {}",
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    Some(crate::cli::again::with_profile(
+        &args,
         other.workflow,
-        args.join(" ")
+        |role| role_in(workflow, role, &c.role.id),
     ))
 }
 

@@ -432,6 +432,18 @@ fn a_layout_the_profile_does_not_serve_is_named_with_the_command_that_uses_it() 
         "{}",
         out.stderr
     );
+    // Given in clap's other forms, the hint keeps each option's form and drops this profile.
+    let out = repo
+        .curate()
+        .args(["--profile=curate", "--role=explorer", "--change=add-2fa"])
+        .run();
+    assert_eq!(out.code, 3, "{}", out.all());
+    assert!(
+        out.stderr
+            .contains("hint: curate --profile openspec --role=explorer --change=add-2fa\n"),
+        "{}",
+        out.stderr
+    );
 }
 
 const RUN: &str = "run-4b7e2d90-1c3a-4f5e-8a6b-2d9c0e1f3a57";
