@@ -56,7 +56,14 @@ fn num(n: Option<u64>) -> String {
 
 /// The human report (for stderr).
 #[must_use]
-pub fn human(c: &Compiled, style: Style, verbose: bool, explain: bool, outcome: &str) -> String {
+pub fn human(
+    c: &Compiled,
+    style: Style,
+    verbose: bool,
+    explain: bool,
+    outcome: &str,
+    again: Again<'_>,
+) -> String {
     let mut out = String::new();
     // A `[roles]` alias is shown with the contract role it stands for.
     let role = if c.role_name == c.role.id || c.role_name.is_empty() {
@@ -211,7 +218,7 @@ pub fn human(c: &Compiled, style: Style, verbose: bool, explain: bool, outcome: 
                     other.folder, other.workflow
                 );
             }
-            if let Some(hint) = elsewhere_hint(c) {
+            if let Some(hint) = elsewhere_hint(c, again) {
                 let _ = writeln!(out, "hint: {hint}");
             } else if nothing_matched(c) {
                 let _ = writeln!(
@@ -252,18 +259,23 @@ fn nothing_matched(c: &Compiled) -> bool {
         && c.excluded.is_empty()
 }
 
-/// The command that uses another workflow's folder holding the change: this run's own
-/// arguments with `--profile <that workflow>` (and no `--profile` or `--changes-dir` of its
-/// own), so no option given is lost.
-fn elsewhere_hint(c: &Compiled) -> Option<String> {
+/// How a front end writes its run again in another workflow's profile, given the profile and
+/// how a role given maps there (`None`: the run has no command line of its own, as a hook's
+/// or an MCP call's).
+pub type Again<'a> = Option<&'a dyn Fn(&str, &dyn Fn(&str) -> String) -> String>;
+
+/// What uses another workflow's folder holding the change: the front end's command again
+/// with `--profile <that workflow>` (so no option given is lost), else the setting to give.
+fn elsewhere_hint(c: &Compiled, again: Again<'_>) -> Option<String> {
     let other = c.workflow.elsewhere.first()?;
     let workflow = crate::workflow::by_name(other.workflow)?;
-    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    Some(crate::cli::again::with_profile(
-        &args,
-        other.workflow,
-        |role| role_in(workflow, role, &c.role.id),
-    ))
+    let profile = other.workflow;
+    Some(match again {
+        Some(again) => again(profile, &|role| role_in(workflow, role, &c.role.id)),
+        None => format!(
+            "run with --profile {profile} (or profile = \"{profile}\" in .curate/config.toml)"
+        ),
+    })
 }
 
 /// `role` when `w`'s hosts or embedded baseline know it, else `contract_role` when they

@@ -150,6 +150,12 @@ pub fn with_profile(args: &[OsString], profile: &str, role: impl Fn(&str) -> Str
     command_line(&words)
 }
 
+/// [`with_profile`] of this process's command line: the report's [`crate::report::Again`].
+pub fn this_run_with_profile(profile: &str, role: &dyn Fn(&str) -> String) -> String {
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    with_profile(&args, profile, role)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -456,7 +456,7 @@ pub fn prepare(d: &Dispatch<'_>, o: &WorkspaceOptions, trace: &Trace) -> Option<
     if compiled.status != Status::Ready {
         let style = crate::report::Style { color: false };
         let report = truncate(
-            crate::report::human(&compiled, style, false, false, "nothing written"),
+            crate::report::human(&compiled, style, false, false, "nothing written", None),
             3_000,
         );
         return Some(Prepared::NotReady {

@@ -47,7 +47,7 @@ pub fn preview(root: &WorkspaceOptions, a: &PreviewArgs) -> Result<Answer> {
     let warnings =
         render::manifest_warnings(&ws, &compiled, "call `compile` with the same arguments");
     if compiled.status != Status::Ready {
-        let mut text = report::human(&compiled, Style { color: false }, false, false, "");
+        let mut text = report::human(&compiled, Style { color: false }, false, false, "", None);
         for w in &warnings {
             text.push_str(&format!("warning: {w}\n"));
         }
@@ -122,6 +122,7 @@ pub fn compile(root: &WorkspaceOptions, a: &CompileArgs) -> Result<Answer> {
             false,
             a.explain,
             &outcome,
+            None,
         )
     };
     Ok(Answer {

@@ -66,6 +66,7 @@ fn emit_report(
             printer.verbose,
             explain,
             outcome,
+            Some(&crate::cli::again::this_run_with_profile),
         ));
     }
     Ok(())

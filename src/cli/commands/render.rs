@@ -59,7 +59,14 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
         total: a.max_total_bytes.unwrap_or(config.total),
     };
     let job = Job::new(&ws, &s, &compiled, a.lang.unwrap_or(ws.config.lang), caps);
-    let mut report_text = report::human(&compiled, printer.style, printer.verbose, false, "");
+    let mut report_text = report::human(
+        &compiled,
+        printer.style,
+        printer.verbose,
+        false,
+        "",
+        Some(&crate::cli::again::this_run_with_profile),
+    );
     for w in &warnings {
         report_text.push_str(&format!("warning: {w}\n"));
     }
