@@ -7,12 +7,14 @@
 //! `.git/`, never reads file contents.
 
 use std::collections::{BTreeMap, HashMap};
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 use globset::Glob;
 use rayon::prelude::*;
 
 use crate::compile::ignore::{Chain, IgnoreRules, Present};
+use crate::compile::related::{Entries, Kind, Listings};
 use crate::error::{Error, Result};
 use crate::model::{Exclusion, Note};
 use crate::model::{Priority, Sections, quoted};
@@ -269,6 +271,16 @@ struct Pattern {
 
 /// Expands every request, in order; matches are sorted (byte order) within a request.
 pub fn expand(scope: &Scope<'_>, requests: &[Request]) -> Result<Expanded> {
+    expand_listed(scope, requests, &Listings::none())
+}
+
+/// [`expand`], each folder listed through `listings` (a folder whose stamp is kept is not
+/// listed again).
+pub fn expand_listed(
+    scope: &Scope<'_>,
+    requests: &[Request],
+    listings: &Listings,
+) -> Result<Expanded> {
     let mut out = Expanded::default();
     let mut rules = IgnoreRules::new(scope.root, scope.ignore);
     let mut per_request: Vec<Vec<String>> = vec![Vec::new(); requests.len()];
@@ -294,6 +306,7 @@ pub fn expand(scope: &Scope<'_>, requests: &[Request]) -> Result<Expanded> {
         walk(
             scope,
             &mut rules,
+            listings,
             prefix,
             patterns,
             &mut per_request,
@@ -448,6 +461,7 @@ fn literal_file(
 fn walk(
     scope: &Scope<'_>,
     rules: &mut IgnoreRules,
+    listings: &Listings,
     prefix: &str,
     patterns: &[Pattern],
     per_request: &mut [Vec<String>],
@@ -486,6 +500,7 @@ fn walk(
     let walk = Walk {
         scope,
         rules,
+        listings,
         patterns,
         max_depth,
     };
@@ -503,6 +518,7 @@ fn walk(
 struct Walk<'w, 's> {
     scope: &'w Scope<'s>,
     rules: &'w IgnoreRules,
+    listings: &'w Listings,
     patterns: &'w [Pattern],
     max_depth: Option<usize>,
 }
@@ -528,9 +544,6 @@ impl Found {
     }
 }
 
-/// A folder's entries, with their types (an entry whose type cannot be read is left out).
-type Listing = Vec<(std::fs::DirEntry, std::fs::FileType)>;
-
 /// Folders this far below a walk's start have their subfolders walked in parallel; deeper
 /// ones are walked on one thread with a stack on the heap, so that no folder depth can
 /// exhaust a thread's stack.
@@ -546,7 +559,8 @@ enum Step {
 
 /// A folder being walked on the heap stack: its entries, the next one, where it is.
 struct Frame {
-    entries: std::vec::IntoIter<(std::fs::DirEntry, std::fs::FileType)>,
+    entries: Entries,
+    next: usize,
     rel: String,
     depth: usize,
     chain: Chain,
@@ -556,17 +570,12 @@ impl Walk<'_, '_> {
     /// Lists folder `abs` (repository-relative `rel`) and adds its rules to `above`: its
     /// entries and the chain of rules for them; `None` when it cannot be read (it holds
     /// nothing that can be selected).
-    fn list(&self, abs: &Path, rel: &str, above: &Chain) -> Option<(Listing, Chain)> {
-        let listing = std::fs::read_dir(abs).ok()?;
-        let entries: Listing = listing
-            .flatten()
-            .filter_map(|entry| Some((entry.file_type().ok()?, entry)))
-            .map(|(ft, entry)| (entry, ft))
-            .collect();
+    fn list(&self, abs: &Path, rel: &str, above: &Chain) -> Option<(Entries, Chain)> {
+        let entries = self.listings.list(abs, rel)?;
         let mut present = Present::default();
-        for (entry, ft) in &entries {
-            if ft.is_file() {
-                match entry.file_name().to_str() {
+        for (name, kind) in entries.iter() {
+            if *kind == Kind::File {
+                match name.to_str() {
                     Some(".gitignore") => present.gitignore = true,
                     Some(".ignore") => present.ignore = true,
                     _ => {}
@@ -587,16 +596,15 @@ impl Walk<'_, '_> {
         let Some((entries, chain)) = self.list(abs, rel, above) else {
             return Found::default();
         };
-        let each = |(entry, ft): &(std::fs::DirEntry, std::fs::FileType)| match self
-            .entry(entry, *ft, rel, depth, &chain)
-        {
-            Step::Done(found) => found,
-            Step::Enter(abs, rel) => self.folder(&abs, &rel, depth + 1, &chain),
-        };
+        let each =
+            |(name, kind): &(OsString, Kind)| match self.entry(name, *kind, rel, depth, &chain) {
+                Step::Done(found) => found,
+                Step::Enter(abs, rel) => self.folder(&abs, &rel, depth + 1, &chain),
+            };
         // Two subfolders at least, or there is nothing to walk side by side.
         let parts: Vec<Found> = if entries
             .iter()
-            .filter(|(_, ft)| ft.is_dir())
+            .filter(|(_, kind)| *kind == Kind::Folder)
             .nth(1)
             .is_some()
         {
@@ -619,23 +627,27 @@ impl Walk<'_, '_> {
             return found;
         };
         let mut stack = vec![Frame {
-            entries: entries.into_iter(),
+            entries,
+            next: 0,
             rel: rel.to_owned(),
             depth,
             chain,
         }];
         while let Some(frame) = stack.last_mut() {
-            let Some((entry, ft)) = frame.entries.next() else {
+            let entries = Entries::clone(&frame.entries);
+            let Some((name, kind)) = entries.get(frame.next) else {
                 stack.pop();
                 continue;
             };
-            match self.entry(&entry, ft, &frame.rel, frame.depth, &frame.chain) {
+            frame.next += 1;
+            match self.entry(name, *kind, &frame.rel, frame.depth, &frame.chain) {
                 Step::Done(part) => found.append(part),
                 Step::Enter(abs, rel) => {
                     let depth = frame.depth + 1;
                     if let Some((entries, chain)) = self.list(&abs, &rel, &frame.chain) {
                         stack.push(Frame {
-                            entries: entries.into_iter(),
+                            entries,
+                            next: 0,
                             rel,
                             depth,
                             chain,
@@ -647,22 +659,15 @@ impl Walk<'_, '_> {
         found
     }
 
-    fn entry(
-        &self,
-        entry: &std::fs::DirEntry,
-        ft: std::fs::FileType,
-        dir: &str,
-        depth: usize,
-        chain: &Chain,
-    ) -> Step {
-        let name = entry.file_name();
+    fn entry(&self, name: &OsStr, kind: Kind, dir: &str, depth: usize, chain: &Chain) -> Step {
         let Some(name) = name.to_str() else {
-            let path = entry.path();
-            let lossy = path.strip_prefix(self.scope.root).map_or_else(
-                |_| path.to_string_lossy().into_owned(),
-                |p| p.to_string_lossy().replace('\\', "/"),
-            );
-            if ft.is_dir() || self.patterns.iter().any(|p| p.matcher.is_match(&lossy)) {
+            let name = name.to_string_lossy();
+            let lossy = if dir.is_empty() {
+                name.into_owned()
+            } else {
+                format!("{dir}/{name}")
+            };
+            if kind == Kind::Folder || self.patterns.iter().any(|p| p.matcher.is_match(&lossy)) {
                 return Step::Done(Found::exclude(&lossy, "the path is not UTF-8"));
             }
             return Step::Done(Found::default());
@@ -672,12 +677,12 @@ impl Walk<'_, '_> {
         } else {
             format!("{dir}/{name}")
         };
-        if ft.is_dir() {
+        if kind == Kind::Folder {
             if name == ".git" || self.rules.matches_in(chain, &rel, true) {
                 return Step::Done(Found::default());
             }
             if self.max_depth.is_none_or(|max| depth < max) {
-                return Step::Enter(entry.path(), rel);
+                return Step::Enter(self.scope.root.join(&rel), rel);
             }
             return Step::Done(Found::default());
         }
@@ -687,7 +692,7 @@ impl Walk<'_, '_> {
             .filter(|p| p.matcher.is_match(&rel))
             .map(|p| p.request)
             .collect();
-        if ft.is_symlink() {
+        if kind == Kind::Link {
             match resolve(scope.root, &rel) {
                 Resolved::Inside { is_dir: false } => {}
                 Resolved::Inside { is_dir: true } | Resolved::Missing => {

@@ -540,18 +540,20 @@ fn with_related(
         reason: None,
         optional: true,
     };
-    // The index loads while the tree is walked.
+    let dir = if ws.no_cache {
+        None
+    } else {
+        TokenCache::default_dir()
+    };
+    // The folders are listed as kept when their stamps are; the index loads while the tree
+    // is walked.
+    let listings = related::Listings::open(dir.clone(), &ws.root);
     let (walked, index) = rayon::join(
-        || expand::expand(scope, &[every]),
-        || {
-            let dir = if ws.no_cache {
-                None
-            } else {
-                TokenCache::default_dir()
-            };
-            related::Index::open(dir, &ws.root)
-        },
+        || expand::expand_listed(scope, &[every], &listings),
+        || related::Index::open(dir, &ws.root),
     );
+    // A cache, as the index: a failed save changes nothing else.
+    let _ = listings.save();
     let universe = walked?.picks.into_iter().map(|p| p.path).collect();
     let found = related::related(&related::Inputs {
         root: &ws.root,

@@ -173,6 +173,12 @@ pub fn write_bounded_unsynced(path: &Path, bound: Bound<'_>, bytes: &[u8]) -> Re
     write_inner(path, false, |w| write_all(w, path, bytes))
 }
 
+/// [`write`] without the `fsync` before the rename, for a cache whose file is checksummed:
+/// one a power cut left damaged is read as no cache.
+pub fn write_unsynced(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_inner(path, false, |w| write_all(w, path, bytes))
+}
+
 /// Writes `bytes` to `path` atomically, creating its folder when needed.
 pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
     write_with(path, |w| write_all(w, path, bytes))

@@ -226,3 +226,96 @@ fn a_damaged_index_is_ignored_and_written_anew() {
         .collect();
     assert!(!names.iter().any(|n| n.contains(".tmp-")), "{names:?}");
 }
+
+fn listing_files(repo: &Repo) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(repo.cache_dir())
+        .map(|r| {
+            r.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with("listing-v"))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(unix)]
+#[test]
+fn a_folder_that_changed_after_a_warm_run_is_listed_again_however_it_changed() {
+    let repo = aged_fixture();
+    let before = related(&repo, &[]);
+    assert_eq!(
+        listing_files(&repo).len(),
+        1,
+        "the folders' listings are kept"
+    );
+    assert!(related(&repo, &["--no-cache"]).stdout == before.stdout);
+    assert!(line_of(&before, "src/api/routes.ts").is_some());
+
+    // A file added to a folder kept, a folder added, a folder replaced by a link out of the
+    // repository whose target holds a file that calls the owned module.
+    let calls = "import { LoginService } from \"../auth/login\";\n\
+                 export function signIn(s: LoginService) { return s.login(\"a\", \"b\"); }\n";
+    std::fs::write(repo.root.join("src/auth/extra.ts"), calls).unwrap();
+    std::fs::create_dir(repo.root.join("src/admin")).unwrap();
+    std::fs::write(repo.root.join("src/admin/panel.ts"), calls).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("stolen.ts"), calls).unwrap();
+    std::fs::remove_file(repo.root.join("src/api/routes.ts")).unwrap();
+    std::fs::remove_dir(repo.root.join("src/api")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), repo.root.join("src/api")).unwrap();
+
+    for jobs in ["1", "2"] {
+        let after = related(&repo, &["-j", jobs]);
+        assert_eq!(
+            after.stdout,
+            related(&repo, &["--no-cache", "-j", jobs]).stdout
+        );
+        assert!(
+            line_of(&after, "src/auth/extra.ts").is_some(),
+            "{}",
+            after.stdout
+        );
+        assert!(
+            line_of(&after, "src/admin/panel.ts").is_some(),
+            "{}",
+            after.stdout
+        );
+        assert!(
+            line_of(&after, "src/api/routes.ts").is_none(),
+            "{}",
+            after.stdout
+        );
+        assert!(!after.stdout.contains("stolen"), "{}", after.stdout);
+    }
+}
+
+#[test]
+fn a_damaged_listing_is_ignored_and_written_anew() {
+    let repo = aged_fixture();
+    let cold = related(&repo, &["--no-cache"]);
+    assert!(
+        listing_files(&repo).is_empty(),
+        "--no-cache keeps no listing"
+    );
+    related(&repo, &[]);
+    let Some(listing) = listing_files(&repo).pop() else {
+        panic!("no listing kept");
+    };
+    let good = std::fs::read(&listing).unwrap();
+    let mut flipped = good.clone();
+    let middle = flipped.len() / 2;
+    flipped[middle] ^= 0x20;
+    for damaged in [
+        b"not a listing".to_vec(),
+        good[..good.len() / 2].to_vec(),
+        flipped,
+        Vec::new(),
+    ] {
+        std::fs::write(&listing, &damaged).unwrap();
+        assert_eq!(related(&repo, &[]).stdout, cold.stdout);
+        assert_eq!(std::fs::read(&listing).unwrap(), good, "written anew");
+    }
+}

@@ -53,11 +53,26 @@ impl Stamp {
     /// else, or where the platform has no inode.
     #[must_use]
     pub fn of(path: &Path) -> Option<Stamp> {
+        Stamp::of_kind(path, false)
+    }
+
+    /// The stamp of the folder at `path` (not followed if a link); `None` for anything else.
+    #[must_use]
+    pub fn of_folder(path: &Path) -> Option<Stamp> {
+        Stamp::of_kind(path, true)
+    }
+
+    fn of_kind(path: &Path, folder: bool) -> Option<Stamp> {
         #[cfg(unix)]
         {
             use std::os::unix::fs::MetadataExt;
             let m = std::fs::symlink_metadata(path).ok()?;
-            if !m.file_type().is_file() {
+            let kind = m.file_type();
+            if !(if folder {
+                kind.is_dir()
+            } else {
+                kind.is_file()
+            }) {
                 return None;
             }
             Some(Stamp {
@@ -70,13 +85,13 @@ impl Stamp {
         }
         #[cfg(not(unix))]
         {
-            let _ = path;
+            let _ = (path, folder);
             None
         }
     }
 
     /// True when the file may still change within the stamp's tick (see [`RACY`]).
-    fn is_racy(&self, started: SystemTime) -> bool {
+    pub(super) fn is_racy(&self, started: SystemTime) -> bool {
         let Ok(since) = started.duration_since(SystemTime::UNIX_EPOCH) else {
             return true;
         };
@@ -350,7 +365,7 @@ impl Index {
             for v in 1..VERSION {
                 let _ = std::fs::remove_file(dir.join(format!("related-v{v}-{name}.bin")));
             }
-            sweep(dir);
+            sweep(dir, "related-v");
         }
         Ok(())
     }
@@ -358,11 +373,10 @@ impl Index {
 
 /// Removes the least recently written indexes beyond [`MAX_INDEXES`] (of any version: an
 /// older curate's count too, and go first once no run writes them).
-fn sweep(dir: &Path) {
+pub(super) fn sweep(dir: &Path, prefix: &str) {
     let Ok(read) = std::fs::read_dir(dir) else {
         return;
     };
-    let prefix = "related-v";
     let mut found: Vec<(SystemTime, PathBuf)> = read
         .filter_map(Result::ok)
         .filter(|e| {
@@ -631,14 +645,7 @@ fn encode_to(
     for e in entries {
         let out = &mut s.buf;
         put_bytes(out, e.path.as_bytes());
-        let st = &e.stamp;
-        put(out, st.size);
-        put(out, zigzag(st.mtime.0));
-        put(out, u64::from(st.mtime.1));
-        put(out, zigzag(st.ctime.0));
-        put(out, u64::from(st.ctime.1));
-        put(out, st.ino);
-        put(out, st.dev);
+        put_stamp(out, &e.stamp);
         match &e.seen {
             Seen::Refused => out.push(0),
             Seen::Admitted { words: w, parsed } => {
@@ -723,13 +730,7 @@ fn decode(bytes: &[u8], root: &[u8]) -> Option<Loaded> {
         if entries.last().is_some_and(|last| last.path >= path) {
             return None;
         }
-        let stamp = Stamp {
-            size: r.int()?,
-            mtime: (unzigzag(r.int()?), u32::try_from(r.int()?).ok()?),
-            ctime: (unzigzag(r.int()?), u32::try_from(r.int()?).ok()?),
-            ino: r.int()?,
-            dev: r.int()?,
-        };
+        let stamp = r.stamp()?;
         let seen = match r.take(1)? {
             [0] => Seen::Refused,
             [1] => {
@@ -769,7 +770,7 @@ fn decode(bytes: &[u8], root: &[u8]) -> Option<Loaded> {
 }
 
 /// A 64-bit checksum of `bytes` ([`Checksum`]).
-fn checksum(bytes: &[u8]) -> u64 {
+pub(super) fn checksum(bytes: &[u8]) -> u64 {
     let mut sum = Checksum::new();
     sum.feed(bytes);
     sum.finish()
@@ -844,7 +845,7 @@ fn unzigzag(v: u64) -> i64 {
 }
 
 /// An unsigned LEB128 integer.
-fn put(out: &mut Vec<u8>, mut v: u64) {
+pub(super) fn put(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
         v >>= 7;
@@ -852,30 +853,40 @@ fn put(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
-fn put_len(out: &mut Vec<u8>, n: usize) {
+pub(super) fn put_len(out: &mut Vec<u8>, n: usize) {
     put(out, n as u64);
 }
 
-fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+pub(super) fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
     put_len(out, b.len());
     out.extend_from_slice(b);
 }
 
+pub(super) fn put_stamp(out: &mut Vec<u8>, st: &Stamp) {
+    put(out, st.size);
+    put(out, zigzag(st.mtime.0));
+    put(out, u64::from(st.mtime.1));
+    put(out, zigzag(st.ctime.0));
+    put(out, u64::from(st.ctime.1));
+    put(out, st.ino);
+    put(out, st.dev);
+}
+
 /// Reads what `put*` wrote; `None` past the end or on a malformed value.
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
+pub(super) struct Reader<'a> {
+    pub(super) bytes: &'a [u8],
+    pub(super) at: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+    pub(super) fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         let end = self.at.checked_add(n)?;
         let out = self.bytes.get(self.at..end)?;
         self.at = end;
         Some(out)
     }
 
-    fn int(&mut self) -> Option<u64> {
+    pub(super) fn int(&mut self) -> Option<u64> {
         let mut v: u64 = 0;
         for shift in (0..64).step_by(7) {
             let b = *self.take(1)?.first()?;
@@ -888,17 +899,28 @@ impl<'a> Reader<'a> {
     }
 
     /// A count, never more than the bytes left (each item takes at least one).
-    fn len(&mut self) -> Option<usize> {
+    pub(super) fn len(&mut self) -> Option<usize> {
         let n = usize::try_from(self.int()?).ok()?;
         (n <= self.bytes.len() - self.at).then_some(n)
     }
 
-    fn bytes_(&mut self) -> Option<&'a [u8]> {
+    pub(super) fn bytes_(&mut self) -> Option<&'a [u8]> {
         let n = self.len()?;
         self.take(n)
     }
 
-    fn text(&mut self) -> Option<String> {
+    /// What [`put_stamp`] wrote.
+    pub(super) fn stamp(&mut self) -> Option<Stamp> {
+        Some(Stamp {
+            size: self.int()?,
+            mtime: (unzigzag(self.int()?), u32::try_from(self.int()?).ok()?),
+            ctime: (unzigzag(self.int()?), u32::try_from(self.int()?).ok()?),
+            ino: self.int()?,
+            dev: self.int()?,
+        })
+    }
+
+    pub(super) fn text(&mut self) -> Option<String> {
         std::str::from_utf8(self.bytes_()?).ok().map(str::to_owned)
     }
 }

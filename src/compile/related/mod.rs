@@ -23,10 +23,12 @@ use crate::outline::{Lang, Named, Symbols, Tags};
 use crate::util::paths::RepoPath;
 
 mod index;
+mod listings;
 mod words;
 
 pub use index::Index;
 use index::{Entry, Parsed, Seen, Stamp, Words};
+pub use listings::{Entries, Kind, Listings};
 use words::{Held, Names, Query};
 
 /// Names shorter than this carry no edge (as in the ranking).

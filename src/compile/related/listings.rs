@@ -1,0 +1,469 @@
+//! Folder listings kept between runs, for `--related`'s walk of the whole repository
+//! (docs/budgets.md#related-files): a folder whose stamp did not change is not listed again.
+//!
+//! One file a repository in the cache folder, `listing-v1-<12 hex digits of the root's
+//! sha256>.bin`. Per folder: its repository-relative path; its stamp (size, modification and
+//! change times to the nanosecond, inode, device, from `lstat`); its entries (name and type:
+//! file, folder, link or other) in the order the folder listed them. Adding, removing or
+//! renaming an entry, or making one a link, moves the folder's modification and change times,
+//! and a change time cannot be set back; a folder mounted over, or replaced, has another inode
+//! or device. A stamp taken less than [`RACY`](super::index::RACY) before the run started is not kept, as the
+//! index does not keep such a file: the folder may still change within that tick.
+//!
+//! A listing only says which names to look at: every file is still stamped, read and
+//! admitted as before, so a listing that is wrong (a damaged or forged cache) can hide a
+//! file from the ranking but never lets a link or a secret in. The file is checksummed; one
+//! that does not decode, or is another repository's or another version's, is ignored and
+//! written anew. Never a panic.
+
+use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use super::index::{Reader, Stamp, checksum, put_bytes, put_len, put_stamp, sweep};
+
+/// The format, in the file name and the header.
+const VERSION: u8 = 1;
+const MAGIC: &[u8] = b"curate folder listings\n";
+/// At most this many bytes a file (a larger one is neither read nor written).
+const MAX_BYTES: usize = 256 * 1024 * 1024;
+/// The file name's start, for the sweep of the cache folder.
+const PREFIX: &str = "listing-v";
+
+/// What a folder's entry is, as its listing says (never followed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Kind {
+    File,
+    Folder,
+    Link,
+    Other,
+}
+
+impl Kind {
+    fn of(t: std::fs::FileType) -> Kind {
+        if t.is_symlink() {
+            Kind::Link
+        } else if t.is_dir() {
+            Kind::Folder
+        } else if t.is_file() {
+            Kind::File
+        } else {
+            Kind::Other
+        }
+    }
+
+    fn byte(self) -> u8 {
+        match self {
+            Kind::File => 0,
+            Kind::Folder => 1,
+            Kind::Link => 2,
+            Kind::Other => 3,
+        }
+    }
+
+    fn from_byte(b: u8) -> Option<Kind> {
+        Some(match b {
+            0 => Kind::File,
+            1 => Kind::Folder,
+            2 => Kind::Link,
+            3 => Kind::Other,
+            _ => return None,
+        })
+    }
+}
+
+/// A folder's entries, in the order it listed them.
+pub type Entries = Arc<[(OsString, Kind)]>;
+
+#[derive(Debug, Clone, PartialEq)]
+struct Folder {
+    rel: String,
+    stamp: Stamp,
+    entries: Entries,
+}
+
+/// The listings of one repository: those kept by the last run, and this run's.
+#[derive(Debug)]
+pub struct Listings {
+    file: Option<PathBuf>,
+    root: Vec<u8>,
+    /// Sorted by path, paths distinct.
+    loaded: Vec<Folder>,
+    /// A loaded folder's place by its path's hash (one of two paths with the same hash is
+    /// not found, and listed again).
+    by_path: HashMap<u64, u32>,
+    next: Mutex<Next>,
+    started: SystemTime,
+    /// Folders read from the system in this run (the others came from `loaded`).
+    #[cfg(test)]
+    read: std::sync::atomic::AtomicUsize,
+}
+
+/// What this run listed: loaded folders whose stamp was the same (by place), and those
+/// listed anew.
+#[derive(Debug, Default)]
+struct Next {
+    kept: Vec<u32>,
+    fresh: Vec<Folder>,
+}
+
+fn path_hash(rel: &str) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::quality::FixedState::with_seed(0).hash_one(rel)
+}
+
+impl Listings {
+    /// No listing kept: every folder is read.
+    #[must_use]
+    pub fn none() -> Listings {
+        Listings::at(None, Path::new(""), SystemTime::now())
+    }
+
+    /// The listings of the repository at `root` (canonical) in the cache folder `dir`
+    /// (`None`: none kept), loaded.
+    #[must_use]
+    pub fn open(dir: Option<PathBuf>, root: &Path) -> Listings {
+        Listings::at(dir, root, SystemTime::now())
+    }
+
+    /// [`Listings::open`] for a run that started at `started`.
+    fn at(dir: Option<PathBuf>, root: &Path, started: SystemTime) -> Listings {
+        let root = root.to_string_lossy().into_owned().into_bytes();
+        let file = dir.filter(|_| cfg!(unix)).map(|d| {
+            let name = crate::util::digest::hex12(&root);
+            d.join(format!("{PREFIX}{VERSION}-{name}.bin"))
+        });
+        let loaded = file
+            .as_ref()
+            .and_then(|f| crate::util::read::read_capped(f, MAX_BYTES as u64).ok())
+            .and_then(|bytes| decode(&bytes, &root))
+            .unwrap_or_default();
+        let by_path = loaded
+            .iter()
+            .enumerate()
+            .filter_map(|(k, f)| Some((path_hash(&f.rel), u32::try_from(k).ok()?)))
+            .collect();
+        Listings {
+            file,
+            root,
+            loaded,
+            by_path,
+            next: Mutex::new(Next::default()),
+            started,
+            #[cfg(test)]
+            read: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
+    /// The entries of the folder `abs` (repository-relative `rel`): as kept when its stamp is
+    /// the one kept, else as the system lists them now (an entry whose type cannot be read
+    /// left out); `None` when it cannot be listed.
+    pub fn list(&self, abs: &Path, rel: &str) -> Option<Entries> {
+        if self.file.is_none() {
+            return self.read(abs);
+        }
+        // Taken before the listing: a change after it moves the stamp, and is listed again.
+        let Some(stamp) = Stamp::of_folder(abs) else {
+            return self.read(abs);
+        };
+        let next = || {
+            self.next
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        if let Some(&k) = self.by_path.get(&path_hash(rel))
+            && let Some(f) = self.loaded.get(k as usize)
+            && f.rel == rel
+            && f.stamp == stamp
+        {
+            next().kept.push(k);
+            return Some(Entries::clone(&f.entries));
+        }
+        let entries = self.read(abs)?;
+        next().fresh.push(Folder {
+            rel: rel.to_owned(),
+            stamp,
+            entries: Entries::clone(&entries),
+        });
+        Some(entries)
+    }
+
+    // `self` counts the reads in tests only.
+    #[cfg_attr(not(test), allow(clippy::unused_self))]
+    fn read(&self, abs: &Path) -> Option<Entries> {
+        #[cfg(test)]
+        self.read.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let listing = std::fs::read_dir(abs).ok()?;
+        Some(
+            listing
+                .flatten()
+                .filter_map(|e| Some((e.file_name(), Kind::of(e.file_type().ok()?))))
+                .collect(),
+        )
+    }
+
+    /// Writes this run's listings, atomically, when they differ from those loaded (those
+    /// whose stamp is racy left out), and keeps at most 16 such files in the folder. A cache:
+    /// callers may ignore the error.
+    pub fn save(&self) -> crate::error::Result<()> {
+        let Some(file) = &self.file else {
+            return Ok(());
+        };
+        let Next { mut kept, fresh } = std::mem::take(
+            &mut *self
+                .next
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        kept.sort_unstable();
+        kept.dedup();
+        let fresh: Vec<&Folder> = fresh
+            .iter()
+            .filter(|f| !f.stamp.is_racy(self.started))
+            .collect();
+        if fresh.is_empty() && kept.len() == self.loaded.len() {
+            // Every folder as loaded.
+            return Ok(());
+        }
+        let mut next: Vec<&Folder> = kept
+            .iter()
+            .filter_map(|&k| self.loaded.get(k as usize))
+            .chain(fresh)
+            .collect();
+        next.sort_by(|a, b| a.rel.cmp(&b.rel));
+        next.dedup_by(|a, b| a.rel == b.rel);
+        let bytes = encode(&self.root, &next);
+        if bytes.len() > MAX_BYTES {
+            return Ok(());
+        }
+        crate::util::atomic::write_unsynced(file, &bytes)?;
+        if let Some(dir) = file.parent() {
+            sweep(dir, PREFIX);
+        }
+        Ok(())
+    }
+}
+
+/// The file's bytes: header, root, folders (sorted by path), checksum.
+fn encode(root: &[u8], folders: &[&Folder]) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(MAGIC);
+    out.push(VERSION);
+    put_bytes(&mut out, root);
+    put_len(&mut out, folders.len());
+    for f in folders {
+        put_bytes(&mut out, f.rel.as_bytes());
+        put_stamp(&mut out, &f.stamp);
+        put_len(&mut out, f.entries.len());
+        for (name, kind) in f.entries.iter() {
+            out.push(kind.byte());
+            put_bytes(&mut out, name.as_encoded_bytes());
+        }
+    }
+    let sum = checksum(&out);
+    out.extend_from_slice(&sum.to_le_bytes());
+    out
+}
+
+/// The listings in `bytes`, when they decode whole, are this version's and `root`'s.
+fn decode(bytes: &[u8], root: &[u8]) -> Option<Vec<Folder>> {
+    let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(8)?)?;
+    if checksum(body).to_le_bytes() != sum {
+        return None;
+    }
+    let mut r = Reader { bytes: body, at: 0 };
+    if r.take(MAGIC.len())? != MAGIC || r.take(1)? != [VERSION] || r.bytes_()? != root {
+        return None;
+    }
+    let n = r.len()?;
+    let mut folders: Vec<Folder> = Vec::with_capacity(n.min(1 << 16));
+    for _ in 0..n {
+        let rel = r.text()?;
+        if folders.last().is_some_and(|last| last.rel >= rel) {
+            return None;
+        }
+        let stamp = r.stamp()?;
+        let count = r.len()?;
+        let mut entries = Vec::with_capacity(count.min(1 << 16));
+        for _ in 0..count {
+            let kind = Kind::from_byte(*r.take(1)?.first()?)?;
+            entries.push((name(r.bytes_()?)?, kind));
+        }
+        folders.push(Folder {
+            rel,
+            stamp,
+            entries: entries.into(),
+        });
+    }
+    (r.at == body.len()).then_some(folders)
+}
+
+/// A name as [`encode`] wrote it: one path segment, never empty, `.` or `..`.
+fn name(bytes: &[u8]) -> Option<OsString> {
+    if bytes.is_empty() || bytes == b"." || bytes == b".." || bytes.contains(&b'/') {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        Some(OsStr::from_bytes(bytes).to_owned())
+    }
+    #[cfg(not(unix))]
+    {
+        std::str::from_utf8(bytes).ok().map(OsString::from)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::Ordering;
+    use std::time::Duration;
+
+    /// Listings of a run that started well after every stamp the test makes (none racy).
+    fn later(cache: &Path, root: &Path) -> Listings {
+        Listings::at(
+            Some(cache.to_owned()),
+            root,
+            SystemTime::now() + Duration::from_secs(3600),
+        )
+    }
+
+    fn names(e: &Entries) -> Vec<(String, Kind)> {
+        e.iter()
+            .map(|(n, k)| (n.to_string_lossy().into_owned(), *k))
+            .collect()
+    }
+
+    fn sorted(mut v: Vec<(String, Kind)>) -> Vec<(String, Kind)> {
+        v.sort();
+        v
+    }
+
+    /// A folder to walk: `a.ts`, `sub/`, and a link `up` to the parent; each folder last
+    /// modified a minute ago, so that a change the test makes moves its stamp.
+    fn tree() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("repo");
+        std::fs::create_dir_all(root.join("src/sub")).unwrap();
+        std::fs::write(root.join("src/a.ts"), "a").unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink("..", root.join("src/up")).unwrap();
+        for dir in [&root, &root.join("src"), &root.join("src/sub")] {
+            std::fs::File::open(dir)
+                .unwrap()
+                .set_modified(SystemTime::now() - Duration::from_secs(60))
+                .unwrap();
+        }
+        let cache = t.path().join("cache");
+        (t, root, cache)
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_folder_whose_stamp_is_kept_is_not_listed_again() {
+        let (_t, root, cache) = tree();
+        let src = root.join("src");
+        let first = later(&cache, &root);
+        let listed = first.list(&src, "src").unwrap();
+        assert_eq!(
+            sorted(names(&listed)),
+            [
+                ("a.ts".to_owned(), Kind::File),
+                ("sub".to_owned(), Kind::Folder),
+                ("up".to_owned(), Kind::Link)
+            ]
+        );
+        first.save().unwrap();
+        let second = later(&cache, &root);
+        assert_eq!(names(&second.list(&src, "src").unwrap()), names(&listed));
+        assert_eq!(second.read.load(Ordering::Relaxed), 0, "kept, not read");
+        // A file added moves the folder's stamp: listed again, with it.
+        std::fs::write(src.join("b.ts"), "b").unwrap();
+        let third = later(&cache, &root);
+        let again = third.list(&src, "src").unwrap();
+        assert_eq!(third.read.load(Ordering::Relaxed), 1);
+        assert!(names(&again).contains(&("b.ts".to_owned(), Kind::File)));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_folder_replaced_by_a_link_is_listed_as_what_it_is_now() {
+        let (t, root, cache) = tree();
+        let first = later(&cache, &root);
+        first.list(&root.join("src"), "src").unwrap();
+        first.list(&root.join("src/sub"), "src/sub").unwrap();
+        first.save().unwrap();
+        std::fs::remove_dir(root.join("src/sub")).unwrap();
+        std::fs::create_dir(t.path().join("outside")).unwrap();
+        std::os::unix::fs::symlink(t.path().join("outside"), root.join("src/sub")).unwrap();
+        let second = later(&cache, &root);
+        let src = second.list(&root.join("src"), "src").unwrap();
+        assert!(names(&src).contains(&("sub".to_owned(), Kind::Link)));
+        assert_eq!(second.read.load(Ordering::Relaxed), 1);
+        assert_eq!(
+            Stamp::of_folder(&root.join("src/sub")),
+            None,
+            "a link has no stamp"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_racy_stamp_is_not_kept() {
+        let (_t, root, cache) = tree();
+        let now = Listings::open(Some(cache.clone()), &root);
+        now.list(&root.join("src"), "src").unwrap();
+        now.save().unwrap();
+        let next = later(&cache, &root);
+        next.list(&root.join("src"), "src").unwrap();
+        assert_eq!(next.read.load(Ordering::Relaxed), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_damaged_foreign_or_other_repositorys_file_is_not_read() {
+        let (_t, root, cache) = tree();
+        let first = later(&cache, &root);
+        first.list(&root.join("src"), "src").unwrap();
+        first.save().unwrap();
+        let file = first.file.clone().unwrap();
+        let good = std::fs::read(&file).unwrap();
+        assert!(decode(&good, &first.root).is_some());
+        assert!(decode(&good, b"/elsewhere").is_none());
+        for cut in 0..good.len() {
+            assert!(decode(&good[..cut], &first.root).is_none());
+        }
+        for at in 0..good.len() {
+            let mut bad = good.clone();
+            bad[at] ^= 0x20;
+            assert!(decode(&bad, &first.root).is_none(), "byte {at}");
+        }
+        // A forged listing that checksums names no path out of its folder.
+        let forged = encode(
+            &first.root,
+            &[&Folder {
+                rel: "src".to_owned(),
+                stamp: Stamp::of_folder(&root.join("src")).unwrap(),
+                entries: vec![(OsString::from("../x"), Kind::File)].into(),
+            }],
+        );
+        assert!(decode(&forged, &first.root).is_none());
+        std::fs::write(&file, b"not a listing").unwrap();
+        let second = later(&cache, &root);
+        second.list(&root.join("src"), "src").unwrap();
+        assert_eq!(second.read.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn with_no_cache_folder_every_folder_is_read_and_nothing_written() {
+        let (_t, root, cache) = tree();
+        let none = Listings::none();
+        assert!(none.list(&root.join("src"), "src").is_some());
+        assert!(none.list(&root.join("missing"), "missing").is_none());
+        none.save().unwrap();
+        assert!(!cache.exists());
+    }
+}
