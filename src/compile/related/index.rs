@@ -233,6 +233,29 @@ impl Index {
             .map(|k| &e[k])
     }
 
+    /// [`Index::get`] of each of `paths`, found in one pass when they are sorted (as a walk
+    /// gives them), else each by search.
+    #[must_use]
+    pub fn get_each<S: AsRef<str>>(&self, paths: &[S]) -> Vec<Option<&Entry>> {
+        let e = &self.loaded.entries;
+        let mut at = 0;
+        let mut last: Option<&str> = None;
+        paths
+            .iter()
+            .map(|p| {
+                let p = p.as_ref();
+                if last.is_some_and(|l| l >= p) {
+                    return self.get(p);
+                }
+                last = Some(p);
+                while e.get(at).is_some_and(|x| x.path.as_str() < p) {
+                    at += 1;
+                }
+                e.get(at).filter(|x| x.path == p)
+            })
+            .collect()
+    }
+
     /// The vocabulary id of `word`, if any file kept holds it.
     #[must_use]
     pub fn id_of(&self, word: &[u8]) -> Option<u32> {
@@ -1133,6 +1156,36 @@ mod tests {
         assert!(other.exists());
         let kept = dir.path().join(format!("related-v{VERSION}-{name}.bin"));
         assert!(decode(&std::fs::read(kept).unwrap(), b"/repo").is_some());
+    }
+
+    #[test]
+    fn each_path_finds_its_entry_sorted_or_not() {
+        let bytes = encode(b"/repo", &Vocab::default(), &entries());
+        let index = Index {
+            file: None,
+            root: b"/repo".to_vec(),
+            loaded: decode(&bytes, b"/repo").unwrap(),
+            next: Mutex::new(None),
+        };
+        let found = |paths: &[&str]| -> Vec<Option<String>> {
+            index
+                .get_each(paths)
+                .into_iter()
+                .map(|e| e.map(|e| e.path.clone()))
+                .collect()
+        };
+        let some = |p: &str| Some(p.to_owned());
+        assert_eq!(
+            found(&["a.ts", "a.tsx", "c.ts", "d.ts"]),
+            [some("a.ts"), None, some("c.ts"), None]
+        );
+        assert_eq!(
+            found(&["c.ts", "a.ts", "b.ts", "b.ts", "0"]),
+            [some("c.ts"), some("a.ts"), some("b.ts"), some("b.ts"), None]
+        );
+        for p in ["a.ts", "b.ts", "c.ts", "x"] {
+            assert_eq!(found(&[p])[0], index.get(p).map(|e| e.path.clone()));
+        }
     }
 
     #[test]

@@ -104,9 +104,11 @@ pub fn related(i: &Inputs<'_>) -> Vec<Found> {
         .filter(|p| crate::outline::lang_for(p).is_some_and(|l| l != Lang::Markdown))
         .collect();
     let started = SystemTime::now();
+    let entries = i.index.get_each(&others);
     let looked: Vec<Looked> = others
         .par_iter()
-        .map(|p| look(i, p, &search, &query))
+        .zip(entries)
+        .map(|(p, e)| look(i, p, e, &search, &query))
         .collect();
     // Names as ids: the index's as loaded, those of this run's parses numbered after them.
     let mut symbols = Symbols::new(i.index.vocab());
@@ -231,8 +233,15 @@ enum Parse {
     Fresh { tags: index::Encoded, sha: String },
 }
 
-/// Searches one file: through the index when its stamp is the one kept, else read.
-fn look(i: &Inputs<'_>, path: &str, names: &Names<'_>, query: &Query) -> Looked {
+/// Searches one file: through the index's entry for it, `kept`, when its stamp is the one
+/// kept, else read.
+fn look(
+    i: &Inputs<'_>,
+    path: &str,
+    kept: Option<&Entry>,
+    names: &Names<'_>,
+    query: &Query,
+) -> Looked {
     let none = Looked::default();
     let Some(lang) = crate::outline::lang_for(path) else {
         return none;
@@ -258,7 +267,7 @@ fn look(i: &Inputs<'_>, path: &str, names: &Names<'_>, query: &Query) -> Looked 
         // Refused by its size, as admission would.
         return none;
     }
-    if let (Some(s), Some(e)) = (stamp, i.index.get(path))
+    if let (Some(s), Some(e)) = (stamp, kept)
         && e.stamp == s
     {
         let Seen::Admitted { words, parsed } = &e.seen else {
