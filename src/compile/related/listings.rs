@@ -159,15 +159,14 @@ impl Listings {
 
     /// The entries of the folder `abs` (repository-relative `rel`): as kept when its stamp is
     /// the one kept, else as the system lists them now (an entry whose type cannot be read
-    /// left out); `None` when it cannot be listed.
+    /// left out); `None` when it cannot be listed, or, listings kept, when `lstat` says it is
+    /// no folder (a link a forged listing called one is not followed).
     pub fn list(&self, abs: &Path, rel: &str) -> Option<Entries> {
         if self.file.is_none() {
             return self.read(abs);
         }
         // Taken before the listing: a change after it moves the stamp, and is listed again.
-        let Some(stamp) = Stamp::of_folder(abs) else {
-            return self.read(abs);
-        };
+        let stamp = Stamp::of_folder(abs)?;
         let next = || {
             self.next
                 .lock()
@@ -408,6 +407,9 @@ mod tests {
             None,
             "a link has no stamp"
         );
+        // Asked to list it (a forged listing calling it a folder), it lists nothing.
+        assert_eq!(second.list(&root.join("src/sub"), "src/sub"), None);
+        assert_eq!(second.list(&root.join("src/up"), "src/up"), None);
     }
 
     #[cfg(unix)]
