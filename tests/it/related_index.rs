@@ -55,20 +55,25 @@ fn line_of<'a>(out: &'a Output, file: &str) -> Option<&'a str> {
         .find(|l| l.starts_with(&format!("{{\"file\":\"{file}\"")))
 }
 
-fn index_files(repo: &Repo) -> Vec<std::path::PathBuf> {
+/// The files of the cache folder whose names start with `prefix`, sorted.
+fn cache_files(repo: &Repo, prefix: &str) -> Vec<std::path::PathBuf> {
     let mut found: Vec<_> = std::fs::read_dir(repo.cache_dir())
         .map(|r| {
             r.filter_map(Result::ok)
                 .map(|e| e.path())
                 .filter(|p| {
                     p.file_name()
-                        .is_some_and(|n| n.to_string_lossy().starts_with("related-v"))
+                        .is_some_and(|n| n.to_string_lossy().starts_with(prefix))
                 })
                 .collect()
         })
         .unwrap_or_default();
     found.sort();
     found
+}
+
+fn index_files(repo: &Repo) -> Vec<std::path::PathBuf> {
+    cache_files(repo, "related-v")
 }
 
 #[test]
@@ -228,17 +233,7 @@ fn a_damaged_index_is_ignored_and_written_anew() {
 }
 
 fn listing_files(repo: &Repo) -> Vec<std::path::PathBuf> {
-    std::fs::read_dir(repo.cache_dir())
-        .map(|r| {
-            r.filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| {
-                    p.file_name()
-                        .is_some_and(|n| n.to_string_lossy().starts_with("listing-v"))
-                })
-                .collect()
-        })
-        .unwrap_or_default()
+    cache_files(repo, "listing-v")
 }
 
 #[cfg(unix)]

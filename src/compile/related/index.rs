@@ -201,13 +201,8 @@ impl Index {
     #[must_use]
     pub fn open(dir: Option<PathBuf>, root: &Path) -> Index {
         let root = root.to_string_lossy().into_owned().into_bytes();
-        let file = dir.filter(|_| cfg!(unix)).map(|d| {
-            let name = crate::util::digest::hex12(&root);
-            d.join(format!("related-v{VERSION}-{name}.bin"))
-        });
-        let loaded = file
-            .as_ref()
-            .and_then(|f| crate::util::read::read_capped(f, MAX_BYTES as u64).ok())
+        let (file, bytes) = cache_file(dir, "related-v", VERSION, &root, MAX_BYTES);
+        let loaded = bytes
             .and_then(|bytes| decode(&bytes, &root))
             .unwrap_or_default();
         Index {
@@ -392,6 +387,25 @@ impl Index {
         }
         Ok(())
     }
+}
+
+/// A repository's cache file in the folder `dir`, `<prefix><version>-<12 hex digits of the
+/// root's sha256>.bin` (none but on unix), and its bytes when it can be read within `max`.
+pub(super) fn cache_file(
+    dir: Option<PathBuf>,
+    prefix: &str,
+    version: u8,
+    root: &[u8],
+    max: usize,
+) -> (Option<PathBuf>, Option<Vec<u8>>) {
+    let file = dir.filter(|_| cfg!(unix)).map(|d| {
+        let name = crate::util::digest::hex12(root);
+        d.join(format!("{prefix}{version}-{name}.bin"))
+    });
+    let bytes = file
+        .as_ref()
+        .and_then(|f| crate::util::read::read_capped(f, max as u64).ok());
+    (file, bytes)
 }
 
 /// Removes the least recently written indexes beyond [`MAX_INDEXES`] (of any version: an

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
-use super::index::{Reader, Stamp, checksum, put_bytes, put_len, put_stamp, sweep};
+use super::index::{Reader, Stamp, cache_file, checksum, put_bytes, put_len, put_stamp, sweep};
 
 /// The format, in the file name and the header.
 const VERSION: u8 = 1;
@@ -131,13 +131,8 @@ impl Listings {
     /// [`Listings::open`] for a run that started at `started`.
     fn at(dir: Option<PathBuf>, root: &Path, started: SystemTime) -> Listings {
         let root = root.to_string_lossy().into_owned().into_bytes();
-        let file = dir.filter(|_| cfg!(unix)).map(|d| {
-            let name = crate::util::digest::hex12(&root);
-            d.join(format!("{PREFIX}{VERSION}-{name}.bin"))
-        });
-        let loaded = file
-            .as_ref()
-            .and_then(|f| crate::util::read::read_capped(f, MAX_BYTES as u64).ok())
+        let (file, bytes) = cache_file(dir, PREFIX, VERSION, &root, MAX_BYTES);
+        let loaded = bytes
             .and_then(|bytes| decode(&bytes, &root))
             .unwrap_or_default();
         let by_path = loaded
