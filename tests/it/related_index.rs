@@ -210,20 +210,7 @@ fn a_damaged_index_is_ignored_and_written_anew() {
     let cold = related(&repo, &["--no-cache"]);
     related(&repo, &[]);
     let index = index_files(&repo).pop().unwrap();
-    let good = std::fs::read(&index).unwrap();
-    let mut flipped = good.clone();
-    let middle = flipped.len() / 2;
-    flipped[middle] ^= 0x20;
-    for damaged in [
-        b"not an index".to_vec(),
-        good[..good.len() / 2].to_vec(),
-        flipped,
-        Vec::new(),
-    ] {
-        std::fs::write(&index, &damaged).unwrap();
-        assert_eq!(related(&repo, &[]).stdout, cold.stdout);
-        assert_eq!(std::fs::read(&index).unwrap(), good, "written anew");
-    }
+    each_damage_is_ignored_and_written_anew(&repo, &index, &cold);
     // No temporary file is left beside it.
     let names: Vec<String> = std::fs::read_dir(repo.cache_dir())
         .unwrap()
@@ -299,18 +286,24 @@ fn a_damaged_listing_is_ignored_and_written_anew() {
     let Some(listing) = listing_files(&repo).pop() else {
         panic!("no listing kept");
     };
-    let good = std::fs::read(&listing).unwrap();
+    each_damage_is_ignored_and_written_anew(&repo, &listing, &cold);
+}
+
+/// The cache file `file`, damaged each way in turn (not one, cut in half, a byte flipped,
+/// empty): the next run gives `cold`'s bytes and writes the file anew.
+fn each_damage_is_ignored_and_written_anew(repo: &Repo, file: &Path, cold: &Output) {
+    let good = std::fs::read(file).unwrap();
     let mut flipped = good.clone();
     let middle = flipped.len() / 2;
     flipped[middle] ^= 0x20;
     for damaged in [
-        b"not a listing".to_vec(),
+        b"not a cache file".to_vec(),
         good[..good.len() / 2].to_vec(),
         flipped,
         Vec::new(),
     ] {
-        std::fs::write(&listing, &damaged).unwrap();
-        assert_eq!(related(&repo, &[]).stdout, cold.stdout);
-        assert_eq!(std::fs::read(&listing).unwrap(), good, "written anew");
+        std::fs::write(file, &damaged).unwrap();
+        assert_eq!(related(repo, &[]).stdout, cold.stdout);
+        assert_eq!(std::fs::read(file).unwrap(), good, "written anew");
     }
 }
