@@ -16,12 +16,15 @@ struct Bodies {
     out: Vec<Range<usize>>,
     /// Every identifier's bytes, outside comments and literals.
     names: Vec<Range<usize>>,
-    /// Brace depth; the start and depth of the body being skipped, when in one.
+    /// Brace depth; the start and depth of the body being skipped, when in one, and
+    /// whether it is a Go struct's fields.
     depth: usize,
-    body: Option<(usize, usize)>,
+    body: Option<(usize, usize, bool)>,
     /// After the function keyword: waiting for its body's `{` outside brackets.
     pending: bool,
     brackets: usize,
+    /// After Go's `struct` keyword: the next `{` opens its fields.
+    fields: bool,
 }
 
 impl Bodies {
@@ -48,12 +51,26 @@ impl Bodies {
         }
     }
 
+    /// Go's `struct` keyword (outside a body): its fields, which hold no definition an
+    /// outline shows, are left out too.
+    fn fields(&mut self) {
+        if self.body.is_none() {
+            self.fields = true;
+        }
+    }
+
     /// A `{` at byte `i`.
     fn open(&mut self, i: usize) {
         self.depth += 1;
+        if std::mem::take(&mut self.fields) && self.body.is_none() {
+            // A struct's fields, wherever the type stands (a function waiting for its
+            // body, `func f(s struct{ … }) {`, still waits).
+            self.body = Some((i + 1, self.depth, true));
+            return;
+        }
         if self.brackets == 0 {
             if self.pending && self.body.is_none() {
-                self.body = Some((i + 1, self.depth));
+                self.body = Some((i + 1, self.depth, false));
             }
             self.pending = false;
         }
@@ -64,13 +81,17 @@ impl Bodies {
         if self.depth == 0 {
             return None;
         }
-        if let Some((start, d)) = self.body
+        if let Some((start, d, fields)) = self.body
             && d == self.depth
         {
             if start < i {
                 self.out.push(start..i);
             }
             self.body = None;
+            if fields {
+                self.depth -= 1;
+                return Some(());
+            }
         }
         self.depth -= 1;
         if self.brackets == 0 {
@@ -472,9 +493,11 @@ pub(crate) fn rust_lexed(text: &str) -> Option<Lexed<Vec<Range<usize>>>> {
     bodies.finish()
 }
 
-/// Byte ranges of the insides of Go function and method bodies, as [`rust_lexed`]. A
-/// body's `{` is on the line its signature ends (Go's semicolon rule), so a line end
-/// outside brackets ends the wait for one (`type F func(int)` has no body).
+/// Byte ranges of the insides of Go function and method bodies, as [`rust_lexed`], and of
+/// structs' field lists (no outline shows a field: a struct type's header ends at its `{`,
+/// and its fields hold no definition). A body's `{` is on the line its signature ends
+/// (Go's semicolon rule), so a line end outside brackets ends the wait for one
+/// (`type F func(int)` has no body).
 pub(crate) fn go_lexed(text: &str) -> Option<Lexed<Vec<Range<usize>>>> {
     let b = text.as_bytes();
     let mut bodies = Bodies::default();
@@ -510,8 +533,10 @@ pub(crate) fn go_lexed(text: &str) -> Option<Lexed<Vec<Range<usize>>>> {
                     i += 1;
                 }
                 bodies.name(b, start, i, go_reserved);
-                if &b[start..i] == b"func" {
-                    bodies.keyword();
+                match &b[start..i] {
+                    b"func" => bodies.keyword(),
+                    b"struct" => bodies.fields(),
+                    _ => {}
                 }
                 continue;
             }
@@ -1136,10 +1161,16 @@ mod tests {
         assert_eq!(
             bodies,
             [
+                " f func() ",
+                " a int ",
                 " r := '}'; t := \"}\"; u := `\n}`; /* } */ return 0, nil ",
                 "\n\tfn := func() { _ = v }\n\tfn()\n\treturn v\n",
             ]
         );
+        // A struct in a result still leaves the function's body to cut.
+        let text = "func f() struct{ a int } { return struct{ a int }{} }\n";
+        let bodies: Vec<&str> = go_bodies(text).into_iter().map(|r| &text[r]).collect();
+        assert_eq!(bodies, [" a int ", " return struct{ a int }{} "]);
         assert!(go_bodies("func a() { ").is_empty());
         assert!(go_bodies("} func a() {}").is_empty());
         assert!(go_bodies("func a() { s := \"unterminated\n }").is_empty());

@@ -375,7 +375,7 @@ proptest! {
 
 /// Texts in each language whose function bodies an outline's parse leaves out: the samples
 /// and a long file of this crate.
-fn skimmed_texts() -> [(Lang, String); 8] {
+fn skimmed_texts() -> [(Lang, String); 9] {
     let own = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("src/outline/syntax.rs"),
     )
@@ -389,8 +389,20 @@ fn skimmed_texts() -> [(Lang, String); 8] {
         sample("sample.ts"),
         (Lang::Python, long_strings_py()),
         (Lang::JavaScript, FROM_JS.to_owned()),
+        (Lang::Go, GO_STRUCTS.to_owned()),
     ]
 }
+
+/// Go whose structs' fields (left out of the skimming parse) stand everywhere a type can:
+/// a type, a group, a parameter, a result, a variable with its value, a field of a field,
+/// an interface's method; with tags holding braces, and an interface beside them.
+const GO_STRUCTS: &str = "package p\n\n// Config is read once.\ntype Config struct {\n\
+\tName string `json:\"name,omitempty\" x:\"{\"`\n\tInner struct {\n\t\tLimit int\n\t\tHook interface{ Run() error }\n\t}\n\
+\tcallbacks []func(struct{ A int }) error\n}\n\n\
+type (\n\t// Pair is two.\n\tPair[T any] struct{ A, B T }\n\tRunner interface {\n\t\tRun(opts struct {\n\t\t\tForce bool\n\t\t}) error\n\t\tStop()\n\t}\n)\n\n\
+var defaults = struct {\n\tRetries int\n}{\n\tRetries: 3,\n}\n\n\
+func New(opts struct {\n\tName string\n}) (*Config, struct{ ok bool }) {\n\treturn &Config{Name: opts.Name}, struct{ ok bool }{true}\n}\n\n\
+func (c *Config) Limit() int { return c.Inner.Limit }\n";
 
 /// JavaScript whose `from` is an import's keyword in some places and a name in others, and
 /// whose `number` is a name (a type only in TypeScript).
