@@ -12,6 +12,7 @@
 use std::path::Path;
 
 use crate::compile::manifest::{BY, CURATION_KEY, HEADER_KEY};
+use crate::error::Pos;
 use crate::model::Entry;
 
 /// A row of the author's that names a file or a folder.
@@ -43,21 +44,41 @@ pub struct Authored {
 /// Reads the author's rows of `text`. With `ours` (the rows curate wrote last, when the file
 /// was edited since), a row marked as curate's that is not one of them was changed by the
 /// author: it is the author's from now on (kept without the mark).
-#[must_use]
+///
+/// A line that is not a JSON object (nor blank, nor a `//` line of curate's comments form)
+/// is an error at its position: Trellis' hook would skip it and its `task.py validate`
+/// reports it, and rewriting the list without it would lose what the author meant there.
 pub fn parse<S: std::hash::BuildHasher>(
     text: &str,
     ours: Option<&std::collections::HashSet<String, S>>,
-) -> Authored {
+) -> Result<Authored, (Pos, String)> {
     let mut out = Authored::default();
     for (i, line) in text.lines().enumerate() {
         let raw = line.trim();
-        if raw.is_empty() {
+        if raw.is_empty() || raw.starts_with("//") {
             continue;
         }
-        // Not JSON (a `//` line curate wrote in the comments form): Trellis skips it.
-        let Ok(serde_json::Value::Object(mut map)) = serde_json::from_str::<serde_json::Value>(raw)
-        else {
-            continue;
+        let lead = line.len() - line.trim_start().len();
+        let mut map = match serde_json::from_str::<serde_json::Value>(raw) {
+            Ok(serde_json::Value::Object(map)) => map,
+            Ok(_) => {
+                return Err((
+                    Pos {
+                        line: i + 1,
+                        column: lead + 1,
+                    },
+                    "a row must be a JSON object ({\"file\": …, \"reason\": …})".to_owned(),
+                ));
+            }
+            Err(e) => {
+                return Err((
+                    Pos {
+                        line: i + 1,
+                        column: e.column().max(1) + lead,
+                    },
+                    format!("invalid JSON: {}", crate::util::jsonpos::json_message(&e)),
+                ));
+            }
         };
         if map.contains_key(HEADER_KEY) || map.contains_key(CURATION_KEY) {
             continue;
@@ -93,19 +114,34 @@ pub fn parse<S: std::hash::BuildHasher>(
             }
         }
     }
-    out
+    Ok(out)
 }
 
-/// The files a directory row stands for, as Trellis' hook reads them: the regular `*.md`
-/// files directly in `folder` (repository-relative), sorted by name, the first 20.
+/// The files a directory row stands for, as Trellis' hook reads them
+/// (`_materialize_directory`): the names in `folder` (repository-relative) that end in
+/// `.md` and are files once links are followed, sorted, the first 20. A link is among them
+/// as the hook would read it, so it goes through admission like any member: the folder's
+/// row is written back only when every member is kept, and a link out of the repository
+/// never is. A name that is not UTF-8 stands as its lossy form, which admission never
+/// finds: such a folder is written as file rows too.
 #[must_use]
 pub fn directory_members(root: &Path, folder: &str) -> Vec<String> {
-    use crate::util::read::{Entries, names_in};
     let folder = folder.trim_end_matches('/');
-    names_in(&root.join(folder), Entries::Files)
+    let dir = root.join(folder);
+    let Ok(read) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = read
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        // Trellis compares the extension case-sensitively, and follows links.
+        .filter(|n| n.as_encoded_bytes().ends_with(b".md"))
+        .filter(|n| std::fs::metadata(dir.join(n)).is_ok_and(|m| m.is_file()))
+        .map(|n| n.to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
         .into_iter()
-        // Trellis compares the extension case-sensitively.
-        .filter(|n| Path::new(n).extension().is_some_and(|x| x == "md"))
         .take(20)
         .map(|n| {
             if folder.is_empty() {
@@ -157,9 +193,8 @@ mod tests {
             "{\"file\": \".trellis/spec/backend/\", \"type\": \"directory\", \"reason\": \"specs\"}\n",
             "{\"path\": \"docs/c.md\"}\n",
             "{\"drop\": \"docs/old.md\", \"why\": \"stale\"}\n",
-            "[1]\n",
         );
-        let a = parse::<std::collections::hash_map::RandomState>(text, None);
+        let a = parse::<std::collections::hash_map::RandomState>(text, None).unwrap();
         let files: Vec<(&str, bool)> = a
             .rows
             .iter()
@@ -184,5 +219,28 @@ mod tests {
             a.drops,
             [(10, "docs/old.md".to_owned(), Some("stale".to_owned()))]
         );
+    }
+
+    #[test]
+    fn a_row_that_is_not_a_json_object_is_refused_at_its_place() {
+        let parse = |t: &str| {
+            parse::<std::collections::hash_map::RandomState>(t, None).map_err(|(pos, m)| {
+                format!("{pos}: {}", m.split(':').next().unwrap_or_default())
+            })
+        };
+        let ok = "{\"file\": \"a.md\"}\n";
+        assert_eq!(
+            parse(&format!("{ok}  {{\"file\": \"b.md\", \"reason\": }}\n")),
+            Err("2:30: invalid JSON".to_owned())
+        );
+        assert_eq!(
+            parse(&format!("{ok}[\"not\", \"an\", \"object\"]\n")),
+            Err("2:1: a row must be a JSON object ({\"file\"".to_owned())
+        );
+        assert_eq!(
+            parse(&format!("{ok}garbage text\n")),
+            Err("2:1: invalid JSON".to_owned())
+        );
+        assert!(parse(&format!("{ok}// a comment\n\n")).is_ok());
     }
 }

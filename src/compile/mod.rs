@@ -832,7 +832,12 @@ fn read_author_list(
             .map(str::to_owned)
             .collect()
     });
-    let mut list = authored::parse(&text, ours.as_ref());
+    let mut list =
+        authored::parse(&text, ours.as_ref()).map_err(|(pos, message)| Error::Syntax {
+            path: std::path::PathBuf::from(&rel),
+            pos,
+            message,
+        })?;
     if let Some(lock) = &lock {
         for row in authored::removals(&text, &lock.written, AUTHOR_KIND) {
             if let Ok(serde_json::Value::Object(m)) = serde_json::from_str(&row)

@@ -75,6 +75,8 @@ fn trellis_injects(repo: &Repo, rel: &str, cap: usize) -> Vec<(String, u64)> {
                     #[allow(clippy::case_sensitive_file_extension_comparisons)]
                     n.ends_with(".md")
                 })
+                // `os.path.isfile`: links followed.
+                .filter(|n| repo.root.join(file).join(n).is_file())
                 .collect();
             names.sort();
             names.truncate(20);
@@ -316,6 +318,69 @@ fn trellis_seeded_prd_only_and_archived_tasks() {
     // check passes on what curate wrote and leaves author-only files alone.
     let out = repo.curate().args(["check"]).run();
     assert_eq!(out.code, 0, "{}", out.all());
+}
+
+/// A row of the author's list that is not JSON stops the compile at its place, with the
+/// list left as the author wrote it (Trellis' `task.py validate` reports such a row; a
+/// rewrite without it would lose what was meant there).
+#[test]
+fn a_malformed_row_in_the_authors_list_is_an_error_and_the_list_is_left_alone() {
+    let repo = Repo::fixture("trellis");
+    let path = format!("{CURATED}/implement.jsonl");
+    for bad in [
+        "{\"file\": \".trellis/spec/backend/index.md\", \"reason\": }",
+        "[\"not\", \"an\", \"object\"]",
+        "garbage text line",
+    ] {
+        let text = format!("{{\"file\": \"src/config.ts\"}}\n  {bad}\n");
+        repo.write(&path, &text);
+        let out = repo
+            .curate()
+            .args(["--role", "implement", "--change", "11-28-login-rate-limit"])
+            .run();
+        assert_eq!(out.code, 1, "{}", out.all());
+        assert!(
+            out.stderr.contains(&format!("{path}:2:")),
+            "{bad}: {}",
+            out.stderr
+        );
+        assert_eq!(repo.read(&path), text);
+        assert!(!repo.exists(&format!("{CURATED}/implement.lock.json")));
+    }
+}
+
+/// A folder row whose folder holds a `.md` link out of the repository: Trellis' hook
+/// follows links, so the row is written back as the files curate kept, and the hook never
+/// reads the link's target.
+#[cfg(unix)]
+#[test]
+fn a_folder_row_holding_a_link_out_is_written_as_its_kept_files() {
+    let repo = Repo::fixture("trellis");
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("host.md"), "outside the repository\n").unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("host.md"),
+        repo.root.join(".trellis/spec/backend/host-link.md"),
+    )
+    .unwrap();
+    let report = compile(
+        &repo,
+        &["--role", "implement", "--change", "11-28-login-rate-limit"],
+    );
+    assert!(!files(&report).iter().any(|f| f.contains("host-link")));
+    let path = format!("{CURATED}/implement.jsonl");
+    let written = repo.read(&path);
+    assert!(
+        !written.contains("\"type\": \"directory\""),
+        "the folder row would let the hook read the link:\n{written}"
+    );
+    let injected = trellis_injects(&repo, &path, 4096);
+    assert!(
+        !injected.iter().any(|(f, _)| f.contains("host-link")),
+        "{injected:?}"
+    );
+    assert!(injected.iter().any(|(f, _)| f.ends_with("backend/logging.md")));
+    assert_eq!(trellis_validate(&repo, &path), Vec::<String>::new());
 }
 
 #[test]
