@@ -587,16 +587,30 @@ impl CompileSettings {
         check_name("role", &role)?;
         let change = o.change.clone();
         let rules = crate::compile::admit::rules()?;
-        // Text curate copies into a manifest and a prompt holds no secret.
-        for (i, add) in o.add.iter().enumerate() {
-            if let Some(hit) = rules.scan(add.as_bytes()) {
-                return Err(Error::Failed(format!(
-                    "--add #{}: holds a secret ({}); curate would copy it into the manifest and the prompt",
-                    i + 1,
-                    hit.rule
-                )));
+        // Text curate copies into a manifest and a prompt holds no secret: an addition, and
+        // every path or glob given (a note names one that matched nothing).
+        let refuse = |flag: &str, values: &[String]| -> Result<()> {
+            for (i, value) in values.iter().enumerate() {
+                // Each of a path's parts too: a token the content rules want to end at a
+                // word's end is followed by `/` in a path.
+                let parts = value.replace('/', "\n");
+                if let Some(hit) = rules
+                    .scan(value.as_bytes())
+                    .or_else(|| rules.scan(parts.as_bytes()))
+                {
+                    return Err(Error::Failed(format!(
+                        "{flag} #{}: holds a secret ({}); curate would copy it into the manifest and the prompt",
+                        i + 1,
+                        hit.rule
+                    )));
+                }
             }
-        }
+            Ok(())
+        };
+        refuse("--add", &o.add)?;
+        refuse("--owns", &o.owns)?;
+        refuse("--reads", &o.reads)?;
+        refuse("--drop", &o.drop)?;
         let add = o
             .add
             .iter()
@@ -649,6 +663,7 @@ impl CompileSettings {
                 crate::verify::parse_touched_list(&read_capped(&ws.arg_path(p), INPUT_CAP)?)
             }
         };
+        refuse("--files-from", &files_from)?;
         let overrides = match &o.overrides {
             Some(p) => {
                 let path = ws.arg_path(p);

@@ -551,3 +551,26 @@ fn older_protocol_versions_are_accepted_and_stdin_eof_exits_0() {
         assert_eq!(String::from_utf8_lossy(&out.stderr), "", "a quiet stderr");
     }
 }
+
+/// A secret in a path argument is a tool error naming the argument and the rule, never the
+/// value, and nothing is written.
+#[tokio::test(flavor = "current_thread")]
+async fn a_secret_in_a_path_argument_is_a_tool_error_without_the_value() {
+    let repo = Repo::fixture("aiws-basic");
+    let client = connect(&repo).await;
+    let token = format!("ghp_{}", "u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d");
+    let r = call(
+        &client,
+        "compile",
+        json!({"role": "worker", "change": "add-auth", "owns": [format!("src/{token}")], "drop": [token]}),
+    )
+    .await;
+    let message = tool_error(&r);
+    assert!(
+        message.contains("--owns #1: holds a secret (github-pat)"),
+        "{message}"
+    );
+    assert!(!message.contains(&token));
+    assert!(!repo.exists(WORKER_MANIFEST));
+    client.cancel().await.unwrap();
+}

@@ -1889,3 +1889,41 @@ fn a_secret_of_every_family_never_reaches_any_output() {
     });
     assert_none(&problems, "a secret of every family");
 }
+
+/// A secret given as a path or glob on the command line (a note would name it, one that
+/// matches nothing) refuses the compile, naming the flag and the rule: nothing written,
+/// the value printed nowhere.
+#[test]
+fn a_secret_in_a_path_argument_is_refused_before_anything_is_written() {
+    let token = ghp(93);
+    for (flag, value) in [
+        ("--owns", format!("src/{token}")),
+        ("--reads", format!("docs/{token}/**")),
+        ("--drop", token.clone()),
+    ] {
+        let repo = Repo::empty();
+        repo.write("README.md", "# readme\n");
+        let out = repo
+            .curate()
+            .args([
+                "--role",
+                "worker",
+                "--change",
+                CHANGE,
+                "--owns",
+                "README.md",
+            ])
+            .args([flag, value.as_str()])
+            .run();
+        assert_eq!(out.code, 1, "{flag}: {}", out.all());
+        let n = if flag == "--owns" { 2 } else { 1 };
+        assert!(
+            out.stderr
+                .contains(&format!("{flag} #{n}: holds a secret (github-pat)")),
+            "{}",
+            out.stderr
+        );
+        assert_none(&leaks(&repo, &token, &[("compile", &out)]), flag);
+        assert!(!repo.exists(&format!("changes/{CHANGE}")), "{flag}");
+    }
+}
