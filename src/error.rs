@@ -92,6 +92,9 @@ pub enum Error {
     #[error("{} was edited by hand (its digest does not match its content)", path.display())]
     HandEdited { path: PathBuf },
 
+    #[error("{} was not written by curate, or was edited since: it is left as it is, and nothing is written", path.display())]
+    NotOurs { path: PathBuf },
+
     #[error("{}:{pos}: cannot adopt this line: {message}", path.display())]
     Unadoptable {
         path: PathBuf,
@@ -167,6 +170,10 @@ impl Error {
             }),
             Error::HandEdited { .. } => Some(
                 "run again with --adopt to keep the edits (they become overrides-file lines), or --force to overwrite them"
+                    .to_owned(),
+            ),
+            Error::NotOurs { .. } => Some(
+                "move it aside to keep it, or run again with --force to replace it (its text is lost)"
                     .to_owned(),
             ),
             Error::Unadoptable { .. } => Some(

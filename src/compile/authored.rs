@@ -224,9 +224,8 @@ mod tests {
     #[test]
     fn a_row_that_is_not_a_json_object_is_refused_at_its_place() {
         let parse = |t: &str| {
-            parse::<std::collections::hash_map::RandomState>(t, None).map_err(|(pos, m)| {
-                format!("{pos}: {}", m.split(':').next().unwrap_or_default())
-            })
+            parse::<std::collections::hash_map::RandomState>(t, None)
+                .map_err(|(pos, m)| format!("{pos}: {}", m.split(':').next().unwrap_or_default()))
         };
         let ok = "{\"file\": \"a.md\"}\n";
         assert_eq!(

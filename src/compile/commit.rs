@@ -85,7 +85,7 @@ pub fn commit(ws: &Workspace, o: &CompileOptions, mode: Mode) -> Result<Committe
             }
         }
         if compiled.status == Status::Ready {
-            write_outputs(ws, &s, &compiled)?;
+            write_outputs(ws, &s, &compiled, mode.force)?;
             written = true;
             outcome.push_str(&format!("wrote {}", compiled.manifest_path));
         }
@@ -102,7 +102,7 @@ fn read_text(ws: &Workspace, path: &Path) -> Result<Option<String>> {
     Ok(read_repo_file(&ws.root, path)?.map(|b| String::from_utf8_lossy(&b).into_owned()))
 }
 
-fn write_outputs(ws: &Workspace, s: &CompileSettings, c: &Compiled) -> Result<()> {
+fn write_outputs(ws: &Workspace, s: &CompileSettings, c: &Compiled, force: bool) -> Result<()> {
     let (Some(text), Some(lock)) = (&c.manifest, &c.lock) else {
         return Ok(());
     };
@@ -125,6 +125,17 @@ fn write_outputs(ws: &Workspace, s: &CompileSettings, c: &Compiled) -> Result<()
         }
         None => None,
     };
+    let mut lock = lock.clone();
+    if let Some((path, text)) = &companion {
+        let previous = manifest::read_lock(&ws.root, &c.manifest_path);
+        if !force && !companion_is_ours(ws, path, text, previous.as_ref())? {
+            return Err(Error::NotOurs { path: path.into() });
+        }
+        lock.companion = Some(manifest::FileRef {
+            path: path.clone(),
+            sha256: crate::util::digest::hex(text.as_bytes()),
+        });
+    }
     // The lock first, the manifest last: the manifest is the commit point.
     write_unless_same(
         ws,
@@ -135,6 +146,27 @@ fn write_outputs(ws: &Workspace, s: &CompileSettings, c: &Compiled) -> Result<()
         write_unless_same(ws, &ws.root.join(path), text.as_bytes())?;
     }
     write_unless_same(ws, &ws.root.join(&c.manifest_path), text.as_bytes())
+}
+
+/// Whether the workflow's second file at `path` may be written with `text`: it is absent,
+/// already `text`, or what curate wrote last (the previous lock's digest of it). A file
+/// the workflow's own tools wrote, or one edited by hand, is never silently replaced.
+fn companion_is_ours(
+    ws: &Workspace,
+    path: &str,
+    text: &str,
+    previous: Option<&manifest::Lock>,
+) -> Result<bool> {
+    let Some(existing) = read_repo_file(&ws.root, &ws.root.join(path))? else {
+        return Ok(true);
+    };
+    if existing == text.as_bytes() {
+        return Ok(true);
+    }
+    let digest = crate::util::digest::hex(&existing);
+    Ok(previous
+        .and_then(|l| l.companion.as_ref())
+        .is_some_and(|c| c.path == path && c.sha256 == digest))
 }
 
 /// Writes `bytes` to `path` inside the repository, unless it is a regular file that holds

@@ -331,6 +331,10 @@ pub struct Lock {
     pub curation: Vec<String>,
     /// The entries curate wrote.
     pub written: Vec<Entry>,
+    /// The workflow's second file curate wrote beside the manifest (Guild's lane bundle),
+    /// so a later run tells its own from a hand edit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub companion: Option<FileRef>,
 }
 
 /// The contracts a compile used.

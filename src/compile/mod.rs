@@ -1533,5 +1533,6 @@ fn lock(
             .collect(),
         curation: curation.to_vec(),
         written: kept.iter().map(|k| k.entry.clone()).collect(),
+        companion: None,
     }
 }

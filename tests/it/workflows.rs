@@ -379,7 +379,11 @@ fn a_folder_row_holding_a_link_out_is_written_as_its_kept_files() {
         !injected.iter().any(|(f, _)| f.contains("host-link")),
         "{injected:?}"
     );
-    assert!(injected.iter().any(|(f, _)| f.ends_with("backend/logging.md")));
+    assert!(
+        injected
+            .iter()
+            .any(|(f, _)| f.ends_with("backend/logging.md"))
+    );
     assert_eq!(trellis_validate(&repo, &path), Vec::<String>::new());
 }
 
@@ -816,4 +820,45 @@ fn openspec_cli() -> Option<std::path::PathBuf> {
         bin.exists().then_some(bin)
     })
     .clone()
+}
+
+/// A lane's bundle curate did not write (Guild's own, the fixture's lane `T1-backend`) or
+/// one edited by hand since is never silently replaced: the compile writes nothing and
+/// says so; `--force` replaces it, and curate's own bundle is rewritten freely.
+#[test]
+fn a_guild_bundle_curate_did_not_write_is_left_alone() {
+    let repo = Repo::fixture("guild");
+    let run = ".guild/context/run-4b7e2d90-1c3a-4f5e-8a6b-2d9c0e1f3a57";
+    let bundle = format!("{run}/backend-T1-backend.md");
+    let guilds = repo.read(&bundle);
+    let lane = ["--role", "backend", "--change", "T1-backend"];
+    let out = repo.curate().args(lane).run();
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(
+        out.stderr.contains(&format!(
+            "{bundle} was not written by curate, or was edited since"
+        )),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("--force"), "{}", out.stderr);
+    assert_eq!(repo.read(&bundle), guilds);
+    assert!(!repo.exists(&format!("{run}/backend-T1-backend.jsonl")));
+    assert!(!repo.exists(&format!("{run}/backend-T1-backend.lock.json")));
+    let out = repo.curate().args(lane).args(["--force"]).run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert_ne!(repo.read(&bundle), guilds);
+
+    // curate's own bundle: compiled again freely; edited by hand: left alone.
+    let front = ["--role", "frontend", "--change", "T2-frontend"];
+    let mine = format!("{run}/frontend-T2-frontend.md");
+    for _ in 0..2 {
+        let out = repo.curate().args(front).run();
+        assert_eq!(out.code, 0, "{}", out.all());
+    }
+    let edited = format!("{}HAND NOTE\n", repo.read(&mine));
+    repo.write(&mine, &edited);
+    let out = repo.curate().args(front).run();
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert_eq!(repo.read(&mine), edited);
 }
