@@ -333,11 +333,23 @@ pub fn excerpt_text(path: &str, bytes: &[u8], sections: &Sections, per_file: u64
     out
 }
 
+/// A reason as a prompt shows it, on its entry's line: a control character escaped (`\n`,
+/// `\u{1b}`: no line of its own, no terminal sequence), and `</` as `<\/`, so that no
+/// reason closes the bundle's block (`</aiws-context-injection>`) or any other tag early.
+/// Borrowed when there is nothing to escape (nearly always).
+fn shown_reason(reason: &str) -> std::borrow::Cow<'_, str> {
+    if !reason.chars().any(char::is_control) && !reason.contains("</") {
+        return std::borrow::Cow::Borrowed(reason);
+    }
+    std::borrow::Cow::Owned(crate::model::one_line(reason).replace("</", "<\\/"))
+}
+
 /// What a template sees of an entry (borrowed: serialised once, into the context).
 #[derive(Debug, Serialize)]
 struct EntryView<'a> {
     file: &'a str,
-    reason: &'a str,
+    /// As [`shown_reason`] makes it.
+    reason: std::borrow::Cow<'a, str>,
     sections: &'a Sections,
     priority: crate::model::Priority,
     kind: &'a str,
@@ -551,7 +563,7 @@ pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
         .iter()
         .map(|k| EntryView {
             file: &k.entry.file,
-            reason: &k.entry.reason,
+            reason: shown_reason(&k.entry.reason),
             sections: &k.entry.sections,
             priority: k.entry.priority,
             kind: &k.entry.kind,

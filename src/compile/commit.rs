@@ -200,6 +200,9 @@ fn adopt_edits(
     if lines.is_empty() {
         return Ok(String::new());
     }
+    // What would be adopted is copied into the overrides file, a manifest and a prompt: a
+    // secret in the edited manifest is refused at its line, before anything is written.
+    crate::compile::refuse_copied_secrets(edited, Path::new(manifest_path))?;
     let path = &s.overrides.path;
     let mut text = read_text(ws, path)?.unwrap_or_default();
     if !text.is_empty() && !text.ends_with('\n') {

@@ -1417,7 +1417,7 @@ fn requests(role: &Role, s: &CompileSettings, embedded: bool) -> Vec<Request> {
 /// The text of an overrides file that curate copies into a manifest and a prompt (entries'
 /// fields, `why`, `// curation:` lines; not plain comments) holds no secret: such a line is
 /// an error naming the file and line, never the value.
-fn refuse_copied_secrets(text: &str, path: &Path) -> Result<()> {
+pub(crate) fn refuse_copied_secrets(text: &str, path: &Path) -> Result<()> {
     let rules = crate::compile::admit::rules()?;
     for (i, line) in text.lines().enumerate() {
         let t = line.trim();

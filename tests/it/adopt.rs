@@ -209,3 +209,43 @@ fn a_removed_entry_with_glob_characters_in_its_name_stays_removed() {
         "{manifest}"
     );
 }
+
+/// A secret typed into the manifest by hand is refused by `--adopt` at its line before
+/// anything is written: no overrides file is made that holds it.
+#[test]
+fn adopt_refuses_a_secret_before_writing_the_overrides_file() {
+    let repo = Repo::fixture("aiws-basic");
+    assert_eq!(repo.compile_worker(&[]).code, 0);
+    let token = format!("ghp_{}", "u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d");
+    let text = repo.read(WORKER_MANIFEST);
+    let at = text
+        .lines()
+        .position(|l| l.contains("\"file\":\"AI_WORKSPACE.md\""))
+        .unwrap();
+    let edited: String = text
+        .lines()
+        .map(|l| {
+            if l.contains("\"file\":\"AI_WORKSPACE.md\"") {
+                l.replace("\"priority\":\"medium\"", "\"priority\":\"high\"")
+                    .replace("\"reason\":\"", &format!("\"reason\":\"note {token} "))
+            } else {
+                l.to_owned()
+            }
+        })
+        .map(|l| l + "\n")
+        .collect();
+    repo.write(WORKER_MANIFEST, &edited);
+    let out = repo.compile_worker(&["--adopt"]);
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(
+        out.stderr.contains(&format!(
+            "{WORKER_MANIFEST}:{}: holds a secret (github-pat)",
+            at + 1
+        )),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.all().contains(&token));
+    assert!(!repo.exists(OVERRIDES));
+    assert_eq!(repo.read(WORKER_MANIFEST), edited);
+}
