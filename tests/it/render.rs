@@ -456,3 +456,34 @@ fn a_reason_can_neither_close_the_block_nor_send_control_characters() {
         out.stdout
     );
 }
+
+/// `render -o` never names the manifest, its lock, the overrides file or a file of the
+/// bundle: it would replace it with the prompt.
+#[test]
+fn render_never_writes_over_what_it_stands_on() {
+    let repo = Repo::fixture("aiws-basic");
+    assert_eq!(repo.compile_worker(&[]).code, 0);
+    let overrides = "changes/add-auth/analysis/worker-context.overrides.jsonl";
+    repo.write(overrides, "// the delegator's notes\n");
+    for target in [
+        crate::WORKER_MANIFEST,
+        "./changes/add-auth/analysis/../analysis/worker-context.lock.json",
+        overrides,
+        "AI_PROJECT.md",
+    ] {
+        let before = repo.read(target);
+        let out = repo
+            .curate()
+            .args([
+                "render", "--role", "worker", "--change", "add-auth", "-o", target,
+            ])
+            .run();
+        assert_eq!(out.code, 2, "{target}: {}", out.all());
+        assert!(
+            out.stderr.contains("the render would replace it"),
+            "{}",
+            out.stderr
+        );
+        assert_eq!(repo.read(target), before, "{target}");
+    }
+}

@@ -84,6 +84,7 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
         let v = render::preview_json(&compiled, Some(&prompt), &warnings);
         printer.out_json(&v)?;
     } else if let Some(path) = &a.output {
+        refuse_an_input(&ws, &s, &compiled, &ws.arg_path(path), path)?;
         // Streamed into the temporary file: memory stays near the largest entry.
         atomic::write_with_bounded(&ws.arg_path(path), atomic::Bound::Named(&ws.root), |w| {
             render::render_to(&job, template, w)
@@ -111,6 +112,50 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
         printer.report(&report_text);
     }
     Ok(ExitCode::Ready)
+}
+
+/// `-o` never names a file the render stands on: the manifest, its lock, the overrides
+/// file (the delegator's source), or a file the bundle holds; writing there would replace
+/// it with the prompt.
+fn refuse_an_input(
+    ws: &crate::settings::Workspace,
+    s: &CompileSettings,
+    compiled: &compile::Compiled,
+    out: &std::path::Path,
+    shown: &std::path::Path,
+) -> Result<()> {
+    // The same file whatever the spelling (`./a`, `dir/../a`, a folder reached through a link).
+    let same = |a: &std::path::Path, b: &std::path::Path| {
+        let key = |p: &std::path::Path| {
+            let name = p.file_name()?;
+            let parent = p.parent().filter(|d| !d.as_os_str().is_empty());
+            let parent = std::fs::canonicalize(parent.unwrap_or(std::path::Path::new("."))).ok()?;
+            Some(parent.join(name))
+        };
+        key(a).is_some_and(|k| Some(k) == key(b))
+    };
+    let manifest = ws.root.join(&compiled.manifest_path);
+    let lock = ws
+        .root
+        .join(crate::compile::manifest::lock_path(&compiled.manifest_path));
+    let mut inputs: Vec<(std::path::PathBuf, String)> = vec![
+        (manifest, "the manifest".to_owned()),
+        (lock, "the manifest's lock".to_owned()),
+        (s.overrides.path.clone(), "the overrides file".to_owned()),
+    ];
+    inputs.extend(compiled.kept.iter().map(|k| &k.entry).map(|e| {
+        (
+            ws.root.join(&e.file),
+            format!("{}, an entry of the bundle", crate::model::quoted(&e.file)),
+        )
+    }));
+    match inputs.iter().find(|(p, _)| same(out, p)) {
+        Some((_, what)) => Err(Error::Usage(format!(
+            "-o {}: is {what}; the render would replace it with the prompt: write it elsewhere",
+            crate::model::one_line(&shown.display().to_string())
+        ))),
+        None => Ok(()),
+    }
 }
 
 fn is_broken_pipe(e: &tera::Error) -> bool {
