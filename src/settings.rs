@@ -223,6 +223,12 @@ impl Workspace {
         let wf = ws.workflow();
         let change = wf.normalize_id(id).to_owned();
         check_name("change id", &change)?;
+        if let Some((name, how)) = wf.reserved().filter(|(name, _)| *name == change) {
+            return Err(Error::Usage(format!(
+                "{name:?} is the folder of archived changes ({}), not a change: name an archived one as {how}",
+                wf.name()
+            )));
+        }
         let set_by_user = matches!(
             ws.config.origins.get("changes"),
             Some(Origin::Flag | Origin::Env | Origin::File)

@@ -84,7 +84,7 @@ pub fn unbind(root: &Path, session: Option<&str>) -> Result<Option<String>> {
     atomic::check_folder(path.parent().unwrap_or(root), Bound::Inside(root))?;
     match std::fs::remove_file(&path) {
         Ok(()) => Ok(Some(rel)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) if crate::util::read::is_absent(&e) => Ok(None),
         Err(source) => Err(crate::error::Error::Write { path, source }),
     }
 }

@@ -105,7 +105,7 @@ pub fn resolve(root: &Path, path: &RepoPath) -> Result<String, Refusal> {
     let full = root.join(path);
     let real = match full.canonicalize() {
         Ok(real) => real,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(e) if crate::util::read::is_absent(&e) => {
             return Err(Refusal::Missing(e.to_string()));
         }
         Err(e) => return Err(Refusal::Unreadable(e.to_string())),
@@ -373,7 +373,7 @@ pub fn contained(
 pub fn read_repo_file(root: &Path, path: &Path) -> crate::error::Result<Option<Vec<u8>>> {
     use crate::error::Error;
     match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if crate::util::read::is_absent(&e) => return Ok(None),
         Err(source) => {
             return Err(Error::Read {
                 path: path.to_owned(),

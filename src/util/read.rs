@@ -28,6 +28,15 @@ pub enum ReadError {
     TooLarge { path: PathBuf, cap: u64 },
 }
 
+/// Nothing is at the path: not found, or a step of it is a file (`changes/notes.md/x`).
+#[must_use]
+pub fn is_absent(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+    )
+}
+
 /// What kind of file a file type is, in words.
 #[must_use]
 pub fn kind_of(ft: std::fs::FileType) -> &'static str {

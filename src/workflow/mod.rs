@@ -112,6 +112,12 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
         id
     }
 
+    /// Folder names in the changes root that are not changes (`archive`), with what holds
+    /// the archived ones, for the message that refuses them as an id.
+    fn reserved(&self) -> Option<(&'static str, &'static str)> {
+        None
+    }
+
     /// A role name as a user or host may write it, reduced to the name the manifest's file
     /// is named after (Trellis: `trellis-implement` is `implement`).
     fn normalize_role<'a>(&self, role: &'a str) -> &'a str {

@@ -38,6 +38,24 @@ impl Workflow for OpenSpec {
             })
     }
 
+    fn reserved(&self) -> Option<(&'static str, &'static str)> {
+        Some((
+            "archive",
+            "archive/<yyyy-mm-dd>-<name>, <yyyy-mm-dd>-<name> or the change's own name",
+        ))
+    }
+
+    /// `openspec/changes/<id>` and `archive/<yyyy-mm-dd>-<id>` (as `openspec list` and the
+    /// archive folder show them) are the change.
+    fn normalize_id<'a>(&self, id: &'a str) -> &'a str {
+        let id = id.strip_prefix("openspec/changes/").unwrap_or(id);
+        let id = id.trim_end_matches('/');
+        match id.strip_prefix("archive/") {
+            Some(folder) if !folder.contains('/') => folder,
+            _ => id,
+        }
+    }
+
     fn changes_root(&self) -> Option<&'static str> {
         Some(CHANGES)
     }
@@ -103,5 +121,19 @@ mod tests {
         assert_eq!(archived_id("2026-10-02"), None);
         assert_eq!(archived_id("add-login"), None);
         assert_eq!(archived_id("2026-1x-02-add"), None);
+    }
+
+    #[test]
+    fn an_id_written_as_a_path_is_the_change() {
+        let o = OpenSpec;
+        assert_eq!(o.normalize_id("add-2fa"), "add-2fa");
+        assert_eq!(o.normalize_id("openspec/changes/add-2fa/"), "add-2fa");
+        assert_eq!(
+            o.normalize_id("archive/2026-10-02-add-login"),
+            "2026-10-02-add-login"
+        );
+        // Deeper paths stay as written (and are refused as names).
+        assert_eq!(o.normalize_id("archive/a/b"), "archive/a/b");
+        assert_eq!(o.reserved().map(|(name, _)| name), Some("archive"));
     }
 }

@@ -85,7 +85,14 @@ impl Workflow for Trellis {
         &[".trellis/tasks/archive/*"]
     }
 
-    /// `archive/2026-11/<task>` (as `task.py list --archived` shows it) is the task.
+    fn reserved(&self) -> Option<(&'static str, &'static str)> {
+        Some((
+            "archive",
+            "archive/<yyyy-mm>/<task>, or the task's own name",
+        ))
+    }
+
+    /// `archive/2026-11/<task>` (the path `task.py list-archive` lists under) is the task.
     fn normalize_id<'a>(&self, id: &'a str) -> &'a str {
         let id = id.strip_prefix(".trellis/tasks/").unwrap_or(id);
         let Some(rest) = id.strip_prefix("archive/") else {

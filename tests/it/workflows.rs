@@ -303,6 +303,18 @@ fn trellis_seeded_prd_only_and_archived_tasks() {
         );
     }
     assert!(!repo.exists(".trellis/tasks/11-12-structured-logging"));
+    // The archive folder is not a task.
+    let out = repo
+        .curate()
+        .args(["--role", "implement", "--change", "archive"])
+        .run();
+    assert_eq!(out.code, 2, "{}", out.all());
+    assert!(
+        out.stderr
+            .contains("name an archived one as archive/<yyyy-mm>/<task>"),
+        "{}",
+        out.stderr
+    );
     // A task Trellis has not made: BLOCKED, and no phantom task folder.
     let out = repo
         .curate()
@@ -450,6 +462,54 @@ fn openspec_worker_gets_the_delta_specs_and_the_specs_they_change() {
             .any(|f| f.starts_with("openspec/changes/archive/2026-10-02-add-login/")),
         "{report}"
     );
+    // ... and by the path `openspec` and the archive folder show.
+    for id in [
+        "archive/2026-10-02-add-login",
+        "2026-10-02-add-login",
+        "openspec/changes/add-2fa/",
+    ] {
+        let report = compile(&repo, &["--role", "worker", "--change", id, "--dry-run"]);
+        assert_eq!(report["status"], "READY", "{id}: {report}");
+    }
+
+    // The archive folder itself is not a change: refused as a usage error, naming the forms
+    // that reach an archived one; nothing written.
+    let before = repo.snapshot_tree();
+    let out = repo
+        .curate()
+        .args(["--role", "worker", "--change", "archive"])
+        .run();
+    assert_eq!(out.code, 2, "{}", out.all());
+    assert!(
+        out.stderr.contains(
+            "\"archive\" is the folder of archived changes (openspec), not a change: name an archived one as archive/<yyyy-mm-dd>-<name>"
+        ),
+        "{}",
+        out.stderr
+    );
+    // A file where a change folder would be (`changes/notes.md`) is a change that does not
+    // exist, not an I/O error.
+    repo.write("openspec/changes/notes.md", "# loose notes\n");
+    let before_notes = repo.snapshot_tree();
+    let out = repo
+        .curate()
+        .args(["--role", "worker", "--change", "notes.md"])
+        .run();
+    assert_eq!(out.code, 3, "{}", out.all());
+    assert!(
+        out.stderr.contains("BLOCKED: the change does not exist"),
+        "{}",
+        out.all()
+    );
+    assert!(
+        out.stderr
+            .contains("looked for the change in: openspec/changes/notes.md"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.all().contains("Not a directory"), "{}", out.all());
+    assert_eq!(repo.snapshot_tree(), before_notes);
+    assert_ne!(before, before_notes);
 }
 
 #[test]
