@@ -267,7 +267,11 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Vec<Role>> {
     let value: serde_json::Value = serde_json::from_str(text).map_err(|e| Error::Syntax {
         path: path.to_owned(),
         pos: jsonpos::json_pos(&e),
-        message: format!("invalid JSON: {}", jsonpos::json_message(&e)),
+        message: if text.starts_with('\u{feff}') && e.line() == 1 && e.column() <= 1 {
+            "invalid JSON: the file starts with a byte-order mark (U+FEFF); save it as UTF-8 without one".to_owned()
+        } else {
+            format!("invalid JSON: {}", jsonpos::json_message(&e))
+        },
     })?;
     let validator = schema_validator()?;
     let mut problems: Vec<(Pos, String)> = validator
@@ -375,6 +379,23 @@ mod tests {
                 ]
             )
         );
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_named_as_the_cause() {
+        let text = format!("\u{feff}{EMBEDDED}");
+        let err = parse(text.as_bytes(), Path::new("c.json")).unwrap_err();
+        let Error::Syntax { pos, message, .. } = err else {
+            panic!("expected a syntax error, got {err:?}")
+        };
+        assert_eq!((pos.line, pos.column), (1, 1));
+        assert!(message.contains("byte-order mark (U+FEFF)"), "{message}");
+        // Other syntax errors keep serde's words.
+        let err = parse(b"{\n  \"roleTypes\": [,]\n}\n", Path::new("c.json")).unwrap_err();
+        let Error::Syntax { message, .. } = err else {
+            panic!("expected a syntax error, got {err:?}")
+        };
+        assert!(!message.contains("byte-order"), "{message}");
     }
 
     #[test]
