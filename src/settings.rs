@@ -257,6 +257,11 @@ impl Workspace {
             ws.changes_root_given = true;
             ws.looked = wf.looked(&change);
         }
+        if found.is_none()
+            && let Some(why) = wf.ambiguous(&self.root, &change, self.run.as_deref())
+        {
+            return Err(Error::Failed(why));
+        }
         let Some(folder) = found else {
             ws.elsewhere = crate::workflow::elsewhere(&self.root, id, wf);
             let folder = format!("{}/{change}", ws.changes_root);

@@ -17,6 +17,17 @@ use crate::model::{Lang, Priority, Sections};
 
 pub struct Guild;
 
+/// The runs (`run`, else every one in `.guild/runs/`) whose plan has the lane `id`.
+fn holding(root: &Path, id: &str, run: Option<&str>) -> Vec<String> {
+    let runs: Vec<String> = match run {
+        Some(r) => vec![r.to_owned()],
+        None => folders(root, RUNS),
+    };
+    runs.into_iter()
+        .filter(|r| lane(root, r, id).is_some())
+        .collect()
+}
+
 const RUNS: &str = ".guild/runs";
 const CONTEXT: &str = ".guild/context";
 
@@ -32,21 +43,24 @@ impl Workflow for Guild {
     /// The run that holds lane `id` (its `run-state.json` lists it, or its plan has it), or
     /// `run` when named; the lane's results go to `.guild/context/<run-id>/`.
     fn locate(&self, root: &Path, id: &str, run: Option<&str>) -> Option<Located> {
-        let runs: Vec<String> = match run {
-            Some(r) => vec![r.to_owned()],
-            None => folders(root, RUNS),
-        };
-        let holding: Vec<String> = runs
-            .into_iter()
-            .filter(|r| lane(root, r, id).is_some())
-            .collect();
-        match holding.as_slice() {
+        match holding(root, id, run).as_slice() {
             [one] => Some(Located {
                 changes_root: format!("{CONTEXT}/{one}"),
                 folder: id.to_owned(),
             }),
             _ => None,
         }
+    }
+
+    fn ambiguous(&self, root: &Path, id: &str, run: Option<&str>) -> Option<String> {
+        let runs = holding(root, id, run);
+        (runs.len() > 1).then(|| {
+            format!(
+                "the lane {id:?} is in {} runs ({}): name one with --run",
+                runs.len(),
+                runs.join(", ")
+            )
+        })
     }
 
     fn changes_root(&self) -> Option<&'static str> {

@@ -87,6 +87,12 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
     /// archives included; `run` narrows it to one run where the workflow has runs (Guild).
     fn locate(&self, root: &Path, id: &str, run: Option<&str>) -> Option<Located>;
 
+    /// Why `id` was not located although it is there more than once (Guild: a lane in two
+    /// runs), with the option that picks one; `None` when it is simply not there.
+    fn ambiguous(&self, _root: &Path, _id: &str, _run: Option<&str>) -> Option<String> {
+        None
+    }
+
     /// The changes root when the change is not found (`None`: chosen per change among
     /// `changes` and `.aiws/changes`).
     fn changes_root(&self) -> Option<&'static str> {

@@ -677,6 +677,46 @@ fn a_guild_lane_gets_its_artifacts_and_its_bundle_in_guilds_form() {
     assert_eq!(out.code, 0, "{}", out.all());
 }
 
+/// A lane whose task id is in two runs is not guessed at: the runs are named, with `--run`,
+/// and nothing is written; `--run` picks one.
+#[test]
+fn a_guild_lane_in_two_runs_names_them_and_run_picks_one() {
+    let repo = Repo::fixture("guild");
+    let state = repo.read(&format!(".guild/runs/{RUN}/run-state.json"));
+    repo.write(".guild/runs/run-2099/run-state.json", &state);
+    let before = repo.snapshot_tree();
+    let out = repo
+        .curate()
+        .args(["--role", "backend", "--change", "T1-backend"])
+        .run();
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(
+        out.stderr.contains(&format!(
+            "the lane \"T1-backend\" is in 2 runs (run-2099, {RUN}): name one with --run"
+        )),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(repo.snapshot_tree(), before);
+    let report = compile(
+        &repo,
+        &[
+            "--run",
+            "run-2099",
+            "--role",
+            "backend",
+            "--change",
+            "T1-backend",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(report["status"], "READY", "{report}");
+    assert_eq!(
+        report["manifest"],
+        ".guild/context/run-2099/backend-T1-backend.jsonl"
+    );
+}
+
 #[test]
 fn a_guild_lane_whose_upstream_receipt_is_missing_says_so() {
     let repo = Repo::fixture("guild");
