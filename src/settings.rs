@@ -191,6 +191,9 @@ impl Workspace {
             Some(Origin::Detected | Origin::Default) | None
         );
         if !named && self.present.len() > 1 {
+            for (w, _) in &self.present {
+                refuse_reserved(*w, w.normalize_id(id))?;
+            }
             let holding: Vec<&(Wf, String)> = self
                 .present
                 .iter()
@@ -223,12 +226,7 @@ impl Workspace {
         let wf = ws.workflow();
         let change = wf.normalize_id(id).to_owned();
         check_name("change id", &change)?;
-        if let Some((name, how)) = wf.reserved().filter(|(name, _)| *name == change) {
-            return Err(Error::Usage(format!(
-                "{name:?} is the folder of archived changes ({}), not a change: name an archived one as {how}",
-                wf.name()
-            )));
-        }
+        refuse_reserved(wf, &change)?;
         let set_by_user = matches!(
             ws.config.origins.get("changes"),
             Some(Origin::Flag | Origin::Env | Origin::File)
@@ -470,6 +468,18 @@ fn contracts_source(ws: &Workspace) -> Result<contract::Source> {
             other => other,
         },
     })
+}
+
+/// Refuses an id that is a folder `wf` keeps in its changes root and is not a change
+/// (`archive`), naming the forms that reach an archived change.
+fn refuse_reserved(wf: Wf, id: &str) -> Result<()> {
+    match wf.reserved() {
+        Some((name, how)) if name == id => Err(Error::Usage(format!(
+            "{name:?} is the folder of archived changes ({}), not a change: name an archived one as {how}",
+            wf.name()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Checks an id or a role: `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`.

@@ -315,6 +315,21 @@ fn trellis_seeded_prd_only_and_archived_tasks() {
         "{}",
         out.stderr
     );
+    // ... also where a second workflow with its own archive folder is present (it is not a
+    // change held by both).
+    repo.write("openspec/changes/archive/2026-10-02-x/proposal.md", "# x\n");
+    let out = repo
+        .curate()
+        .args(["--role", "implement", "--change", "archive"])
+        .run();
+    assert_eq!(out.code, 2, "{}", out.all());
+    assert!(
+        out.stderr
+            .contains("\"archive\" is the folder of archived changes (trellis), not a change"),
+        "{}",
+        out.stderr
+    );
+    std::fs::remove_dir_all(repo.root.join("openspec")).unwrap();
     // A task Trellis has not made: BLOCKED, and no phantom task folder.
     let out = repo
         .curate()
