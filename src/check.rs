@@ -236,6 +236,12 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
     }
     let has_header = parsed.header.is_some();
     let rel = ws.relative(path);
+    // An archived change (`openspec archive`, `task.py archive`) is the record of what was
+    // given: it took its files along, and it is not compiled again, so nothing in it is stale.
+    let archived = rel
+        .as_deref()
+        .and_then(|rel| crate::workflow::archived_change(ws.workflow(), rel));
+    let stale = stale && archived.is_none();
     let lock = rel
         .as_deref()
         .and_then(|r| manifest::read_lock(&ws.root, r));
@@ -406,11 +412,9 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
         };
         let normal = repo_path.as_str().to_owned();
         let mut repo_path = repo_path;
-        if author_row
-            && let Some(rel) = rel.as_deref()
-            && let Some((folder, _)) = rel.rsplit_once('/')
-            && let Some((changes_root, change)) = folder.rsplit_once('/')
-        {
+        // A change that was archived took its files along: a row naming one where the change
+        // was is read where it is now.
+        if let Some((changes_root, change)) = archived {
             let moved = crate::workflow::archived_path(
                 &ws.root,
                 ws.workflow(),

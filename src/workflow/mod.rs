@@ -124,6 +124,12 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
         None
     }
 
+    /// The name a change had in the live changes root, given its archived folder's name
+    /// (OpenSpec archives `add-2fa` as `2026-12-04-add-2fa`); the name itself by default.
+    fn live_name<'a>(&self, archived: &'a str) -> &'a str {
+        archived
+    }
+
     /// A role name as a user or host may write it, reduced to the name the manifest's file
     /// is named after (Trellis: `trellis-implement` is `implement`).
     fn normalize_role<'a>(&self, role: &'a str) -> &'a str {
@@ -306,8 +312,9 @@ pub fn elsewhere(
 }
 
 /// A path into change `change`'s folder as it was before the change was archived under
-/// `changes_root`, moved to the archived folder when only that holds it (as Trellis'
-/// `task.py validate` reads such rows); any other path as it is.
+/// `changes_root` (under its live name, [`Workflow::live_name`]), moved to the archived
+/// folder when only that holds it (as Trellis' `task.py validate` reads such rows); any
+/// other path as it is.
 #[must_use]
 pub fn archived_path(
     root: &Path,
@@ -322,7 +329,7 @@ pub fn archived_path(
     if live == changes_root || root.join(&path).exists() {
         return path;
     }
-    match path.strip_prefix(&format!("{live}/{change}/")) {
+    match path.strip_prefix(&format!("{live}/{}/", w.live_name(change))) {
         Some(rest) => {
             let moved = format!("{changes_root}/{change}/{rest}");
             if root.join(&moved).exists() {
@@ -333,6 +340,22 @@ pub fn archived_path(
         }
         None => path,
     }
+}
+
+/// The archived change repository path `rel` lies in: its changes root (a folder one of
+/// [`Workflow::more_roots`] matches) and the change's folder there.
+#[must_use]
+pub fn archived_change<'a>(w: &dyn Workflow, rel: &'a str) -> Option<(&'a str, &'a str)> {
+    let roots: Vec<_> = w
+        .more_roots()
+        .iter()
+        .filter_map(|g| crate::util::glob::matcher(g).ok())
+        .collect();
+    let (end, _) = rel
+        .match_indices('/')
+        .find(|(end, _)| roots.iter().any(|m| m.is_match(&rel[..*end])))?;
+    let (change, rest) = rel[end + 1..].split_once('/')?;
+    (!rest.is_empty()).then_some((&rel[..end], change))
 }
 
 /// A folder `root/rel` exists (the admission rules apply to whatever is read from it).
@@ -361,6 +384,32 @@ fn folders(root: &Path, rel: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_in_an_archive_names_its_archived_change() {
+        let (o, t) = (&openspec::OpenSpec, &trellis::Trellis);
+        let m = "openspec/changes/archive/2026-12-04-add-2fa/analysis/worker-context.jsonl";
+        assert_eq!(
+            archived_change(o, m),
+            Some(("openspec/changes/archive", "2026-12-04-add-2fa"))
+        );
+        assert_eq!(o.live_name("2026-12-04-add-2fa"), "add-2fa");
+        assert_eq!(
+            archived_change(o, "openspec/changes/add-2fa/analysis/worker-context.jsonl"),
+            None
+        );
+        // The archive folder itself, or a file directly in it, is no change.
+        assert_eq!(
+            archived_change(o, "openspec/changes/archive/notes.md"),
+            None
+        );
+        let task = ".trellis/tasks/archive/2026-11/11-28-login/implement.jsonl";
+        assert_eq!(
+            archived_change(t, task),
+            Some((".trellis/tasks/archive/2026-11", "11-28-login"))
+        );
+        assert_eq!(t.live_name("11-28-login"), "11-28-login");
+    }
 
     #[test]
     fn names_are_unique_and_parse_back() {

@@ -45,6 +45,10 @@ impl Workflow for OpenSpec {
         ))
     }
 
+    fn live_name<'a>(&self, archived: &'a str) -> &'a str {
+        archived_id(archived).unwrap_or(archived)
+    }
+
     /// `openspec/changes/<id>` and `archive/<yyyy-mm-dd>-<id>` (as `openspec list` and the
     /// archive folder show them) are the change.
     fn normalize_id<'a>(&self, id: &'a str) -> &'a str {

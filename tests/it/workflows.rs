@@ -906,6 +906,66 @@ fn openspecs_own_validator_accepts_the_change_curate_wrote_into() {
     );
 }
 
+/// `openspec archive` moves the change to `archive/<date>-<id>/` with curate's manifest in
+/// it, and merges its delta specs into the current ones: `check` then reads each row's file
+/// where it went, and does not call the archived change stale.
+#[test]
+fn an_archived_openspec_change_still_checks() {
+    let repo = Repo::fixture("openspec");
+    compile(&repo, &["--role", "worker", "--change", "add-2fa"]);
+    let archived = "openspec/changes/archive/2026-12-04-add-2fa";
+    std::fs::rename(
+        repo.root.join("openspec/changes/add-2fa"),
+        repo.root.join(archived),
+    )
+    .unwrap();
+    repo.write(
+        "openspec/specs/auth/spec.md",
+        "# auth\n\nmerged by the archive\n",
+    );
+    for args in [&["check"][..], &["check", "--stale"]] {
+        let out = repo.curate().args(args).run();
+        assert_eq!(out.code, 0, "{args:?}: {}", out.all());
+        assert_eq!(out.stderr, "checked 1 manifest: 0 errors, 0 warnings\n");
+    }
+    // A file gone from the archive as well is still missing, named as the row names it.
+    std::fs::remove_file(repo.root.join(format!("{archived}/design.md"))).unwrap();
+    let out = repo.curate().args(["check"]).run();
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(
+        out.stderr.contains(&format!(
+            "{archived}/analysis/worker-context.jsonl:4: error: \"openspec/changes/add-2fa/design.md\" does not exist"
+        )),
+        "{}",
+        out.all()
+    );
+}
+
+/// The same after the real `openspec archive`.
+#[test]
+fn openspecs_own_archive_leaves_a_manifest_that_checks() {
+    let Some(cli) = openspec_cli() else {
+        eprintln!("skipped: the OpenSpec CLI could not be installed from the npm registry");
+        return;
+    };
+    let repo = Repo::fixture("openspec");
+    compile(&repo, &["--role", "worker", "--change", "add-2fa"]);
+    let out = std::process::Command::new(&cli)
+        .args(["archive", "add-2fa", "--yes"])
+        .current_dir(&repo.root)
+        .env("DO_NOT_TRACK", "1")
+        .env("CI", "true")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(!repo.exists("openspec/changes/add-2fa"));
+    for args in [&["check"][..], &["check", "--stale"]] {
+        let out = repo.curate().args(args).run();
+        assert_eq!(out.code, 0, "{args:?}: {}", out.all());
+        assert_eq!(out.stderr, "checked 1 manifest: 0 errors, 0 warnings\n");
+    }
+}
+
 /// The OpenSpec CLI, installed once into the test build's temporary folder.
 fn openspec_cli() -> Option<std::path::PathBuf> {
     static CLI: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
