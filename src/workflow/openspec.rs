@@ -74,7 +74,7 @@ impl Workflow for OpenSpec {
 
     /// The current spec of every capability the change's delta specs touch.
     fn derived(&self, root: &Path, change: &Located) -> Vec<Derived> {
-        folders(root, &format!("{}/specs", change.path()))
+        capabilities(root, &format!("{}/specs", change.path()))
             .into_iter()
             .map(|capability| Derived {
                 path: format!("openspec/specs/{capability}/spec.md"),
@@ -99,6 +99,41 @@ impl Workflow for OpenSpec {
             }
         }
     }
+}
+
+/// How deep below a change's `specs/` a capability may sit (`<area>/<capability>` is two).
+const MAX_CAPABILITY_DEPTH: usize = 8;
+
+/// The capabilities a change's delta specs change, as OpenSpec finds them: every folder below
+/// `specs` that holds a `spec.md` (a regular file), named by its path there, so a nested
+/// `specs/platform/session-layout/spec.md` is `platform/session-layout`; dot folders and links
+/// are skipped. Sorted in byte order.
+fn capabilities(root: &Path, specs: &str) -> Vec<String> {
+    use crate::util::read::{Entries, names_in};
+    let mut out = Vec::new();
+    let mut stack = vec![(String::new(), 0)];
+    while let Some((id, depth)) = stack.pop() {
+        let dir = root.join(specs).join(&id);
+        if !id.is_empty()
+            && names_in(&dir, Entries::Files)
+                .iter()
+                .any(|f| f == "spec.md")
+        {
+            out.push(id.clone());
+        }
+        if depth < MAX_CAPABILITY_DEPTH {
+            for name in folders(root, &format!("{specs}/{id}")) {
+                let sub = if id.is_empty() {
+                    name
+                } else {
+                    format!("{id}/{name}")
+                };
+                stack.push((sub, depth + 1));
+            }
+        }
+    }
+    out.sort();
+    out
 }
 
 /// The change id of an archive folder's name: the name after its `YYYY-MM-DD-` prefix.

@@ -435,6 +435,53 @@ fn with_trellis_hook_installed_curate_writes_the_list_and_does_not_inject_again(
     );
 }
 
+/// OpenSpec (≥ 1.x) also nests capabilities in areas, `specs/<area>/<capability>/spec.md`, in
+/// the change and in the current specs alike; a folder without a `spec.md` is no capability.
+#[test]
+fn openspec_nested_capabilities_bring_their_current_specs() {
+    let repo = Repo::fixture("openspec");
+    let change = "openspec/changes/add-2fa/specs";
+    repo.write(
+        &format!("{change}/platform/session-layout/spec.md"),
+        "## MODIFIED Requirements\n### Requirement: Layout\nThe layout SHALL hold.\n\n#### Scenario: held\n- **WHEN** x\n- **THEN** y\n",
+    );
+    repo.write(
+        "openspec/specs/platform/session-layout/spec.md",
+        "# session-layout\n\n## Requirements\n### Requirement: Layout\nThe layout SHALL hold.\n",
+    );
+    // `platform` itself has a current spec but the change does not touch it.
+    repo.write("openspec/specs/platform/spec.md", "# platform\n");
+    repo.write(&format!("{change}/notes/readme.md"), "not a delta\n");
+    repo.write("openspec/specs/notes/spec.md", "# notes\n");
+    let report = compile(
+        &repo,
+        &["--role", "worker", "--change", "add-2fa", "--dry-run"],
+    );
+    let current: Vec<(String, String)> = report["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["file"].as_str().unwrap().starts_with("openspec/specs/"))
+        .map(|e| {
+            let s = |k: &str| e[k].as_str().unwrap().to_owned();
+            (s("file"), s("reason"))
+        })
+        .collect();
+    assert_eq!(
+        current,
+        [
+            (
+                "openspec/specs/auth/spec.md".to_owned(),
+                "the current spec of `auth`, which this change's delta spec changes".to_owned()
+            ),
+            (
+                "openspec/specs/platform/session-layout/spec.md".to_owned(),
+                "the current spec of `platform/session-layout`, which this change's delta spec changes".to_owned()
+            ),
+        ]
+    );
+}
+
 #[test]
 fn openspec_worker_gets_the_delta_specs_and_the_specs_they_change() {
     let repo = Repo::fixture("openspec");
