@@ -339,17 +339,9 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
         allocation.status = Status::Blocked;
         allocation.overrun = None;
     }
-    if ws.workflow().authored()
-        && let Some(over) = allocation.overrun.filter(|o| o.measure == "bytes")
-    {
+    if ws.workflow().authored() && allocation.overrun.is_some_and(|o| o.measure == "bytes") {
         // The author's list is the author's: the consumer cuts it as it always does, and
-        // the report says what it will leave out.
-        ledger.notes.push(Note::warning(format!(
-            "the listed files hold {} bytes as {} injects them, over the {} bytes left for the list: its hook will not inline the last ones (it names them instead)",
-            over.total,
-            ws.workflow().name(),
-            over.cap
-        )));
+        // the report says what it will leave out ([`left_out`]).
         allocation.overrun = None;
         allocation.status = Status::Ready;
     }
@@ -1241,7 +1233,7 @@ fn finish(
     kept: Vec<Kept>,
     allocation: &Allocation,
     overrides: OverridesRead,
-    ledger: Ledger,
+    mut ledger: Ledger,
     held: Held,
 ) -> Compiled {
     let OverridesRead {
@@ -1249,6 +1241,11 @@ fn finish(
         file: overrides_file,
         write_back,
     } = overrides;
+    if allocation.status == Status::Ready
+        && let Some(back) = &write_back
+    {
+        left_out(ws, s, &kept, back, &held, &mut ledger);
+    }
     // Once each, in order; a set keeps this linear for a hundred thousand notes.
     let mut seen: std::collections::HashSet<String> = curation.iter().cloned().collect();
     for n in ledger.notes.iter().filter(|n| n.in_manifest) {
@@ -1307,6 +1304,52 @@ fn finish(
         workflow: Workflowed::of(ws),
         held: std::sync::Arc::new(held),
     }
+}
+
+/// What the consumer's hook will name instead of inlining, once its byte total is reached
+/// reading the list curate writes back (Trellis: the task's own files after the list, or
+/// the list's last files), as a warning.
+fn left_out(
+    ws: &Workspace,
+    s: &CompileSettings,
+    kept: &[Kept],
+    back: &WriteBack,
+    held: &Held,
+    ledger: &mut Ledger,
+) {
+    let entries: Vec<Entry> = kept.iter().map(|k| k.entry.clone()).collect();
+    let rows = manifest::body(manifest::Form::Rows, &[], &back.lines(&entries));
+    let sha: std::collections::HashMap<&str, &str> = kept
+        .iter()
+        .map(|k| (k.entry.file.as_str(), k.sha256.as_str()))
+        .collect();
+    let read = |p: &str| {
+        let path = RepoPath::new(p).ok()?;
+        match sha.get(path.as_str()) {
+            Some(sha256) => held.read(&ws.root, &path, s.max_file_size, sha256).ok(),
+            None => admit::read_repo_file(&ws.root, &ws.root.join(path.as_str()))
+                .ok()
+                .flatten()
+                .map(std::sync::Arc::new),
+        }
+    };
+    let folder = format!("{}/{}", ws.changes_root, s.change);
+    let out = ws.workflow().left_out(&ws.root, &folder, &rows, &read);
+    if out.is_empty() {
+        return;
+    }
+    let names: Vec<String> = out.iter().map(|p| quoted(p)).collect();
+    let total = ws.workflow().byte_budget(&ws.root).map_or(0, |b| b.total);
+    let (them, files) = if out.len() == 1 {
+        ("it", "the file")
+    } else {
+        ("them", "the files")
+    };
+    ledger.notes.push(Note::warning(format!(
+        "the {} hook will not inline {}: its {total}-byte total is reached before {them}, and it names {files} instead",
+        ws.workflow().name(),
+        names.join(", "),
+    )));
 }
 
 /// The on-disk token cache of this run (disabled by `--no-cache`).

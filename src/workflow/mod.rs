@@ -62,6 +62,9 @@ pub struct Derived {
     pub sections: crate::model::Sections,
 }
 
+/// A listed file's bytes as the consumer will read them (`None`: it finds none).
+pub type Reader<'a> = &'a dyn Fn(&str) -> Option<std::sync::Arc<Vec<u8>>>;
+
 /// The units a consumer cuts its injected text in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ByteBudget {
@@ -217,6 +220,14 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
     /// (repository-relative) take, so that they still fit after curate's selection.
     fn reserved_bytes(&self, _root: &Path, _folder: &str) -> u64 {
         0
+    }
+
+    /// The files the consumer's hook will name instead of inlining once its byte total is
+    /// reached, in its order: it reads `rows` (the list as curate writes it) and then change
+    /// `folder`'s own files. `read` gives a listed file's bytes (`None`: the hook finds none).
+    /// Empty where the consumer counts no total.
+    fn left_out(&self, _root: &Path, _folder: &str, _rows: &str, _read: Reader<'_>) -> Vec<String> {
+        Vec::new()
     }
 
     /// The consumer's own injector, when one is installed in the repository (a path): curate

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use crate::model::Lang;
 
-use super::{ByteBudget, Located, Workflow, direct, folders, is_dir};
+use super::{ByteBudget, Located, Reader, Workflow, direct, folders, is_dir};
 
 pub struct Trellis;
 
@@ -28,11 +28,11 @@ pub const DEFAULT_BUDGET: ByteBudget = ByteBudget {
 };
 
 /// The task's own files Trellis' hook injects after the listed ones, with the header it
-/// gives each.
-const ARTIFACTS: [(&str, &str); 3] = [
-    ("prd.md", "Requirements"),
-    ("design.md", "Technical Design"),
-    ("implement.md", "Execution Plan"),
+/// gives each and the reason its notice names.
+const ARTIFACTS: [(&str, &str, &str); 3] = [
+    ("prd.md", "Requirements", "Requirements document"),
+    ("design.md", "Technical Design", "Technical design document"),
+    ("implement.md", "Execution Plan", "Execution plan document"),
 ];
 
 /// Where Trellis' own injector is installed, per host.
@@ -52,6 +52,56 @@ fn block(header: &str, path: &str, injected: u64, whole: u64, cap: u64) -> u64 {
             .len() as u64;
     }
     n
+}
+
+/// The bytes of a notice the hook writes instead of a block: `what` is `binary file`
+/// (`_binary_notice`) or `total context limit reached` (`_index_notice`).
+fn notice(what: &str, path: &str, size: u64, reason: &str) -> u64 {
+    format!("[Trellis: not inlined ({what}) — {path} ({size} bytes): {reason}]").len() as u64
+}
+
+/// Trellis' hook's running total (`_Budget`, `_budgeted_block`): a block that does not fit
+/// what is left is replaced by a notice naming it, and the notice counts.
+struct Total {
+    cap: u64,
+    used: u64,
+    left_out: Vec<String>,
+}
+
+impl Total {
+    fn offer(&mut self, path: &str, block: u64, size: u64, reason: &str) {
+        if self.cap > 0 && self.used + block > self.cap {
+            self.used += notice("total context limit reached", path, size, reason);
+            self.left_out.push(path.to_owned());
+        } else {
+            self.used += block;
+        }
+    }
+}
+
+/// The rows Trellis' hook reads from a list (`read_jsonl_entries`): each line that is a JSON
+/// object with a `file` (or `path`), as `(path, is a directory, reason)`.
+fn hook_rows(rows: &str) -> Vec<(String, bool, String)> {
+    rows.lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line.trim()).ok())
+        .filter_map(|row| {
+            let path = [row.get("file"), row.get("path")]
+                .into_iter()
+                .flatten()
+                .filter_map(serde_json::Value::as_str)
+                .find(|p| !p.is_empty())?
+                .to_owned();
+            let directory =
+                row.get("type").and_then(serde_json::Value::as_str) == Some("directory");
+            let reason = row
+                .get("reason")
+                .and_then(serde_json::Value::as_str)
+                .filter(|r| !r.is_empty())
+                .unwrap_or("-")
+                .to_owned();
+            Some((path, directory, reason))
+        })
+        .collect()
 }
 
 impl Workflow for Trellis {
@@ -146,7 +196,7 @@ impl Workflow for Trellis {
             .per_artifact;
         ARTIFACTS
             .iter()
-            .filter_map(|(name, title)| {
+            .filter_map(|(name, title, _)| {
                 let path = format!("{folder}/{name}");
                 let bytes = crate::compile::admit::read_repo_file(root, &root.join(&path))
                     .ok()
@@ -161,6 +211,64 @@ impl Workflow for Trellis {
                 ))
             })
             .sum()
+    }
+
+    /// `get_implement_context` / `get_check_context`: the list's files in its order (a
+    /// folder's `.md` files as [`crate::compile::authored::directory_members`] gives them),
+    /// each cut at the per-file cap, then `prd.md`, `design.md` and `implement.md` cut at the
+    /// per-artifact cap, against the total.
+    fn left_out(&self, root: &Path, folder: &str, rows: &str, read: Reader<'_>) -> Vec<String> {
+        let caps = self.byte_budget(root).unwrap_or(DEFAULT_BUDGET);
+        if caps.total == 0 {
+            return Vec::new();
+        }
+        let mut total = Total {
+            cap: caps.total,
+            used: 0,
+            left_out: Vec::new(),
+        };
+        for (path, directory, reason) in hook_rows(rows) {
+            let files = if directory {
+                crate::compile::authored::directory_members(root, &path)
+            } else {
+                vec![path]
+            };
+            for path in files {
+                let Some(bytes) = read(&path) else { continue };
+                let size = bytes.len() as u64;
+                if bytes.contains(&0) || std::str::from_utf8(&bytes).is_err() {
+                    total.used += notice("binary file", &path, size, &reason);
+                    continue;
+                }
+                let injected = crate::compile::measure::cut_len(&bytes, caps.per_file);
+                total.offer(
+                    &path,
+                    block(&path, &path, injected, size, caps.per_file),
+                    size,
+                    &reason,
+                );
+            }
+        }
+        for (name, title, reason) in ARTIFACTS {
+            let path = format!("{folder}/{name}");
+            let Some(bytes) = crate::compile::admit::read_repo_file(root, &root.join(&path))
+                .ok()
+                .flatten()
+            else {
+                continue;
+            };
+            let size = bytes.len() as u64;
+            let injected = crate::compile::measure::cut_len(&bytes, caps.per_artifact);
+            let block = block(
+                &format!("{path} ({title})"),
+                &path,
+                injected,
+                size,
+                caps.per_artifact,
+            );
+            total.offer(&path, block, size, reason);
+        }
+        total.left_out
     }
 
     fn injector(&self, root: &Path) -> Option<String> {
@@ -252,6 +360,32 @@ mod tests {
         assert_eq!(t.normalize_id("12-01-login"), "12-01-login");
         assert_eq!(t.normalize_id("archive/26-11/x"), "archive/26-11/x");
         assert_eq!(t.normalize_id("archive/2026-11/a/b"), "archive/2026-11/a/b");
+    }
+
+    #[test]
+    fn the_hook_reads_rows_with_a_file_or_a_path() {
+        let rows = "{\"_curate\":\"x\"}\n  {\"file\": \"a.md\", \"reason\": \"why\"}\nnot json\n{\"path\": \"b/\", \"type\": \"directory\"}\n{\"file\": \"\", \"path\": \"c.md\", \"reason\": \"\"}\n";
+        assert_eq!(
+            hook_rows(rows),
+            [
+                ("a.md".to_owned(), false, "why".to_owned()),
+                ("b/".to_owned(), true, "-".to_owned()),
+                ("c.md".to_owned(), false, "-".to_owned()),
+            ]
+        );
+        // A block that does not fit what is left is named, and its notice counts.
+        let mut total = Total {
+            cap: 100,
+            used: 0,
+            left_out: Vec::new(),
+        };
+        total.offer("big.md", 90, 80, "r");
+        total.offer("next.md", 20, 10, "r");
+        assert_eq!(total.left_out, ["next.md"]);
+        assert_eq!(
+            total.used,
+            90 + notice("total context limit reached", "next.md", 10, "r")
+        );
     }
 
     #[test]

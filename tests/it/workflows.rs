@@ -123,6 +123,56 @@ fn files(report: &serde_json::Value) -> Vec<String> {
 
 const CURATED: &str = ".trellis/tasks/11-28-login-rate-limit";
 
+/// Trellis' hook reads the list first and the task's `prd.md`, `design.md`, `implement.md`
+/// after it, and names each block that no longer fits its total instead of inlining it
+/// (`_budgeted_block`; the notice counts too). curate names the same files: the lists below
+/// are what Trellis 0.6.15's `get_implement_context` left out of this fixture, run by hand.
+#[test]
+fn trellis_names_the_files_its_hook_will_not_inline() {
+    let repo = Repo::fixture("trellis");
+    let warning = |total: u32| {
+        let config = repo.read(".trellis/config.yaml");
+        let (head, tail) = config.split_once("max_total_bytes: ").unwrap();
+        let tail = tail.trim_start_matches(char::is_numeric);
+        repo.write(
+            ".trellis/config.yaml",
+            &format!("{head}max_total_bytes: {total}{tail}"),
+        );
+        let report = compile(
+            &repo,
+            &["--role", "implement", "--change", "11-28-login-rate-limit"],
+        );
+        let found: Vec<String> = report["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|w| w.as_str())
+            .filter(|w| w.contains("hook will not inline"))
+            .map(str::to_owned)
+            .collect();
+        let list = repo.read(&format!("{CURATED}/implement.jsonl"));
+        for w in &found {
+            assert!(list.contains(&serde_json::to_string(w).unwrap()), "{list}");
+        }
+        found
+    };
+    // The list fits; the task's design.md comes after it and does not.
+    assert_eq!(
+        warning(16384),
+        [format!(
+            "the trellis hook will not inline \"{CURATED}/design.md\": its 16384-byte total is reached before it, and it names the file instead"
+        )]
+    );
+    // The author's rows alone are over: the hook names the last of them, and the task's files.
+    assert_eq!(
+        warning(9000),
+        [format!(
+            "the trellis hook will not inline \"src/store/userStore.ts\", \"{CURATED}/research/limiter-options.md\", \"{CURATED}/prd.md\", \"{CURATED}/design.md\": its 9000-byte total is reached before them, and it names the files instead"
+        )]
+    );
+    assert_eq!(warning(131_072), Vec::<String>::new());
+}
+
 #[test]
 fn trellis_is_detected_and_the_authors_list_reaches_the_sub_agent_in_order() {
     let repo = Repo::fixture("trellis");
