@@ -480,21 +480,26 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
                 }
             }
         }
-        let lines = sections.line_count(file_lines);
-        let tokens = if caps.max_tokens > 0 {
-            Some(crate::compile::tokens::TokenCounter::count(
-                &crate::compile::tokens::Fast(encoding),
-                &measure::selected(&bytes, &sections),
-            ))
+        // Counted as the compile counts them: on what a consumer that cuts files reads.
+        let chosen = measure::selected(&bytes, &sections);
+        let read = measure::consumed(&chosen, caps.file_bytes);
+        let lines = if read.len() < chosen.len() {
+            measure::count_lines(read)
         } else {
-            None
+            sections.line_count(file_lines)
         };
+        let tokens = (caps.max_tokens > 0).then(|| {
+            crate::compile::tokens::TokenCounter::count(
+                &crate::compile::tokens::Fast(encoding),
+                read,
+            )
+        });
         if let Some(priority) = priority {
             items.push(Item {
                 priority,
                 lines,
                 tokens,
-                bytes: measure::cut_len(&measure::selected(&bytes, &sections), caps.file_bytes),
+                bytes: read.len() as u64,
             });
         }
         if stale

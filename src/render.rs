@@ -1178,6 +1178,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
                 bytes: None,
                 anchors: m.anchors,
                 degraded: None,
+                cut_at: None,
                 sha256: m.sha256,
             }),
             Some(measure::Fate::Excluded(reason)) => {

@@ -107,7 +107,10 @@ pub fn human(
                     d.from_lines,
                     d.rule.describe()
                 )),
-                None => style.good("kept"),
+                None => match k.cut_at {
+                    Some(cap) => style.warn(&format!("kept, cut at {cap} bytes")),
+                    None => style.good("kept"),
+                },
             }
         );
     }

@@ -123,6 +123,14 @@ pub fn cut_len(text: &[u8], cap: u64) -> u64 {
     end as u64
 }
 
+/// The part of `text` a consumer that cuts at `cap` bytes (0: no cut) reads: what its lines
+/// and tokens are counted on.
+#[must_use]
+pub fn consumed(text: &[u8], cap: u64) -> &[u8] {
+    // `cut_len` is at most the length, so the conversion and the slice cannot fail.
+    &text[..usize::try_from(cut_len(text, cap)).unwrap_or(text.len())]
+}
+
 /// Files and bytes above which a progress bar is worth showing.
 const PROGRESS_FILES: usize = 200;
 const PROGRESS_BYTES: u64 = 20 * 1024 * 1024;
@@ -251,17 +259,25 @@ fn read_one(r: Reading<'_>, path: &RepoPath, sections: &Sections) -> Fate {
         ));
     }
     let chosen = selected(&bytes, &clamped.sections);
-    let lines = clamped.sections.line_count(file_lines);
+    // A consumer that cuts files (Trellis) gives the sub-agent the cut part: its lines and
+    // tokens are what counts.
+    let read = consumed(&chosen, limits.cut_bytes);
+    let (size, injected) = (chosen.len() as u64, read.len() as u64);
+    let lines = if injected < size {
+        count_lines(read)
+    } else {
+        clamped.sections.line_count(file_lines)
+    };
     let sha256 = crate::util::digest::hex(&bytes);
     // For a whole file the counted text is the file: its hash is the cache key as it is.
-    let key = matches!(clamped.sections, Sections::Whole).then_some(sha256.as_str());
+    let whole = matches!(clamped.sections, Sections::Whole) && injected == size;
+    let key = whole.then_some(sha256.as_str());
     let tokens = if count_all {
-        Some(counter.count_hashed(&chosen, key))
+        Some(counter.count_hashed(read, key))
     } else {
         // Counting waits for the budgets; a count already in the cache costs nothing now.
-        counter.known(&chosen, key)
+        counter.known(read, key)
     };
-    let (size, injected) = (chosen.len() as u64, cut_len(&chosen, limits.cut_bytes));
     drop(chosen);
     held.hold(path, &sha256, bytes);
     Fate::Measured(Measured {
@@ -300,8 +316,10 @@ pub fn count_tokens(
             let bytes = held
                 .read(root, path, limits.max_file_size, sha)
                 .map_err(|r| format!("{} {r}", quoted(path.as_str())))?;
-            let key = matches!(sections, Sections::Whole).then_some(sha.as_str());
-            Ok(counter.count_hashed(&selected(&bytes, sections), key))
+            let chosen = selected(&bytes, sections);
+            let read = consumed(&chosen, limits.cut_bytes);
+            let whole = matches!(sections, Sections::Whole) && read.len() == chosen.len();
+            Ok(counter.count_hashed(read, whole.then_some(sha.as_str())))
         })
         .collect()
 }

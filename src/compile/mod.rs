@@ -65,6 +65,10 @@ pub struct Kept {
     /// Cut down the budget ladder (to its outline), when a cap did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub degraded: Option<Degraded>,
+    /// The consumer's per-file cap, when it cuts this file there (Trellis' hook inlines
+    /// its first `cut_at` bytes; `lines` and `tokens` are of those).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cut_at: Option<u64>,
     #[serde(skip)]
     pub sha256: String,
 }
@@ -1179,6 +1183,11 @@ fn keep(
             t.fate = format!("cut to its outline by the {}", d.rule.describe());
             t.lines = Some(lines);
         }
+        let cut_at = (degraded.is_none() && m.injected < m.bytes).then_some(s.caps.file_bytes);
+        if let Some(cap) = cut_at {
+            t.fate = format!("kept, cut at {cap} bytes by its consumer");
+            t.lines = Some(lines);
+        }
         t.tokens = Some(tokens);
         ledger.traces.push(t);
         kept.push((
@@ -1201,6 +1210,7 @@ fn keep(
                     m.anchors.clone()
                 },
                 degraded,
+                cut_at,
                 sha256: m.sha256.clone(),
             },
         ));

@@ -245,6 +245,42 @@ fn trellis_is_detected_and_the_authors_list_reaches_the_sub_agent_in_order() {
         .find(|e| e["file"] == "src/store/userStore.ts")
         .unwrap();
     assert!(cut["bytes"].as_u64().unwrap() < 4096 + 200);
+    // The report says which files the hook cuts, with the lines and tokens it keeps of them.
+    let entry = |file: &str| {
+        report["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["file"] == file)
+            .unwrap()
+            .clone()
+    };
+    let store = entry("src/store/userStore.ts");
+    assert_eq!(store["cut_at"], 4096);
+    let whole = repo.read("src/store/userStore.ts");
+    assert_eq!(whole.lines().count(), 178);
+    assert_eq!(store["lines"], whole[..4096].lines().count());
+    assert!(entry("src/routes/sessions.ts").get("cut_at").is_none());
+    let human = repo
+        .curate()
+        .args([
+            "--role",
+            "implement",
+            "--change",
+            "11-28-login-rate-limit",
+            "--dry-run",
+        ])
+        .run();
+    assert!(
+        human
+            .stderr
+            .lines()
+            .any(|l| l.contains("src/store/userStore.ts") && l.ends_with("kept, cut at 4096 bytes")),
+        "{}",
+        human.all()
+    );
+    let check = repo.curate().args(["check"]).run();
+    assert_eq!(check.code, 0, "{}", check.all());
 
     // A second compile writes the same bytes; the author's later edits are the author's.
     let again = repo
