@@ -365,11 +365,13 @@ fn role_of(ws: &Workspace, d: &Dispatch<'_>) -> Option<String> {
         })
 }
 
-/// The change of a dispatch: a `change:` prompt line, `CURATE_CHANGE`, the session's
-/// binding, the repository's binding; never guessed.
+/// The change of a dispatch: a `change:` prompt line, the workflow's own line (Trellis'
+/// `Active task: <path>`), `CURATE_CHANGE`, the session's binding, the repository's
+/// binding; never guessed. A path to the change is reduced to its id.
 fn change_of(ws: &Workspace, d: &Dispatch<'_>) -> Option<String> {
     let change = prompt_line(d.prompt, "change")
         .map(str::to_owned)
+        .or_else(|| task_line(ws, d.prompt))
         .or_else(|| {
             std::env::var("CURATE_CHANGE")
                 .ok()
@@ -377,8 +379,25 @@ fn change_of(ws: &Workspace, d: &Dispatch<'_>) -> Option<String> {
                 .filter(|v| !v.is_empty())
         })
         .or_else(|| crate::state::bound_change(&ws.root, d.session))?;
+    let change = ws.workflow().normalize_id(&change).to_owned();
     check_name("change id", &change).ok()?;
     Some(change)
+}
+
+/// The change the workflow's own prompt line names, repository-relative (an absolute path
+/// inside the repository is made relative; one outside names nothing).
+fn task_line(ws: &Workspace, prompt: &str) -> Option<String> {
+    let value = prompt_line(prompt, ws.workflow().task_line()?)?;
+    let path = Path::new(value);
+    if !path.is_absolute() {
+        return Some(value.to_owned());
+    }
+    // The root is canonical: so is the path compared with it.
+    let real = path.canonicalize().ok()?;
+    real.strip_prefix(&ws.root)
+        .ok()?
+        .to_str()
+        .map(str::to_owned)
 }
 
 /// Compiles (writing the manifest and lock, as `curate compile` does) and renders the

@@ -133,6 +133,12 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
         archived
     }
 
+    /// The prompt line (its key, matched without regard to case) by which the workflow's
+    /// lead names the change a sub-agent is dispatched onto (Trellis: `Active task: <path>`).
+    fn task_line(&self) -> Option<&'static str> {
+        None
+    }
+
     /// A role name as a user or host may write it, reduced to the name the manifest's file
     /// is named after (Trellis: `trellis-implement` is `implement`).
     fn normalize_role<'a>(&self, role: &'a str) -> &'a str {

@@ -142,8 +142,10 @@ impl Workflow for Trellis {
         ))
     }
 
-    /// `archive/2026-11/<task>` (the path `task.py list-archive` lists under) is the task.
+    /// `archive/2026-11/<task>` (the path `task.py list-archive` lists under) and
+    /// `.trellis/tasks/<task>/` (as `task.py current` prints it) are the task.
     fn normalize_id<'a>(&self, id: &'a str) -> &'a str {
+        let id = id.trim_end_matches('/');
         let id = id.strip_prefix(".trellis/tasks/").unwrap_or(id);
         let Some(rest) = id.strip_prefix("archive/") else {
             return id;
@@ -152,6 +154,12 @@ impl Workflow for Trellis {
             Some((month, task)) if is_month(month) && !task.contains('/') => task,
             _ => id,
         }
+    }
+
+    /// Trellis' agents and its own injectors read the task from the dispatch prompt's
+    /// `Active task: <path>` line (`ACTIVE_TASK_HINT_RE` in its OpenCode plugin).
+    fn task_line(&self) -> Option<&'static str> {
+        Some("active task")
     }
 
     fn manifest(&self) -> &'static str {
@@ -357,6 +365,7 @@ mod tests {
         let t = Trellis;
         assert_eq!(t.normalize_id("archive/2026-11/12-01-login"), "12-01-login");
         assert_eq!(t.normalize_id(".trellis/tasks/12-01-login"), "12-01-login");
+        assert_eq!(t.normalize_id(".trellis/tasks/12-01-login/"), "12-01-login");
         assert_eq!(t.normalize_id("12-01-login"), "12-01-login");
         assert_eq!(t.normalize_id("archive/26-11/x"), "archive/26-11/x");
         assert_eq!(t.normalize_id("archive/2026-11/a/b"), "archive/2026-11/a/b");

@@ -521,6 +521,80 @@ fn with_trellis_hook_installed_curate_writes_the_list_and_does_not_inject_again(
     );
 }
 
+/// Trellis' lead names the task on the dispatch prompt's first line, `Active task: <path>`
+/// (what its agents and its OpenCode plugin read): the hook takes the task from it, as a
+/// repository-relative or absolute path, archived or not, when no `change:` line says more.
+#[test]
+fn the_hook_finds_a_trellis_task_by_its_active_task_line() {
+    let repo = Repo::fixture("trellis");
+    repo.write(
+        ".claude/hooks/inject-subagent-context.py",
+        "# Trellis' hook\n",
+    );
+    let root = repo.root.canonicalize().unwrap();
+    let absolute = format!("{}/{CURATED}/", root.display());
+    for (line, list) in [
+        (
+            format!("Active task: {CURATED}"),
+            format!("{CURATED}/implement.jsonl"),
+        ),
+        (
+            format!("active task: `{absolute}`"),
+            format!("{CURATED}/implement.jsonl"),
+        ),
+        (
+            "Active task: .trellis/tasks/archive/2026-11/11-12-structured-logging".to_owned(),
+            ".trellis/tasks/archive/2026-11/11-12-structured-logging/implement.jsonl".to_owned(),
+        ),
+    ] {
+        // The author's list as the fixture has it, before each pass.
+        let before = Repo::fixture("trellis").read(&list);
+        repo.write(&list, &before);
+        let prompt = format!("{line}\n\nImplement the throttle.");
+        let input = serde_json::json!({
+            "session_id": "s",
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Agent",
+            "tool_input": {"prompt": prompt, "subagent_type": "trellis-implement"},
+        })
+        .to_string();
+        let out = repo
+            .curate()
+            .args(["hook", "claude-code"])
+            .stdin(input.as_bytes())
+            .run();
+        assert_eq!(out.code, 0, "{line}: {}", out.all());
+        assert_eq!(out.stdout, "", "{line}: one injection, Trellis' own");
+        let after = repo.read(&list);
+        assert!(after.starts_with("{\"_curate\":"), "{line}: {after}");
+        assert_ne!(before, after, "{line}");
+    }
+    // A path outside the repository names no task: nothing is written (but the hook's log).
+    let tree = || {
+        let mut t = repo.snapshot_tree();
+        t.retain(|(path, _)| !path.starts_with(".curate/"));
+        t
+    };
+    let before = tree();
+    let input = br#"{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Agent","tool_input":{"prompt":"Active task: /tmp/elsewhere/.trellis/tasks/x\nDo it.","subagent_type":"trellis-implement"}}"#;
+    let out = repo
+        .curate()
+        .args(["hook", "claude-code"])
+        .stdin(input)
+        .run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert!(tree() == before, "a file changed");
+    assert!(
+        repo.read(".curate/state/hooks.jsonl")
+            .lines()
+            .last()
+            .unwrap()
+            .contains("\"reason\":\"no change: "),
+        "{}",
+        repo.read(".curate/state/hooks.jsonl")
+    );
+}
+
 /// OpenSpec (≥ 1.x) also nests capabilities in areas, `specs/<area>/<capability>/spec.md`, in
 /// the change and in the current specs alike; a folder without a `spec.md` is no capability.
 #[test]
