@@ -39,6 +39,8 @@ pub struct Authored {
     pub rows: Vec<Row>,
     /// `{"drop": GLOB, "why"?}` rows: (line, glob, why).
     pub drops: Vec<(usize, String, Option<String>)>,
+    /// The file's lines end in `\r\n` (its first line's ending): written back so.
+    pub crlf: bool,
 }
 
 /// Reads the author's rows of `text`. With `ours` (the rows curate wrote last, when the file
@@ -52,7 +54,10 @@ pub fn parse<S: std::hash::BuildHasher>(
     text: &str,
     ours: Option<&std::collections::HashSet<String, S>>,
 ) -> Result<Authored, (Pos, String)> {
-    let mut out = Authored::default();
+    let mut out = Authored {
+        crlf: text.split('\n').next().is_some_and(|l| l.ends_with('\r')) && text.contains('\n'),
+        ..Authored::default()
+    };
     for (i, line) in text.lines().enumerate() {
         let raw = line.trim();
         if raw.is_empty() || raw.starts_with("//") {

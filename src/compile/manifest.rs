@@ -84,6 +84,23 @@ pub fn format_lines(
     }
 }
 
+/// `text` as [`format_lines`] makes it, with every line ended by `\r\n` (an author's list
+/// kept in Windows line endings) and its digest over the body as written.
+#[must_use]
+pub fn with_crlf(text: &str) -> String {
+    let (first, rest) = split_header(text);
+    let body = rest.replace('\n', "\r\n");
+    let first = match parse_header(first) {
+        Some(h) => first.replacen(
+            &format!("digest={}", h.digest),
+            &format!("digest={}", digest::hex12(body.as_bytes())),
+            1,
+        ),
+        None => first.to_owned(),
+    };
+    format!("{first}\r\n{body}")
+}
+
 /// `{"<key>": "<text>"}`.
 fn row(key: &str, text: &str) -> String {
     let mut map = serde_json::Map::new();
@@ -401,6 +418,30 @@ mod tests {
         let edited = text.replace("a note", "a changed note");
         assert!(!is_intact(&edited));
         assert!(!is_intact("{\"file\":\"a.md\"}\n"));
+    }
+
+    #[test]
+    fn a_list_in_crlf_is_intact_and_its_lines_are_the_same() {
+        let e = entry("a.md");
+        let lines = [
+            Line::Verbatim("{\"_example\": \"x\"}"),
+            Line::Entry {
+                entry: &e,
+                marked: true,
+            },
+        ];
+        let text = format_lines(Form::Rows, "0123456789ab", &["a note".into()], &lines);
+        let crlf = with_crlf(&text);
+        assert!(is_intact(&crlf) && !is_intact(&crlf.replace("a note", "b note")));
+        assert_eq!(crlf.matches("\r\n").count(), text.matches('\n').count());
+        assert_eq!(
+            crlf.lines().skip(1).collect::<Vec<_>>(),
+            text.lines().skip(1).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            parse_header(crlf.lines().next().unwrap()).map(|h| h.contracts),
+            Some("0123456789ab".into())
+        );
     }
 
     #[test]

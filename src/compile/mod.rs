@@ -868,6 +868,7 @@ fn author_layer(
     let mut entries: Vec<Candidate> = Vec::new();
     let mut back = WriteBack {
         kept: list.kept.clone(),
+        crlf: list.crlf,
         ..WriteBack::default()
     };
     for row in &list.rows {
@@ -961,6 +962,8 @@ struct WriteBack {
     rows: std::collections::HashMap<String, String>,
     /// A directory row and the files it stands for.
     folders: Vec<(String, Vec<String>)>,
+    /// The author's file ends its lines in `\r\n`.
+    crlf: bool,
 }
 
 impl WriteBack {
@@ -1268,12 +1271,19 @@ fn finish(
     let (manifest, lock) = if status == Status::Ready {
         let entries: Vec<Entry> = kept.iter().map(|k| k.entry.clone()).collect();
         let text = match &write_back {
-            Some(back) => manifest::format_lines(
-                manifest::Form::Rows,
-                &contracts.hash12(),
-                &curation,
-                &back.lines(&entries),
-            ),
+            Some(back) => {
+                let text = manifest::format_lines(
+                    manifest::Form::Rows,
+                    &contracts.hash12(),
+                    &curation,
+                    &back.lines(&entries),
+                );
+                if back.crlf {
+                    manifest::with_crlf(&text)
+                } else {
+                    text
+                }
+            }
             None => manifest::format(&contracts.hash12(), &curation, &entries),
         };
         let lock = lock(

@@ -521,6 +521,61 @@ fn with_trellis_hook_installed_curate_writes_the_list_and_does_not_inject_again(
     );
 }
 
+/// An author's list kept in Windows line endings is written back in them: the author's rows
+/// byte for byte, curate's rows and notes too, the same bytes on the next run, and `check`
+/// and Trellis' readers take it.
+#[test]
+fn a_trellis_list_in_crlf_stays_crlf() {
+    let repo = Repo::fixture("trellis");
+    let path = ".trellis/tasks/12-01-paginate-member-list/implement.jsonl";
+    let rows = [
+        r#"{"file": "src/routes/sessions.ts", "reason": "Style to copy"}"#,
+        r#"{"file": ".trellis/spec/guides/index.md", "reason": "Review walk-through"}"#,
+    ];
+    repo.write(path, &format!("{}\r\n", rows.join("\r\n")));
+    let args = [
+        "--role",
+        "implement",
+        "--change",
+        "12-01-paginate-member-list",
+    ];
+    compile(&repo, &args);
+    let written = repo.read(path);
+    assert!(written.ends_with("\r\n"), "{written:?}");
+    assert_eq!(
+        written.matches('\n').count(),
+        written.matches("\r\n").count(),
+        "{written:?}"
+    );
+    for row in rows {
+        assert!(
+            written.contains(&format!("\n{row}\r\n")),
+            "{row} changed: {written:?}"
+        );
+    }
+    assert_eq!(trellis_validate(&repo, path), Vec::<String>::new());
+    assert_eq!(
+        trellis_injects(&repo, path, 4096)
+            .into_iter()
+            .map(|(f, _)| f)
+            .collect::<Vec<_>>(),
+        [
+            "src/routes/sessions.ts",
+            ".trellis/spec/guides/index.md",
+            ".trellis/spec/backend/index.md"
+        ]
+    );
+    compile(&repo, &args);
+    assert_eq!(repo.read(path), written, "a second run changed the bytes");
+    let check = repo.curate().args(["check"]).run();
+    assert_eq!(check.code, 0, "{}", check.all());
+    assert!(
+        check.stderr.ends_with("0 errors, 0 warnings\n"),
+        "{}",
+        check.all()
+    );
+}
+
 /// Trellis' lead names the task on the dispatch prompt's first line, `Active task: <path>`
 /// (what its agents and its OpenCode plugin read): the hook takes the task from it, as a
 /// repository-relative or absolute path, archived or not, when no `change:` line says more.
