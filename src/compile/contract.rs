@@ -286,6 +286,9 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Vec<Role>> {
             (locate(text, &pointer), format!("{shown}: {err}"))
         })
         .collect();
+    if problems.is_empty() {
+        problems.extend(unreadable_sections(text, &value));
+    }
     let doc: Document = if problems.is_empty() {
         serde_json::from_value(value).map_err(|e| Error::Invalid {
             path: path.to_owned(),
@@ -294,9 +297,17 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Vec<Role>> {
     } else {
         Document { role_types: vec![] }
     };
-    // Checked after the schema, which cannot express it: a section ends at or after its start.
+    // Checked after the schema, which cannot express them: a glob compiles, and a section
+    // ends at or after its start.
     for (r, role) in doc.role_types.iter().enumerate() {
         for (c, cf) in role.context_files.iter().enumerate() {
+            if let Err(e) = crate::util::glob::compile(&cf.glob) {
+                let pointer = format!("/roleTypes/{r}/contextFiles/{c}/glob");
+                problems.push((
+                    locate(text, &pointer),
+                    format!("{pointer}: invalid glob {:?}: {}", cf.glob, e.kind()),
+                ));
+            }
             for (s, item) in cf.sections.iter().flatten().enumerate() {
                 let Section::Lines([start, end]) = item else {
                     continue;
@@ -323,6 +334,33 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Vec<Role>> {
             problems,
         },
     })
+}
+
+/// The `sections` items the schema lets through but no [`Section`] reads (`[1e3, 2e3]`, a
+/// line number past `u64`), each at its place.
+fn unreadable_sections(text: &str, value: &serde_json::Value) -> Vec<(Pos, String)> {
+    let mut out = Vec::new();
+    let roles = value.get("roleTypes").and_then(serde_json::Value::as_array);
+    for (r, role) in roles.into_iter().flatten().enumerate() {
+        let files = role
+            .get("contextFiles")
+            .and_then(serde_json::Value::as_array);
+        for (c, cf) in files.into_iter().flatten().enumerate() {
+            let items = cf.get("sections").and_then(serde_json::Value::as_array);
+            for (s, item) in items.into_iter().flatten().enumerate() {
+                if serde_json::from_value::<Section>(item.clone()).is_err() {
+                    let pointer = format!("/roleTypes/{r}/contextFiles/{c}/sections/{s}");
+                    out.push((
+                        locate(text, &pointer),
+                        format!(
+                            "{pointer}: not a section: write a pair of whole line numbers ([25, 50]), a heading (\"## Security\") or {{\"symbol\": \"Name\"}}"
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    out
 }
 
 fn locate(text: &str, pointer: &str) -> Pos {
@@ -396,6 +434,43 @@ mod tests {
             panic!("expected a syntax error, got {err:?}")
         };
         assert!(!message.contains("byte-order"), "{message}");
+    }
+
+    #[test]
+    fn a_bad_glob_or_an_unreadable_section_is_named_at_its_place() {
+        let doc = |file: &str| {
+            format!(
+                "{{\n  \"roleTypes\": [\n    {{\"id\": \"w\", \"contextFiles\": [\n      {file}\n    ]}}\n  ]\n}}\n"
+            )
+        };
+        for (file, column, said) in [
+            (
+                r#"{"glob": "src/[a-", "priority": "high", "kind": "k"}"#,
+                8,
+                "/roleTypes/0/contextFiles/0/glob: invalid glob \"src/[a-\": unclosed character class; missing ']'",
+            ),
+            (
+                r#"{"glob": "a.md", "sections": [[1e3, 2e3]], "priority": "high", "kind": "k"}"#,
+                37,
+                "/roleTypes/0/contextFiles/0/sections/0: not a section: write a pair of whole line numbers",
+            ),
+            (
+                r#"{"glob": "a.md", "sections": [[1, 99999999999999999999999]], "priority": "high", "kind": "k"}"#,
+                37,
+                "/roleTypes/0/contextFiles/0/sections/0: not a section",
+            ),
+        ] {
+            let err = parse(doc(file).as_bytes(), Path::new("c.json")).unwrap_err();
+            let Error::Schema { details, count, .. } = err else {
+                panic!("{file}: expected a schema error, got {err:?}")
+            };
+            assert_eq!(count, 1, "{details}");
+            let shown = details.to_string();
+            assert!(
+                shown.starts_with(&format!("c.json:4:{column}: {said}")),
+                "{shown}"
+            );
+        }
     }
 
     #[test]
