@@ -134,6 +134,23 @@ pub fn parse(text: &str, path: &Path) -> Result<Overrides> {
                 origin,
             });
         } else if value.get("file").is_some() {
+            // A `sections` item no reader takes is named at its column.
+            let items = value.get("sections").and_then(serde_json::Value::as_array);
+            for (i, item) in items.into_iter().flatten().enumerate() {
+                if serde_json::from_value::<crate::compile::contract::Section>(item.clone())
+                    .is_err()
+                {
+                    let lead = raw.len() - raw.trim_start().len();
+                    let column = crate::util::jsonpos::locate(line, &format!("/sections/{i}"))
+                        .map_or(1, |p| p.column);
+                    return Err(err(
+                        column + lead,
+                        format!(
+                            "sections[{i}] is not a section: write a pair of whole line numbers ([25, 50]), a heading (\"## Security\") or {{\"symbol\": \"Name\"}}"
+                        ),
+                    ));
+                }
+            }
             let u: RawUpsert = serde_json::from_value(value).map_err(|e| problem(e.to_string()))?;
             out.directives
                 .push(Directive::Upsert(upsert(u, origin).map_err(problem)?));
@@ -409,6 +426,16 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("numbered from 1"), "{e}");
+        // A section no reader takes, at its column (the line's indent counted).
+        for bad in ["[1e3, 2e3]", "[1, 99999999999999999999999]", "true"] {
+            let line = format!("  {{\"file\": \"a\", \"sections\": [[1, 2], {bad}]}}");
+            let e = parse(&line, Path::new("o.jsonl")).unwrap_err();
+            assert!(
+                e.to_string()
+                    .starts_with("o.jsonl:1:38: sections[1] is not a section: write a pair"),
+                "{bad}: {e}"
+            );
+        }
         let e = parse("{nope}", Path::new("o.jsonl")).unwrap_err();
         assert!(
             e.to_string().starts_with("o.jsonl:1:2: invalid JSON"),
