@@ -220,8 +220,15 @@ pub struct Scope<'a> {
 
 impl Scope<'_> {
     /// `<id>` substituted, the path normalised and refused when it escapes, and a leading
-    /// `changes/` moved under the changes root.
+    /// `changes/` moved under the changes root. An absolute path into the repository (as an
+    /// editor or a shell's completion writes it) is the path below the root, but in the
+    /// contracts, which other machines read.
     pub fn resolve(&self, pattern: &str, origin: &Origin) -> Result<String> {
+        let below = match origin {
+            Origin::Contract { .. } => None,
+            _ => self.below_root(pattern),
+        };
+        let pattern = below.as_deref().unwrap_or(pattern);
         let substituted = pattern.replace("<id>", self.change);
         let normal = paths::normalize(&substituted).map_err(|e| Error::Escape {
             origin: origin.describe(),
@@ -229,6 +236,26 @@ impl Scope<'_> {
             problem: e.problem(),
         })?;
         Ok(self.under_changes_root(normal))
+    }
+
+    /// `pattern` below the root when it is an absolute path that starts there: the root as
+    /// given, or the path's longest existing part resolved through links to the root or
+    /// inside it (`/tmp/repo/src/**` when the root is `/private/tmp/repo`).
+    fn below_root(&self, pattern: &str) -> Option<String> {
+        let path = Path::new(pattern);
+        if !path.is_absolute() {
+            return None;
+        }
+        if let Ok(rest) = path.strip_prefix(self.root) {
+            return rest.to_str().map(str::to_owned);
+        }
+        let ancestor = path.ancestors().find(|a| a.exists())?;
+        let real = ancestor.canonicalize().ok()?;
+        let inside = real.strip_prefix(self.root).ok()?;
+        inside
+            .join(path.strip_prefix(ancestor).ok()?)
+            .to_str()
+            .map(str::to_owned)
     }
 
     fn under_changes_root(&self, path: String) -> String {

@@ -1213,3 +1213,44 @@ fn related_says_when_there_is_nothing_to_rank_from_or_the_soft_cap_hides_it() {
         out.stderr
     );
 }
+
+/// An absolute path into the repository (an editor's, a shell completion's) is the path
+/// below the root for `--owns`, `--add` and the overrides file; one outside it is refused as
+/// before.
+#[test]
+fn an_absolute_path_inside_the_repository_is_its_repository_path() {
+    let repo = Repo::fixture("aiws-basic");
+    let root = repo.root.canonicalize().unwrap();
+    let manifest = |owns: &str| {
+        let out = repo.compile_worker(&["--owns", owns, "--stdout"]);
+        assert_eq!(out.code, 0, "{owns}: {}", out.stderr);
+        out.stdout
+    };
+    assert_eq!(
+        manifest(&format!("{}/src/auth/*.ts", root.display())),
+        manifest("src/auth/*.ts")
+    );
+    let overrides = "changes/add-auth/analysis/worker-context.overrides.jsonl";
+    repo.write(
+        overrides,
+        &format!(
+            "{{\"file\": \"{}/src/auth/login.ts\", \"reason\": \"the login\", \"priority\": \"high\", \"kind\": \"code\"}}\n",
+            root.display()
+        ),
+    );
+    let with_absolute = manifest("src/auth/session.ts");
+    repo.write(
+        overrides,
+        "{\"file\": \"src/auth/login.ts\", \"reason\": \"the login\", \"priority\": \"high\", \"kind\": \"code\"}\n",
+    );
+    assert_eq!(with_absolute, manifest("src/auth/session.ts"));
+    assert!(with_absolute.contains("\"the login\""), "{with_absolute}");
+    let out = repo.compile_worker(&["--owns", "/etc/hostname", "--stdout"]);
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr
+            .contains("\"/etc/hostname\" is an absolute path outside the repository"),
+        "{}",
+        out.stderr
+    );
+}
