@@ -200,7 +200,7 @@ pub fn human(
             let _ = writeln!(
                 out,
                 "{}",
-                if c.workflow.change_missing {
+                if c.workflow.missing_blocks {
                     "BLOCKED: the change does not exist where its workflow keeps changes; do not dispatch"
                 } else {
                     "BLOCKED: nothing survived selection and exclusion; do not dispatch"
@@ -255,7 +255,7 @@ pub fn human(
 /// True when no file was even a candidate (none kept, cut, indexed or excluded), the
 /// change's folder being where it was looked for.
 fn nothing_matched(c: &Compiled) -> bool {
-    c.workflow.change_found
+    !c.workflow.change_missing
         && c.kept.is_empty()
         && c.dropped.is_empty()
         && c.indexed.is_empty()

@@ -153,11 +153,12 @@ pub struct Workflowed {
     pub looked: Vec<String>,
     /// Other workflows' folders that hold the change.
     pub elsewhere: Vec<Elsewhere>,
-    /// The change does not exist in a workflow that makes its own changes (then BLOCKED).
+    /// The change's folder is not where it was looked for (BLOCKED in a workflow whose own
+    /// tools make changes; a warning in the plain layout).
     pub change_missing: bool,
-    /// The change's folder is where it was looked for.
+    /// The change is missing in a workflow whose own tools make changes: that BLOCKED it.
     #[serde(skip)]
-    pub change_found: bool,
+    pub missing_blocks: bool,
 }
 
 impl Workflowed {
@@ -187,8 +188,8 @@ impl Workflowed {
                     workflow: w.name(),
                 })
                 .collect(),
-            change_missing: change_missing(ws),
-            change_found: ws.changes_warning.is_none(),
+            change_missing: ws.changes_warning.is_some(),
+            missing_blocks: missing_change_blocks(ws),
         }
     }
 
@@ -333,7 +334,7 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
         // Nothing to list, but the consumer injects the change's own files: not BLOCKED.
         allocation.status = Status::Ready;
     }
-    if change_missing(ws) {
+    if missing_change_blocks(ws) {
         // A workflow's changes are made by its own tools: curate does not create one (and
         // writes nothing that would look like one).
         ledger.notes.push(Note::warning(format!(
@@ -748,7 +749,7 @@ fn reason_for(
 }
 
 /// The change does not exist, in a workflow whose changes its own tools make.
-fn change_missing(ws: &Workspace) -> bool {
+fn missing_change_blocks(ws: &Workspace) -> bool {
     ws.changes_warning.is_some() && ws.workflow().changes_root().is_some()
 }
 

@@ -1292,3 +1292,43 @@ fn a_guild_bundle_curate_did_not_write_is_left_alone() {
     assert_eq!(out.code, 1, "{}", out.all());
     assert_eq!(repo.read(&mine), edited);
 }
+
+/// The JSON report's `workflow.change_missing` says whether the change's folder is where it
+/// was looked for, in every workflow: a warning and READY in the plain layout, BLOCKED in
+/// a workflow whose own tools make changes.
+#[test]
+fn change_missing_is_true_whenever_the_change_folder_is_not_there() {
+    for (fixture, role, change, missing, status) in [
+        ("aiws-basic", "worker", "add-auth", false, "READY"),
+        ("aiws-basic", "worker", "nope", true, "READY"),
+        ("openspec", "worker", "add-2fa", false, "READY"),
+        ("openspec", "worker", "nope", true, "BLOCKED"),
+    ] {
+        let repo = Repo::fixture(fixture);
+        let out = repo
+            .curate()
+            .args([
+                "--role",
+                role,
+                "--change",
+                change,
+                "--dry-run",
+                "--format",
+                "json",
+            ])
+            .run();
+        let report = out.json();
+        assert_eq!(
+            report["status"],
+            status,
+            "{fixture} {change}: {}",
+            out.all()
+        );
+        assert_eq!(
+            report["workflow"]["change_missing"],
+            missing,
+            "{fixture} {change}: {}",
+            out.all()
+        );
+    }
+}
