@@ -774,6 +774,23 @@ fn with_derived(
     for missing in ws.workflow().missing(&ws.root, &folder) {
         ledger.notes.push(Note::warning(missing));
     }
+    for (prefix, why) in ws.workflow().out_of_scope(&ws.root, &folder) {
+        let before = candidates.len();
+        candidates.retain(|c| {
+            let contract_only = std::iter::once(&c.origin)
+                .chain(&c.merged)
+                .all(|o| matches!(o, Origin::Contract { .. }));
+            !(contract_only && c.path.starts_with(&prefix))
+        });
+        let left = before - candidates.len();
+        if left > 0 {
+            ledger.notes.push(Note::info(format!(
+                "left out {} ({left} file{}): {why}",
+                quoted(&prefix),
+                if left == 1 { "" } else { "s" }
+            )));
+        }
+    }
     for d in ws.workflow().derived(&ws.root, &folder) {
         if candidates.iter().any(|c| c.path == d.path) {
             continue;
@@ -1255,10 +1272,11 @@ fn finish(
         file: overrides_file,
         write_back,
     } = overrides;
+    let entries: Vec<Entry> = kept.iter().map(|k| k.entry.clone()).collect();
     if allocation.status == Status::Ready
         && let Some(back) = &write_back
     {
-        left_out(ws, s, &kept, back, &held, &mut ledger);
+        left_out(ws, s, (&kept, &entries), back, &held, &mut ledger);
     }
     // Once each, in order; a set keeps this linear for a hundred thousand notes.
     let mut seen: std::collections::HashSet<String> = curation.iter().cloned().collect();
@@ -1270,7 +1288,6 @@ fn finish(
     let manifest_path = ws.manifest_path(&s.change, &s.role);
     let status = allocation.status;
     let (manifest, lock) = if status == Status::Ready {
-        let entries: Vec<Entry> = kept.iter().map(|k| k.entry.clone()).collect();
         let text = match &write_back {
             Some(back) => {
                 let text = manifest::format_lines(
@@ -1333,13 +1350,12 @@ fn finish(
 fn left_out(
     ws: &Workspace,
     s: &CompileSettings,
-    kept: &[Kept],
+    (kept, entries): (&[Kept], &[Entry]),
     back: &WriteBack,
     held: &Held,
     ledger: &mut Ledger,
 ) {
-    let entries: Vec<Entry> = kept.iter().map(|k| k.entry.clone()).collect();
-    let rows = manifest::body(manifest::Form::Rows, &[], &back.lines(&entries));
+    let rows = manifest::body(manifest::Form::Rows, &[], &back.lines(entries));
     let sha: std::collections::HashMap<&str, &str> = kept
         .iter()
         .map(|k| (k.entry.file.as_str(), k.sha256.as_str()))

@@ -12,6 +12,7 @@ mod aiws_legacy;
 pub mod curate;
 mod guild;
 mod openspec;
+mod simple_yaml;
 pub mod trellis;
 
 use std::fmt;
@@ -174,6 +175,13 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
     /// Role names found in the repository (Guild: each specialist of `.guild/agents/`),
     /// mapped to contract roles.
     fn dynamic_roles(&self, _root: &Path) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
+    /// Folders of the baseline that are not this change's (Trellis: the spec folders of a
+    /// monorepo's other packages), each with why: what only the contracts bring from them is
+    /// left out. Repository-relative, ending in `/`.
+    fn out_of_scope(&self, _root: &Path, _change: &Located) -> Vec<(String, String)> {
         Vec::new()
     }
 

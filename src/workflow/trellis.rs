@@ -12,6 +12,7 @@ use std::path::Path;
 
 use crate::model::Lang;
 
+use super::simple_yaml::{self, Value};
 use super::{ByteBudget, Located, Reader, Workflow, direct, folders, is_dir};
 
 pub struct Trellis;
@@ -279,6 +280,32 @@ impl Workflow for Trellis {
         total.left_out
     }
 
+    /// In a monorepo (`packages:` in `.trellis/config.yaml`), the spec folders of the
+    /// packages the task is not in (`.trellis/spec/<package>/`).
+    fn out_of_scope(&self, root: &Path, change: &Located) -> Vec<(String, String)> {
+        let read = |rel: &str| {
+            crate::compile::admit::read_repo_file(root, &root.join(rel))
+                .ok()
+                .flatten()
+        };
+        let config = read(CONFIG).map(|b| String::from_utf8_lossy(&b).into_owned());
+        let task = read(&format!("{}/task.json", change.path()));
+        let Some((package, packages)) = task_package(&config.unwrap_or_default(), task.as_deref())
+        else {
+            return Vec::new();
+        };
+        packages
+            .into_iter()
+            .filter(|p| *p != package)
+            .map(|p| {
+                (
+                    format!(".trellis/spec/{p}/"),
+                    format!("the spec of package {p}; the task is in package {package}"),
+                )
+            })
+            .collect()
+    }
+
     fn injector(&self, root: &Path) -> Option<String> {
         INJECTORS
             .iter()
@@ -326,27 +353,16 @@ fn is_month(s: &str) -> bool {
 #[must_use]
 pub fn budget_of(text: &str) -> ByteBudget {
     let mut budget = DEFAULT_BUDGET;
-    let mut inside = false;
-    for line in text.lines() {
-        let bare = line.split('#').next().unwrap_or_default();
-        if bare.trim().is_empty() {
-            continue;
-        }
-        let indented = bare.starts_with([' ', '\t']);
-        if !indented {
-            inside = bare.trim_end() == "context_injection:";
-            continue;
-        }
-        if !inside {
-            continue;
-        }
-        let Some((key, value)) = bare.trim().split_once(':') else {
+    let config = simple_yaml::parse(text);
+    let Some(Value::Map(caps)) = simple_yaml::get(&config, "context_injection") else {
+        return budget;
+    };
+    for (key, value) in caps {
+        let Value::Str(value) = value else { continue };
+        let Ok(n) = value.parse::<u64>() else {
             continue;
         };
-        let Ok(n) = value.trim().trim_matches(['"', '\'']).parse::<u64>() else {
-            continue;
-        };
-        match key.trim() {
+        match key.as_str() {
             "max_file_bytes" => budget.per_file = n,
             "max_artifact_bytes" => budget.per_artifact = n,
             "max_total_bytes" => budget.total = n,
@@ -354,6 +370,34 @@ pub fn budget_of(text: &str) -> ByteBudget {
         }
     }
     budget
+}
+
+/// The package a task is in, by Trellis' rules (`packages_context.py`): its `task.json`
+/// `package` when `packages:` declares it, else `default_package` when declared; `None` in a
+/// single-repository project. With the declared packages.
+fn task_package(config: &str, task_json: Option<&[u8]>) -> Option<(String, Vec<String>)> {
+    let config = simple_yaml::parse(config);
+    let Some(Value::Map(declared)) = simple_yaml::get(&config, "packages") else {
+        return None;
+    };
+    // A package is an entry whose value is a mapping (`get_packages` drops the others).
+    let packages: Vec<String> = declared
+        .iter()
+        .filter(|(_, v)| matches!(v, Value::Map(_)))
+        .map(|(k, _)| k.clone())
+        .collect();
+    let of_task = task_json
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(b).ok())
+        .and_then(|t| t.get("package")?.as_str().map(str::to_owned));
+    let default = match simple_yaml::get(&config, "default_package") {
+        Some(Value::Str(p)) => Some(p.clone()),
+        _ => None,
+    };
+    let chosen = [of_task, default]
+        .into_iter()
+        .flatten()
+        .find(|p| packages.contains(p))?;
+    Some((chosen, packages))
 }
 
 #[cfg(test)]

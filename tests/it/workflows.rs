@@ -521,6 +521,98 @@ fn with_trellis_hook_installed_curate_writes_the_list_and_does_not_inject_again(
     );
 }
 
+/// In a Trellis monorepo (`packages:` in `.trellis/config.yaml`, specs in
+/// `.trellis/spec/<package>/`), the baseline brings the task's package's spec and the shared
+/// guides, not the other packages' (the task's `package`, else `default_package`, as
+/// Trellis' `packages_context.py` picks it); an author's row into another package stays.
+#[test]
+fn a_trellis_monorepo_task_gets_its_own_packages_spec() {
+    let repo = Repo::fixture("trellis");
+    let config = repo.read(".trellis/config.yaml");
+    repo.write(
+        ".trellis/config.yaml",
+        &format!("{config}\npackages:\n  api:\n    path: packages/api\n  web:\n    path: packages/web\n  notes: notes\n"),
+    );
+    for p in ["api", "web"] {
+        repo.write(
+            &format!(".trellis/spec/{p}/backend/index.md"),
+            &format!("# {p} backend\n"),
+        );
+    }
+    let task = ".trellis/tasks/12-01-paginate-member-list";
+    let json = repo.read(&format!("{task}/task.json"));
+    let specs = |repo: &Repo| {
+        let report = compile(
+            repo,
+            &[
+                "--role",
+                "implement",
+                "--change",
+                "12-01-paginate-member-list",
+                "--dry-run",
+            ],
+        );
+        let notes: Vec<String> = report["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|n| n.as_str())
+            .filter(|n| n.starts_with("left out"))
+            .map(str::to_owned)
+            .collect();
+        let specs: Vec<String> = files(&report)
+            .into_iter()
+            .filter(|f| f.starts_with(".trellis/spec/"))
+            .collect();
+        (specs, notes)
+    };
+    // No package on the task and no default: every package's spec, as before.
+    let (all, notes) = specs(&repo);
+    assert!(
+        all.contains(&".trellis/spec/web/backend/index.md".to_owned()),
+        "{all:?}"
+    );
+    assert!(notes.is_empty(), "{notes:?}");
+    repo.write(
+        &format!("{task}/task.json"),
+        &json.replace("\"package\": null", "\"package\": \"api\""),
+    );
+    let (got, notes) = specs(&repo);
+    assert!(
+        got.contains(&".trellis/spec/api/backend/index.md".to_owned()),
+        "{got:?}"
+    );
+    assert!(
+        !got.iter().any(|f| f.starts_with(".trellis/spec/web/")),
+        "{got:?}"
+    );
+    assert_eq!(
+        notes,
+        [
+            "left out \".trellis/spec/web/\" (1 file): the spec of package web; the task is in package api"
+        ]
+    );
+    // A package the config does not declare falls back to default_package.
+    repo.write(
+        &format!("{task}/task.json"),
+        &json.replace("\"package\": null", "\"package\": \"mobile\""),
+    );
+    let config = repo.read(".trellis/config.yaml");
+    repo.write(
+        ".trellis/config.yaml",
+        &format!("{config}default_package: web\n"),
+    );
+    let (got, _) = specs(&repo);
+    assert!(
+        got.contains(&".trellis/spec/web/backend/index.md".to_owned()),
+        "{got:?}"
+    );
+    assert!(
+        !got.iter().any(|f| f.starts_with(".trellis/spec/api/")),
+        "{got:?}"
+    );
+}
+
 /// An author's list kept in Windows line endings is written back in them: the author's rows
 /// byte for byte, curate's rows and notes too, the same bytes on the next run, and `check`
 /// and Trellis' readers take it.
