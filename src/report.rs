@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use serde_json::json;
 
 use crate::compile::Compiled;
-use crate::model::quoted;
+use crate::model::{Priority, quoted};
 
 /// Terminal styling, on or off.
 #[derive(Debug, Clone, Copy)]
@@ -351,21 +351,40 @@ fn over_budget_advice(c: &Compiled) -> String {
     } else {
         let _ = writeln!(out, "OVER_BUDGET: the caps removed every entry");
     }
+    // When the high entries alone are over, they are what to cut: listed in the measure
+    // that overran (the others are dropped or named before a high one is).
+    let tokens = c.overrun.is_some_and(|o| o.measure == "tokens");
+    let counts = |p: Priority| c.overrun.is_none() || p == Priority::High;
     let mut largest: Vec<(&str, u64)> = c
         .kept
         .iter()
-        .map(|k| (k.entry.file.as_str(), k.lines))
+        .filter(|k| counts(k.entry.priority))
+        .map(|k| {
+            (
+                k.entry.file.as_str(),
+                if tokens { k.tokens } else { k.lines },
+            )
+        })
         .chain(
             c.dropped
                 .iter()
                 .chain(&c.indexed)
-                .filter_map(|d| d.lines.map(|l| (d.file.as_str(), l))),
+                .filter(|d| counts(d.priority))
+                .filter_map(|d| {
+                    let n = if tokens { d.tokens } else { d.lines };
+                    n.map(|n| (d.file.as_str(), n))
+                }),
         )
         .collect();
     largest.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-    let _ = writeln!(out, "largest entries:");
-    for (file, lines) in largest.iter().take(5) {
-        let _ = writeln!(out, "  {lines:>7} lines  {}", quoted(file));
+    let _ = writeln!(
+        out,
+        "largest {}entries:",
+        if c.overrun.is_some() { "high " } else { "" }
+    );
+    let unit = if tokens { "tokens" } else { "lines" };
+    for (file, n) in largest.iter().take(5) {
+        let _ = writeln!(out, "  {n:>7} {unit}  {}", quoted(file));
     }
     let _ = writeln!(
         out,

@@ -453,7 +453,7 @@ fn over_budget_lists_the_largest_entries_and_writes_nothing() {
         .run();
     assert_eq!(out.code, 4, "{}", out.stderr);
     assert!(out.stderr.contains("OVER_BUDGET"));
-    assert!(out.stderr.contains("largest entries"));
+    assert!(out.stderr.contains("largest high entries:\n     3000 lines  \"AI_PROJECT.md\"\n     2500 lines  \"REQUIREMENTS.md\"\nhint:"));
     assert!(out.stderr.contains("hint: add `sections`"));
     assert!(!repo.exists("changes/big/analysis/planner-context.jsonl"));
     insta::assert_snapshot!("over_budget_report", out.stderr);
@@ -1250,6 +1250,32 @@ fn an_absolute_path_inside_the_repository_is_its_repository_path() {
     assert!(
         out.stderr
             .contains("\"/etc/hostname\" is an absolute path outside the repository"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// Over the token cap, the advice lists the high entries in tokens: they are what to cut.
+#[test]
+fn over_the_token_cap_the_advice_lists_the_high_entries_in_tokens() {
+    let repo = Repo::fixture("over-budget");
+    let out = repo
+        .curate()
+        .args([
+            "--role",
+            "worker",
+            "--change",
+            "big",
+            "--max-tokens",
+            "1500",
+            "--dry-run",
+        ])
+        .run();
+    assert_eq!(out.code, 4, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "OVER_BUDGET: the high entries alone hold 1910 tokens, over the cap of 1500\nlargest high entries:\n     1003 tokens  \"REQUIREMENTS.md\"\n      537 tokens  \"changes/big/plan/plan.md\"\n      370 tokens  \"AI_PROJECT.md\"\nhint:"
+        ),
         "{}",
         out.stderr
     );
