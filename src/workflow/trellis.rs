@@ -61,6 +61,42 @@ fn notice(what: &str, path: &str, size: u64, reason: &str) -> u64 {
     format!("[Trellis: not inlined ({what}) — {path} ({size} bytes): {reason}]").len() as u64
 }
 
+/// One of the task's own files as the hook injects it after the list
+/// (`_materialize_artifact`).
+struct Artifact {
+    path: String,
+    /// Its block's bytes, cut at the per-artifact cap.
+    block: u64,
+    /// The file's whole size.
+    size: u64,
+    /// What the notice standing for it names.
+    reason: &'static str,
+}
+
+/// The task `folder`'s `prd.md`, `design.md` and `implement.md` that are there, in the
+/// hook's order, cut at `cap`.
+fn artifact_blocks(root: &Path, folder: &str, cap: u64) -> Vec<Artifact> {
+    ARTIFACTS
+        .iter()
+        .filter_map(|(name, title, reason)| {
+            let path = format!("{folder}/{name}");
+            let bytes = crate::compile::admit::read_repo_file(root, &root.join(&path))
+                .ok()
+                .flatten()?;
+            let (size, injected) = (
+                bytes.len() as u64,
+                crate::compile::measure::cut_len(&bytes, cap),
+            );
+            Some(Artifact {
+                block: block(&format!("{path} ({title})"), &path, injected, size, cap),
+                path,
+                size,
+                reason,
+            })
+        })
+        .collect()
+}
+
 /// Trellis' hook's running total (`_Budget`, `_budgeted_block`): a block that does not fit
 /// what is left is replaced by a notice naming it, and the notice counts.
 struct Total {
@@ -203,22 +239,9 @@ impl Workflow for Trellis {
             .byte_budget(root)
             .unwrap_or(DEFAULT_BUDGET)
             .per_artifact;
-        ARTIFACTS
+        artifact_blocks(root, folder, cap)
             .iter()
-            .filter_map(|(name, title, _)| {
-                let path = format!("{folder}/{name}");
-                let bytes = crate::compile::admit::read_repo_file(root, &root.join(&path))
-                    .ok()
-                    .flatten()?;
-                let injected = crate::compile::measure::cut_len(&bytes, cap);
-                Some(block(
-                    &format!("{path} ({title})"),
-                    &path,
-                    injected,
-                    bytes.len() as u64,
-                    cap,
-                ))
-            })
+            .map(|a| a.block)
             .sum()
     }
 
@@ -258,24 +281,8 @@ impl Workflow for Trellis {
                 );
             }
         }
-        for (name, title, reason) in ARTIFACTS {
-            let path = format!("{folder}/{name}");
-            let Some(bytes) = crate::compile::admit::read_repo_file(root, &root.join(&path))
-                .ok()
-                .flatten()
-            else {
-                continue;
-            };
-            let size = bytes.len() as u64;
-            let injected = crate::compile::measure::cut_len(&bytes, caps.per_artifact);
-            let block = block(
-                &format!("{path} ({title})"),
-                &path,
-                injected,
-                size,
-                caps.per_artifact,
-            );
-            total.offer(&path, block, size, reason);
+        for a in artifact_blocks(root, folder, caps.per_artifact) {
+            total.offer(&a.path, a.block, a.size, a.reason);
         }
         total.left_out
     }
