@@ -123,6 +123,20 @@ fn files(report: &serde_json::Value) -> Vec<String> {
 
 const CURATED: &str = ".trellis/tasks/11-28-login-rate-limit";
 
+/// `--change archive` is a usage error (exit 2) that names the form reaching an archived
+/// change of `workflow`.
+fn archive_is_refused(repo: &Repo, role: &str, workflow: &str, form: &str) {
+    let out = repo
+        .curate()
+        .args(["--role", role, "--change", "archive"])
+        .run();
+    assert_eq!(out.code, 2, "{}", out.all());
+    let said = format!(
+        "\"archive\" is the folder of archived changes ({workflow}), not a change: name an archived one as {form}"
+    );
+    assert!(out.stderr.contains(&said), "{}", out.stderr);
+}
+
 /// Trellis' hook reads the list first and the task's `prd.md`, `design.md`, `implement.md`
 /// after it, and names each block that no longer fits its total instead of inlining it
 /// (`_budgeted_block`; the notice counts too). curate names the same files: the lists below
@@ -395,18 +409,7 @@ fn trellis_seeded_prd_only_and_archived_tasks() {
         if second {
             repo.write("openspec/changes/archive/2026-10-02-x/proposal.md", "# x\n");
         }
-        let out = repo
-            .curate()
-            .args(["--role", "implement", "--change", "archive"])
-            .run();
-        assert_eq!(out.code, 2, "{}", out.all());
-        assert!(
-            out.stderr.contains(
-                "\"archive\" is the folder of archived changes (trellis), not a change: name an archived one as archive/<yyyy-mm>/<task>"
-            ),
-            "{}",
-            out.stderr
-        );
+        archive_is_refused(&repo, "implement", "trellis", "archive/<yyyy-mm>/<task>");
     }
     std::fs::remove_dir_all(repo.root.join("openspec")).unwrap();
     // A task Trellis has not made: BLOCKED, and no phantom task folder.
@@ -837,18 +840,7 @@ fn openspec_worker_gets_the_delta_specs_and_the_specs_they_change() {
     // The archive folder itself is not a change: refused as a usage error, naming the forms
     // that reach an archived one; nothing written.
     let before = repo.snapshot_tree();
-    let out = repo
-        .curate()
-        .args(["--role", "worker", "--change", "archive"])
-        .run();
-    assert_eq!(out.code, 2, "{}", out.all());
-    assert!(
-        out.stderr.contains(
-            "\"archive\" is the folder of archived changes (openspec), not a change: name an archived one as archive/<yyyy-mm-dd>-<name>"
-        ),
-        "{}",
-        out.stderr
-    );
+    archive_is_refused(&repo, "worker", "openspec", "archive/<yyyy-mm-dd>-<name>");
     // A file where a change folder would be (`changes/notes.md`) is a change that does not
     // exist, not an I/O error.
     repo.write("openspec/changes/notes.md", "# loose notes\n");
