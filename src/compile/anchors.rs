@@ -152,6 +152,8 @@ pub fn resolve(sections: &Sections, path: &str, bytes: &[u8]) -> Resolved {
                 .collect(),
         )
     } else {
+        // The whole file is taken: no anchor's lines stand for it (in the reason, the lock).
+        found.clear();
         Sections::Whole
     };
     Resolved {
@@ -165,7 +167,8 @@ pub fn resolve(sections: &Sections, path: &str, bytes: &[u8]) -> Resolved {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Resolved {
     pub sections: Sections,
-    /// Each anchor that resolved, with its lines.
+    /// Each anchor that resolved, with its lines; none when one is missing (the whole file
+    /// is taken then).
     pub found: Vec<(String, Range)>,
     /// The anchors that resolve to nothing.
     pub missing: Vec<String>,
@@ -228,6 +231,7 @@ mod tests {
         let r = resolve(&s, "doc.md", DOC.as_bytes());
         assert_eq!(r.sections, Sections::Whole);
         assert_eq!(r.missing, ["## Gone"]);
+        assert!(r.found.is_empty(), "{:?}", r.found);
         let s = Sections::anchored(vec![[1, 2]], vec!["## Security".into()]);
         let r = resolve(&s, "doc.md", DOC.as_bytes());
         assert_eq!(r.sections, Sections::Ranges(vec![[1, 2], [6, 13]]));

@@ -62,6 +62,19 @@ fn an_anchor_that_matches_nothing_is_a_warning_and_the_whole_file() {
     let report = compile(&repo);
     let e = entry(&report, "AI_PROJECT.md");
     assert_eq!(e["sections"], serde_json::Value::Null);
+    // Its other anchor still resolves, but the entry is the whole file: no reason or lock
+    // names that anchor's lines.
+    let reason = e["reason"].as_str().unwrap();
+    assert!(!reason.contains("95-"), "{reason}");
+    let lock = repo.read("changes/add-auth/analysis/worker-context.lock.json");
+    let lock: serde_json::Value = serde_json::from_str(&lock).unwrap();
+    let locked = lock["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["file"] == "AI_PROJECT.md")
+        .unwrap();
+    assert!(locked.get("anchors").is_none(), "{locked}");
     let warnings: Vec<&str> = report["warnings"]
         .as_array()
         .unwrap()
