@@ -245,6 +245,14 @@ impl Workspace {
                 .join(&change)
                 .is_dir()
                 .then(|| change.clone());
+        } else if let Some(pinned) = wf.pinned(id) {
+            // The id names the change's folder: there, or nowhere.
+            ws.looked = vec![format!("{pinned}/{change}")];
+            ws.changes_root_given = true;
+            if self.root.join(&pinned).join(&change).is_dir() {
+                found = Some(change.clone());
+            }
+            ws.changes_root = pinned;
         } else if let Some(l) = wf.locate(&self.root, &change, self.run.as_deref()) {
             ws.looked = vec![l.path()];
             ws.changes_root = l.changes_root;

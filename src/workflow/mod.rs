@@ -122,6 +122,13 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
         id
     }
 
+    /// The folder an id written as a path names as the change's place (Trellis:
+    /// `archive/2026-11/<task>` names `.trellis/tasks/archive/2026-11`): the change is looked
+    /// for there only, not where [`Workflow::locate`] would find a change of the same name.
+    fn pinned(&self, _id: &str) -> Option<String> {
+        None
+    }
+
     /// Folder names in the changes root that are not changes (`archive`), with what holds
     /// the archived ones, for the message that refuses them as an id.
     fn reserved(&self) -> Option<(&'static str, &'static str)> {

@@ -141,6 +141,15 @@ fn hook_rows(rows: &str) -> Vec<(String, bool, String)> {
         .collect()
 }
 
+/// `archive/<yyyy-mm>/<task>` (or under `.trellis/tasks/`, or with a trailing `/`) as its
+/// month and task.
+fn archived_form(id: &str) -> Option<(&str, &str)> {
+    let id = id.trim_end_matches('/');
+    let id = id.strip_prefix(".trellis/tasks/").unwrap_or(id);
+    let (month, task) = id.strip_prefix("archive/")?.split_once('/')?;
+    (is_month(month) && !task.contains('/')).then_some((month, task))
+}
+
 impl Workflow for Trellis {
     fn name(&self) -> &'static str {
         "trellis"
@@ -182,15 +191,19 @@ impl Workflow for Trellis {
     /// `archive/2026-11/<task>` (the path `task.py list-archive` lists under) and
     /// `.trellis/tasks/<task>/` (as `task.py current` prints it) are the task.
     fn normalize_id<'a>(&self, id: &'a str) -> &'a str {
-        let id = id.trim_end_matches('/');
-        let id = id.strip_prefix(".trellis/tasks/").unwrap_or(id);
-        let Some(rest) = id.strip_prefix("archive/") else {
-            return id;
-        };
-        match rest.split_once('/') {
-            Some((month, task)) if is_month(month) && !task.contains('/') => task,
-            _ => id,
+        match archived_form(id) {
+            Some((_, task)) => task,
+            None => {
+                let id = id.trim_end_matches('/');
+                id.strip_prefix(".trellis/tasks/").unwrap_or(id)
+            }
         }
+    }
+
+    /// `archive/2026-11/<task>` is that month's task, even when a live task or another
+    /// month's has the same name.
+    fn pinned(&self, id: &str) -> Option<String> {
+        archived_form(id).map(|(month, _)| format!("{ARCHIVE}/{month}"))
     }
 
     /// Trellis' agents and its own injectors read the task from the dispatch prompt's
@@ -420,6 +433,13 @@ mod tests {
         assert_eq!(t.normalize_id("12-01-login"), "12-01-login");
         assert_eq!(t.normalize_id("archive/26-11/x"), "archive/26-11/x");
         assert_eq!(t.normalize_id("archive/2026-11/a/b"), "archive/2026-11/a/b");
+        assert_eq!(
+            t.pinned(".trellis/tasks/archive/2026-11/12-01-login/")
+                .as_deref(),
+            Some(".trellis/tasks/archive/2026-11")
+        );
+        assert_eq!(t.pinned("12-01-login"), None);
+        assert_eq!(t.pinned("archive/26-11/x"), None);
     }
 
     #[test]

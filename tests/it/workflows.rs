@@ -403,6 +403,47 @@ fn trellis_seeded_prd_only_and_archived_tasks() {
         );
     }
     assert!(!repo.exists(".trellis/tasks/11-12-structured-logging"));
+    // A live task of the same name: the name alone is the live one, the archive path the
+    // archived one (Trellis' hook reads that folder's list), another month's path nothing.
+    let archived = ".trellis/tasks/archive/2026-11/11-12-structured-logging";
+    let live = ".trellis/tasks/11-12-structured-logging";
+    repo.write(
+        &format!("{live}/task.json"),
+        &repo.read(&format!("{archived}/task.json")),
+    );
+    for (id, manifest) in [
+        ("11-12-structured-logging", live),
+        ("archive/2026-11/11-12-structured-logging", archived),
+        (
+            ".trellis/tasks/archive/2026-11/11-12-structured-logging/",
+            archived,
+        ),
+    ] {
+        let report = compile(&repo, &["--role", "implement", "--change", id]);
+        assert_eq!(
+            report["manifest"],
+            format!("{manifest}/implement.jsonl"),
+            "{id}"
+        );
+    }
+    let out = repo
+        .curate()
+        .args([
+            "--role",
+            "implement",
+            "--change",
+            "archive/2026-10/11-12-structured-logging",
+        ])
+        .run();
+    assert_eq!(out.code, 3, "{}", out.all());
+    assert!(
+        out.stderr.contains(
+            "looked for the change in: .trellis/tasks/archive/2026-10/11-12-structured-logging"
+        ),
+        "{}",
+        out.stderr
+    );
+    std::fs::remove_dir_all(repo.root.join(live)).unwrap();
     // The archive folder is not a task, also where a second workflow with its own archive
     // folder is present (it is not a change held by both).
     for second in [false, true] {
@@ -681,6 +722,11 @@ fn the_hook_finds_a_trellis_task_by_its_active_task_line() {
         ".claude/hooks/inject-subagent-context.py",
         "# Trellis' hook\n",
     );
+    // A live task named as the archived one: the archive path still names the archived one.
+    repo.write(
+        ".trellis/tasks/11-12-structured-logging/implement.jsonl",
+        "{\"file\": \"README.md\", \"reason\": \"live\"}\n",
+    );
     let root = repo.root.canonicalize().unwrap();
     let absolute = format!("{}/{CURATED}/", root.display());
     for (line, list) in [
@@ -719,6 +765,10 @@ fn the_hook_finds_a_trellis_task_by_its_active_task_line() {
         assert!(after.starts_with("{\"_curate\":"), "{line}: {after}");
         assert_ne!(before, after, "{line}");
     }
+    assert_eq!(
+        repo.read(".trellis/tasks/11-12-structured-logging/implement.jsonl"),
+        "{\"file\": \"README.md\", \"reason\": \"live\"}\n"
+    );
     // A path outside the repository names no task: nothing is written (but the hook's log).
     let tree = || {
         let mut t = repo.snapshot_tree();
