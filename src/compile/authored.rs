@@ -47,9 +47,10 @@ pub struct Authored {
 /// was edited since), a row marked as curate's that is not one of them was changed by the
 /// author: it is the author's from now on (kept without the mark).
 ///
-/// A line that is not a JSON object (nor blank, nor a `//` line of curate's comments form)
-/// is an error at its position: Trellis' hook would skip it and its `task.py validate`
-/// reports it, and rewriting the list without it would lose what the author meant there.
+/// A line that is not a JSON object (nor blank) is an error at its position, a `//` comment
+/// and a leading byte-order mark too: Trellis' hook would skip it and its `task.py
+/// validate` reports it, and rewriting the list without it would lose what the author meant
+/// there.
 pub fn parse<S: std::hash::BuildHasher>(
     text: &str,
     ours: Option<&std::collections::HashSet<String, S>>,
@@ -58,12 +59,27 @@ pub fn parse<S: std::hash::BuildHasher>(
         crlf: text.split('\n').next().is_some_and(|l| l.ends_with('\r')) && text.contains('\n'),
         ..Authored::default()
     };
+    if text.starts_with('\u{feff}') {
+        return Err((
+            Pos { line: 1, column: 1 },
+            "the file starts with a byte-order mark (U+FEFF), which Trellis' readers take as invalid JSON: save it as UTF-8 without one".to_owned(),
+        ));
+    }
     for (i, line) in text.lines().enumerate() {
         let raw = line.trim();
-        if raw.is_empty() || raw.starts_with("//") {
+        if raw.is_empty() {
             continue;
         }
         let lead = line.len() - line.trim_start().len();
+        if raw.starts_with("//") {
+            return Err((
+                Pos {
+                    line: i + 1,
+                    column: lead + 1,
+                },
+                "a `//` comment is not a row (Trellis' readers skip it and `task.py validate` reports it): write it as a row without a file, {\"_note\": \"…\"}, which is kept as it is".to_owned(),
+            ));
+        }
         let mut map = match serde_json::from_str::<serde_json::Value>(raw) {
             Ok(serde_json::Value::Object(map)) => map,
             Ok(_) => {
@@ -192,7 +208,6 @@ mod tests {
             "{\"_curation\":\"a note\"}\n",
             "{\"_example\": \"Fill with …\"}\n",
             "\n",
-            "// an old comment line\n",
             "{\"file\": \"docs/a.md\", \"reason\": \"why\"}\n",
             "{\"file\":\"docs/b.md\",\"reason\":\"x\",\"sections\":null,\"priority\":\"medium\",\"kind\":\"truth\",\"by\":\"curate\"}\n",
             "{\"file\": \".trellis/spec/backend/\", \"type\": \"directory\", \"reason\": \"specs\"}\n",
@@ -213,7 +228,7 @@ mod tests {
                 ("docs/c.md", false)
             ]
         );
-        assert_eq!(a.rows[0].line, 6);
+        assert_eq!(a.rows[0].line, 5);
         assert_eq!(
             a.rows[0].raw,
             "{\"file\": \"docs/a.md\", \"reason\": \"why\"}"
@@ -222,7 +237,7 @@ mod tests {
         assert_eq!(a.kept.len(), 2, "{:?}", a.kept);
         assert_eq!(
             a.drops,
-            [(10, "docs/old.md".to_owned(), Some("stale".to_owned()))]
+            [(9, "docs/old.md".to_owned(), Some("stale".to_owned()))]
         );
     }
 
@@ -245,6 +260,15 @@ mod tests {
             parse(&format!("{ok}garbage text\n")),
             Err("2:1: invalid JSON".to_owned())
         );
-        assert!(parse(&format!("{ok}// a comment\n\n")).is_ok());
+        // Trellis' `task.py validate` calls a comment line invalid JSON, and a leading BOM too.
+        assert_eq!(
+            parse(&format!("{ok}\n  // a comment\n")),
+            Err("3:3: a `//` comment is not a row (Trellis' readers skip it and `task.py validate` reports it)".to_owned())
+        );
+        assert_eq!(
+            parse(&format!("\u{feff}{ok}")),
+            Err("1:1: the file starts with a byte-order mark (U+FEFF), which Trellis' readers take as invalid JSON".to_owned())
+        );
+        assert!(parse(&format!("{ok}\n\n")).is_ok());
     }
 }

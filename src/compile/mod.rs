@@ -869,6 +869,29 @@ fn read_author_list(
     Ok(Some((rel, list)))
 }
 
+/// `text` with each `FILE:LINE` (and `FILE:LINE:COLUMN`) of `file` reduced to `FILE`.
+fn without_lines_of(text: &str, file: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(file) {
+        let end = at + file.len();
+        out.push_str(&rest[..end]);
+        rest = &rest[end..];
+        // At most two `:DIGITS` parts (line, column).
+        for _ in 0..2 {
+            let digits = rest
+                .strip_prefix(':')
+                .map_or(0, |r| r.bytes().take_while(u8::is_ascii_digit).count());
+            if digits == 0 {
+                break;
+            }
+            rest = &rest[1 + digits..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The kind of an entry the author listed.
 pub const AUTHOR_KIND: &str = "author";
 
@@ -903,10 +926,10 @@ fn author_layer(
                 p,
             ),
             Err(e) => {
-                ledger.notes.push(Note::warning(format!(
-                    "{}: left out of the list: {e}",
-                    origin.describe()
-                )));
+                // The error names the row's place already.
+                ledger
+                    .notes
+                    .push(Note::warning(format!("{e}: left out of the list")));
                 continue;
             }
         };
@@ -1280,12 +1303,18 @@ fn finish(
     }
     // Once each, in order; a set keeps this linear for a hundred thousand notes.
     let mut seen: std::collections::HashSet<String> = curation.iter().cloned().collect();
+    let manifest_path = ws.manifest_path(&s.change, &s.role);
     for n in ledger.notes.iter().filter(|n| n.in_manifest) {
-        if seen.insert(n.text.clone()) {
-            curation.push(n.text.clone());
+        // An author's list is written anew: a line of it as read points at nothing in it as
+        // written, and would change the list on the next run.
+        let text = match &write_back {
+            Some(_) => without_lines_of(&n.text, &manifest_path),
+            None => n.text.clone(),
+        };
+        if seen.insert(text.clone()) {
+            curation.push(text);
         }
     }
-    let manifest_path = ws.manifest_path(&s.change, &s.role);
     let status = allocation.status;
     let (manifest, lock) = if status == Status::Ready {
         let text = match &write_back {
@@ -1614,5 +1643,32 @@ fn lock(
         curation: curation.to_vec(),
         written: kept.iter().map(|k| k.entry.clone()).collect(),
         companion: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_lines_of;
+
+    #[test]
+    fn a_list_s_read_positions_are_left_out_of_its_notes() {
+        let list = ".trellis/tasks/t/implement.jsonl";
+        assert_eq!(
+            without_lines_of(
+                &format!("{list}:3:12: \"../x\" climbs out: left out of the list"),
+                list
+            ),
+            format!("{list}: \"../x\" climbs out: left out of the list")
+        );
+        assert_eq!(
+            without_lines_of(&format!("dropped \"a\" ({list}:4): why"), list),
+            format!("dropped \"a\" ({list}): why")
+        );
+        // Another file's line, and a colon without digits, stay.
+        assert_eq!(without_lines_of("o.jsonl:2: x: y", list), "o.jsonl:2: x: y");
+        assert_eq!(
+            without_lines_of(&format!("{list}: x"), list),
+            format!("{list}: x")
+        );
     }
 }

@@ -477,12 +477,27 @@ fn trellis_seeded_prd_only_and_archived_tasks() {
 fn a_malformed_row_in_the_authors_list_is_an_error_and_the_list_is_left_alone() {
     let repo = Repo::fixture("trellis");
     let path = format!("{CURATED}/implement.jsonl");
-    for bad in [
-        "{\"file\": \".trellis/spec/backend/index.md\", \"reason\": }",
-        "[\"not\", \"an\", \"object\"]",
-        "garbage text line",
+    let first = "{\"file\": \"src/config.ts\"}\n";
+    for (text, at) in [
+        (
+            format!("{first}  {{\"file\": \".trellis/spec/backend/index.md\", \"reason\": }}\n"),
+            "2:56: invalid JSON: expected value",
+        ),
+        (
+            format!("{first}[\"not\", \"an\", \"object\"]\n"),
+            "2:1: a row must be a JSON object",
+        ),
+        (format!("{first}garbage text line\n"), "2:1: invalid JSON"),
+        // Trellis' `task.py validate` calls both of these invalid JSON.
+        (
+            format!("{first}\n  // keep the config close\n"),
+            "3:3: a `//` comment is not a row",
+        ),
+        (
+            format!("\u{feff}{first}"),
+            "1:1: the file starts with a byte-order mark",
+        ),
     ] {
-        let text = format!("{{\"file\": \"src/config.ts\"}}\n  {bad}\n");
         repo.write(&path, &text);
         let out = repo
             .curate()
@@ -490,13 +505,67 @@ fn a_malformed_row_in_the_authors_list_is_an_error_and_the_list_is_left_alone() 
             .run();
         assert_eq!(out.code, 1, "{}", out.all());
         assert!(
-            out.stderr.contains(&format!("{path}:2:")),
-            "{bad}: {}",
+            out.stderr.contains(&format!("{path}:{at}")),
+            "{text:?}: {}",
             out.stderr
         );
         assert_eq!(repo.read(&path), text);
         assert!(!repo.exists(&format!("{CURATED}/implement.lock.json")));
     }
+}
+
+/// A row written `./src/config.ts` is the file Trellis' hook reads below the root: kept as
+/// written, and `check` takes it. The notes about the author's rows name the list without a
+/// line (the list is written anew: a line read would point at another row), so once the row
+/// that escapes is gone the list settles: the third run writes the second's bytes.
+#[test]
+fn an_authors_dotted_row_is_kept_and_the_list_settles() {
+    let repo = Repo::fixture("trellis");
+    let path = format!("{CURATED}/implement.jsonl");
+    repo.write(
+        &path,
+        concat!(
+            "{\"file\": \"./src/config.ts\", \"reason\": \"dot\"}\n",
+            "{\"file\": \"src/nope.ts\"}\n",
+            "{\"file\": \"../x.md\"}\n",
+        ),
+    );
+    let args = ["--role", "implement", "--change", "11-28-login-rate-limit"];
+    let report = compile(&repo, &args);
+    assert!(files(&report).contains(&"src/config.ts".to_owned()));
+    let first = repo.read(&path);
+    assert!(
+        first.contains("{\"file\": \"./src/config.ts\", \"reason\": \"dot\"}\n"),
+        "{first}"
+    );
+    assert!(
+        first.contains(&format!(
+            "{{\"_curation\":\"{path}: \\\"../x.md\\\" climbs out of the repository with `..`: left out of the list\"}}"
+        )),
+        "{first}"
+    );
+    let at = format!("{path}:");
+    assert!(
+        !first
+            .match_indices(&at)
+            .any(|(i, _)| first[i + at.len()..].starts_with(|c: char| c.is_ascii_digit())),
+        "a note names a line of the list: {first}"
+    );
+    compile(&repo, &args);
+    let second = repo.read(&path);
+    compile(&repo, &args);
+    assert_eq!(repo.read(&path), second, "the third run changed the list");
+    assert_eq!(
+        trellis_validate(&repo, &path),
+        ["4: File not found: src/nope.ts"]
+    );
+    let check = repo.curate().args(["check"]).run();
+    assert_eq!(check.code, 0, "{}", check.all());
+    assert!(
+        check.stderr.ends_with("0 errors, 1 warning\n"),
+        "{}",
+        check.all()
+    );
 }
 
 /// A folder row whose folder holds a `.md` link out of the repository: Trellis' hook
