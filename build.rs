@@ -32,6 +32,16 @@ fn main() {
     }
     std::fs::write(out.join("secret_rules.rs"), secret_rules())
         .expect("the build folder is writable");
+    std::fs::write(
+        out.join("scanner.rs"),
+        format!(
+            "/// The content scanner of this build: the first 16 hex digits of the sha256 of its\n\
+             /// sources (`src/compile/secrets/`), so its cached verdicts are its own.\n\
+             pub const SCANNER: &str = \"{}\";\n",
+            scanner_fingerprint()
+        ),
+    )
+    .expect("the build folder is writable");
     let encodings = [
         ("o200k_base", tiktoken_rs::o200k_base()),
         ("cl100k_base", tiktoken_rs::cl100k_base()),
@@ -42,6 +52,31 @@ fn main() {
         std::fs::write(out.join(format!("{name}.vocab")), table)
             .expect("the build folder is writable");
     }
+}
+
+/// The sha256 of the content scanner's sources (every file of `src/compile/secrets/`, by
+/// name, each as its name, length and bytes), as 16 hex digits.
+fn scanner_fingerprint() -> String {
+    use sha2::{Digest, Sha256};
+    let dir = std::path::Path::new("src/compile/secrets");
+    println!("cargo::rerun-if-changed={}", dir.display());
+    let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("src/compile/secrets is readable")
+        .map(|e| e.expect("src/compile/secrets is readable").path())
+        .collect();
+    names.sort();
+    let mut hash = Sha256::new();
+    for path in names {
+        let bytes = std::fs::read(&path).expect("the scanner's sources are readable");
+        println!("cargo::rerun-if-changed={}", path.display());
+        hash.update(path.file_name().expect("a file").as_encoded_bytes());
+        hash.update((bytes.len() as u64).to_le_bytes());
+        hash.update(&bytes);
+    }
+    hash.finalize()[..8].iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
 }
 
 /// Every ordinary token's bytes, by rank (an unused rank: empty). Special tokens

@@ -6,7 +6,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use curate::compile::cache::{Cached, TokenCache};
+use curate::compile::cache::{Cached, DigestCache};
 use curate::compile::tokens::{Encoding, Fast, TokenCounter};
 
 /// The reference counter (tiktoken-rs, a dev-dependency), to compare the fast one with.
@@ -160,7 +160,7 @@ fn tokens(c: &mut Criterion) {
         b.iter(|| reference.count(black_box(&text)));
     });
     let dir = tempfile::tempdir().expect("a temporary folder");
-    let cache = TokenCache::open(Some(dir.path().to_owned()), Encoding::O200kBase);
+    let cache = DigestCache::open(Some(dir.path().to_owned()), Encoding::O200kBase);
     let cached = Cached::new(&cache, &fast);
     cached.count(&text);
     g.bench_function("cached_hit", |b| b.iter(|| cached.count(black_box(&text))));
@@ -237,7 +237,7 @@ fn digest(c: &mut Criterion) {
 /// run), and a save that merges one new count into it.
 fn cache_file(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("a temporary folder");
-    let open = || TokenCache::open(Some(dir.path().to_owned()), Encoding::O200kBase);
+    let open = || DigestCache::open(Some(dir.path().to_owned()), Encoding::O200kBase);
     let full = open();
     for i in 0..curate::compile::cache::MAX_ENTRIES as u64 {
         full.put_key(curate::compile::cache::key_of(&i.to_le_bytes()), i);

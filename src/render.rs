@@ -1131,6 +1131,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
     let role = contracts.role(&s.contract_role)?.clone();
     let rules = crate::compile::admit::rules()?;
     let cache = compile::token_cache(ws);
+    let verdicts = compile::verdict_cache(ws);
     let fast = crate::compile::tokens::Fast(ws.encoding);
     let counter = crate::compile::cache::Cached::new(&cache, &fast);
     let mut kept = Vec::new();
@@ -1157,6 +1158,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
                 cut_bytes: s.caps.file_bytes,
             },
             rules,
+            verdicts: &verdicts,
             counter: &counter,
             count_all: true,
             held: &held,
@@ -1188,6 +1190,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
         }
     }
     let _ = cache.save();
+    let _ = verdicts.save();
     kept.sort_by_key(|k| k.entry.priority);
     let status = if kept.is_empty() {
         Status::Blocked

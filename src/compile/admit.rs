@@ -18,6 +18,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::compile::cache::{DigestCache, key_of};
 use crate::compile::secrets::{self, ContentRules};
 use crate::util::paths::{RepoPath, has_control_char};
 use crate::util::read::{ReadError, open_regular_inside, read_limited};
@@ -137,19 +138,49 @@ pub fn admit(
     Ok(bytes)
 }
 
+/// [`admit`], with the content scan's clean verdicts kept by the text's sha256 in
+/// `verdicts` (a [`DigestCache::verdicts`]): a text the scanner passed before is not
+/// scanned again. The bytes and their sha256 (hex), which the caller needs anyway.
+pub fn admit_hashed(
+    root: &Path,
+    path: &RepoPath,
+    max_file_size: u64,
+    rules: &ContentRules,
+    verdicts: &DigestCache,
+) -> Result<(Vec<u8>, String), Refusal> {
+    let bytes = read_inside(root, path, max_file_size)?;
+    if is_binary(&bytes) {
+        return Err(Refusal::Binary);
+    }
+    let key = key_of(&bytes);
+    if verdicts.get_key(&key) != Some(CLEAN) {
+        scan(&bytes, rules)?;
+        verdicts.put_key(key, CLEAN);
+    }
+    Ok((bytes, hex::encode(key)))
+}
+
+/// A verdict of [`admit_hashed`]'s cache: no content rule matched.
+const CLEAN: u64 = 0;
+
 /// Step 4 of [`admit`] on bytes read under steps 1–3 ([`read_unjudged`]): not binary, no
 /// secret by content.
 pub fn judge_text(bytes: &[u8], rules: &ContentRules) -> Result<(), Refusal> {
     if is_binary(bytes) {
         return Err(Refusal::Binary);
     }
-    if let Some(hit) = rules.scan(bytes) {
-        return Err(Refusal::SecretContent {
+    scan(bytes, rules)
+}
+
+/// The content rules over `bytes`: a hit is a refusal naming the rule and the line.
+fn scan(bytes: &[u8], rules: &ContentRules) -> Result<(), Refusal> {
+    match rules.scan(bytes) {
+        Some(hit) => Err(Refusal::SecretContent {
             rule: hit.rule,
             line: hit.line,
-        });
+        }),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Steps 1–3 of [`admit`] (name, link, regular file, size), without the text's: for a file

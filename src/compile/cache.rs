@@ -1,12 +1,20 @@
-//! The on-disk token cache: token counts keyed by (encoding, sha256 of the exact bytes
-//! counted), so a warm re-run needs no BPE at all.
+//! Numbers kept on disk by the sha256 of the exact bytes they are about, so a warm re-run
+//! does not do the work again: token counts (one file per encoding, [`DigestCache::open`])
+//! and the content scan's clean verdicts (one file per build of the scanner,
+//! [`DigestCache::verdicts`]).
 //!
-//! One plain-text file per encoding in the user cache folder
-//! ([`TokenCache::default_dir`]): a header line `curate-token-cache 1 <encoding>`, then one
-//! record a line, `<64 lower-case hex digits of sha256> <count>`, oldest first. A file
-//! whose header or any record does not validate (a foreign encoding, another format
-//! version, a truncated or edited file) is ignored as a whole, never trusted, and rebuilt by
-//! the next save.
+//! One plain-text file each in the user cache folder ([`DigestCache::default_dir`]): a
+//! header line `curate-token-cache 1 <encoding>` (or `curate-token-cache 1 scan-<scanner>`),
+//! then one record a line, `<64 lower-case hex digits of sha256> <count>`, oldest first. A
+//! file whose header or any record does not validate (a foreign encoding or scanner, another
+//! format version, a truncated or edited file) is ignored as a whole, never trusted, and
+//! rebuilt by the next save.
+//!
+//! The verdicts file records only texts in which no content rule found anything (their
+//! count is 0); a text with a secret is scanned again every time, so the file never names
+//! which texts hold one. It trusts what the user's own cache folder says, as the token
+//! counts do: a record is the sha256 of the whole text, so it vouches for those bytes only,
+//! and a scanner built from other rules or code has another file.
 //!
 //! Lookups are `&self` and thread-safe (rayon workers share one cache). The file is read
 //! lazily, on the first lookup, so a run that counts nothing never reads it. [`save`]
@@ -18,7 +26,7 @@
 //! concurrent reader sees the old file or the new one, and concurrent writers both keep
 //! their entries.
 //!
-//! [`save`]: TokenCache::save
+//! [`save`]: DigestCache::save
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -64,33 +72,53 @@ struct State {
     dirty: bool,
 }
 
-/// Token counts cached on disk for one encoding. See the module documentation.
+/// Counts cached on disk for one encoding, or the scanner's verdicts. See the module
+/// documentation.
 #[derive(Debug)]
-pub struct TokenCache {
+pub struct DigestCache {
     /// The cache file; `None` when the cache is disabled.
     file: Option<PathBuf>,
-    encoding: Encoding,
+    /// The file's first line.
+    header: String,
     capacity: usize,
     state: Mutex<State>,
     hits: AtomicU64,
     misses: AtomicU64,
 }
 
-impl TokenCache {
+impl DigestCache {
     /// The cache for `encoding` in `dir` (`None` = disabled: every lookup misses and
     /// nothing is written). Nothing is read until the first lookup; a missing, unreadable
     /// or invalid file gives an empty cache.
     #[must_use]
-    pub fn open(dir: Option<PathBuf>, encoding: Encoding) -> TokenCache {
-        TokenCache::with_capacity(dir, encoding, MAX_ENTRIES)
+    pub fn open(dir: Option<PathBuf>, encoding: Encoding) -> DigestCache {
+        DigestCache::with_capacity(dir, encoding, MAX_ENTRIES)
     }
 
     /// Like [`open`](Self::open) with a bound other than [`MAX_ENTRIES`] (at least 1).
     #[must_use]
-    pub fn with_capacity(dir: Option<PathBuf>, encoding: Encoding, capacity: usize) -> TokenCache {
-        TokenCache {
-            file: dir.map(|d| d.join(file_name(encoding))),
-            encoding,
+    pub fn with_capacity(dir: Option<PathBuf>, encoding: Encoding, capacity: usize) -> DigestCache {
+        DigestCache::named(
+            dir,
+            &format!("tokens-{}", encoding.name()),
+            encoding.name(),
+            capacity,
+        )
+    }
+
+    /// The content scan's clean verdicts in `dir` (`None` = disabled), for this build's
+    /// scanner ([`crate::compile::secrets::SCANNER`]): a count of 0 is "no rule matched".
+    #[must_use]
+    pub fn verdicts(dir: Option<PathBuf>) -> DigestCache {
+        let tag = format!("scan-{}", crate::compile::secrets::SCANNER);
+        DigestCache::named(dir, &tag, &tag, MAX_ENTRIES)
+    }
+
+    /// The cache in `dir/<stem>.txt` whose header ends in `tag`.
+    fn named(dir: Option<PathBuf>, stem: &str, tag: &str, capacity: usize) -> DigestCache {
+        DigestCache {
+            file: dir.map(|d| d.join(format!("{stem}.txt"))),
+            header: format!("{MAGIC} {VERSION} {tag}\n"),
             capacity: capacity.max(1),
             state: Mutex::new(State::default()),
             hits: AtomicU64::new(0),
@@ -100,8 +128,8 @@ impl TokenCache {
 
     /// A cache that never hits and never writes (`--no-cache`).
     #[must_use]
-    pub fn disabled(encoding: Encoding) -> TokenCache {
-        TokenCache::open(None, encoding)
+    pub fn disabled(encoding: Encoding) -> DigestCache {
+        DigestCache::open(None, encoding)
     }
 
     /// The user cache folder: `$CURATE_CACHE_DIR`, else `$XDG_CACHE_HOME/curate` (an
@@ -123,12 +151,6 @@ impl TokenCache {
     #[must_use]
     pub fn path(&self) -> Option<&Path> {
         self.file.as_deref()
-    }
-
-    /// The encoding whose counts this cache holds.
-    #[must_use]
-    pub fn encoding(&self) -> Encoding {
-        self.encoding
     }
 
     /// The count cached for `key` (64 hex digits of the sha256 of the text), if any.
@@ -231,7 +253,7 @@ impl TokenCache {
                 "the token cache is locked by another run: not saved",
             ));
         };
-        let on_disk = read_file(file, self.encoding, self.capacity).unwrap_or_default();
+        let on_disk = read_file(file, &self.header, self.capacity).unwrap_or_default();
         let mut ours: Vec<(Key, Slot)> = state
             .slots
             .iter()
@@ -250,7 +272,7 @@ impl TokenCache {
             .map(|(k, s)| (*k, s.count))
             .collect();
         let skip = records.len().saturating_sub(self.capacity);
-        let text = format_file(self.encoding, &records[skip..]);
+        let text = format_file(&self.header, &records[skip..]);
         crate::util::atomic::write(file, &text).map_err(|e| match e {
             crate::error::Error::Write { source, .. } => source,
             other => std::io::Error::other(other.to_string()),
@@ -267,7 +289,7 @@ impl TokenCache {
         if !state.loaded {
             state.loaded = true;
             if let Some(file) = &self.file {
-                state.slots = read_file(file, self.encoding, self.capacity).unwrap_or_default();
+                state.slots = read_file(file, &self.header, self.capacity).unwrap_or_default();
                 state.next_seq = state.slots.len() as u64;
             }
         }
@@ -275,17 +297,17 @@ impl TokenCache {
     }
 }
 
-/// A [`TokenCounter`] that looks the count up in a [`TokenCache`] first and records what it
+/// A [`TokenCounter`] that looks the count up in a [`DigestCache`] first and records what it
 /// had to count, keyed by the sha256 of the exact bytes counted. The inner counter (and so
 /// its BPE) is touched only on a miss; empty text is 0 tokens without either.
 pub struct Cached<'a, C: ?Sized> {
-    cache: &'a TokenCache,
+    cache: &'a DigestCache,
     inner: &'a C,
 }
 
 impl<'a, C: TokenCounter + ?Sized> Cached<'a, C> {
     /// `inner`, with `cache` in front of it.
-    pub fn new(cache: &'a TokenCache, inner: &'a C) -> Self {
+    pub fn new(cache: &'a DigestCache, inner: &'a C) -> Self {
         Cached { cache, inner }
     }
 
@@ -348,12 +370,6 @@ pub fn key_of(bytes: &[u8]) -> Key {
     Sha256::digest(bytes).into()
 }
 
-/// The cache file name for an encoding.
-#[must_use]
-pub fn file_name(encoding: Encoding) -> String {
-    format!("tokens-{}.txt", encoding.name())
-}
-
 fn lock_path(file: &Path) -> PathBuf {
     let mut name = file.file_name().unwrap_or_default().to_owned();
     name.push(".lock");
@@ -379,14 +395,10 @@ fn dir_from_env(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<Path
     }
 }
 
-fn header(encoding: Encoding) -> String {
-    format!("{MAGIC} {VERSION} {}\n", encoding.name())
-}
-
-fn format_file(encoding: Encoding, records: &[(Key, u64)]) -> Vec<u8> {
+fn format_file(header: &str, records: &[(Key, u64)]) -> Vec<u8> {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut out = Vec::with_capacity(64 + records.len() * 80);
-    out.extend_from_slice(header(encoding).as_bytes());
+    out.extend_from_slice(header.as_bytes());
     for (k, n) in records {
         for b in k {
             out.push(HEX[usize::from(b >> 4)]);
@@ -411,18 +423,17 @@ fn format_file(encoding: Encoding, records: &[(Key, u64)]) -> Vec<u8> {
 }
 
 /// The records of a cache file, each with its line number as `seq` (oldest first); `None`
-/// when it is missing, unreadable, too large, of another format, version or encoding, or
+/// when it is missing, unreadable, too large, of another format, version, encoding or scanner, or
 /// any record is invalid or repeated.
-fn read_file(file: &Path, encoding: Encoding, capacity: usize) -> Option<KeyMap<Slot>> {
+fn read_file(file: &Path, header: &str, capacity: usize) -> Option<KeyMap<Slot>> {
     let max_bytes = 64 + capacity.saturating_mul(MAX_RECORD + 1);
     // Bounded, and never a FIFO or device planted as the cache file.
     let bytes = crate::util::read::read_capped(file, max_bytes as u64).ok()?;
-    parse_file(&bytes, encoding)
+    parse_file(&bytes, header)
 }
 
-fn parse_file(bytes: &[u8], encoding: Encoding) -> Option<KeyMap<Slot>> {
-    let head = header(encoding);
-    let body = bytes.strip_prefix(head.as_bytes())?;
+fn parse_file(bytes: &[u8], header: &str) -> Option<KeyMap<Slot>> {
+    let body = bytes.strip_prefix(header.as_bytes())?;
     if !body.is_empty() && body.last() != Some(&b'\n') {
         return None;
     }
@@ -563,7 +574,7 @@ mod tests {
     #[test]
     fn round_trip() {
         let dir = tempfile::tempdir().unwrap();
-        let c = TokenCache::open(Some(dir.path().to_owned()), O200K);
+        let c = DigestCache::open(Some(dir.path().to_owned()), O200K);
         assert!(c.is_empty());
         assert_eq!(c.get(&key(1)), None);
         c.put(&key(1), 11);
@@ -576,7 +587,7 @@ mod tests {
             text.starts_with("curate-token-cache 1 o200k_base\n"),
             "{text}"
         );
-        let d = TokenCache::open(Some(dir.path().to_owned()), O200K);
+        let d = DigestCache::open(Some(dir.path().to_owned()), O200K);
         assert_eq!(d.get(&key(1)), Some(11));
         assert_eq!(d.get(&key(2)), Some(0));
         assert_eq!(d.get(&key(3)), Some(u64::MAX));
@@ -588,7 +599,7 @@ mod tests {
     #[test]
     fn invalid_keys_are_ignored() {
         let dir = tempfile::tempdir().unwrap();
-        let c = TokenCache::open(Some(dir.path().to_owned()), O200K);
+        let c = DigestCache::open(Some(dir.path().to_owned()), O200K);
         c.put("nothex", 3);
         c.put(&key(1).to_uppercase(), 3);
         assert!(c.is_empty());
@@ -597,7 +608,7 @@ mod tests {
 
     #[test]
     fn disabled_cache_never_hits_nor_writes() {
-        let c = TokenCache::disabled(O200K);
+        let c = DigestCache::disabled(O200K);
         c.put(&key(1), 5);
         assert_eq!(c.get(&key(1)), None);
         c.save().unwrap();
@@ -608,18 +619,18 @@ mod tests {
     #[test]
     fn nothing_is_written_without_new_entries() {
         let dir = tempfile::tempdir().unwrap();
-        let c = TokenCache::open(Some(dir.path().join("sub")), O200K);
+        let c = DigestCache::open(Some(dir.path().join("sub")), O200K);
         assert_eq!(c.get(&key(1)), None);
         c.save().unwrap();
         assert!(!dir.path().join("sub").exists());
     }
 
     fn valid_file(dir: &Path) -> PathBuf {
-        let c = TokenCache::open(Some(dir.to_owned()), O200K);
+        let c = DigestCache::open(Some(dir.to_owned()), O200K);
         c.put(&key(1), 1);
         c.put(&key(2), 2);
         c.save().unwrap();
-        dir.join(file_name(O200K))
+        dir.join("tokens-o200k_base.txt")
     }
 
     #[test]
@@ -647,17 +658,17 @@ mod tests {
         ];
         for bad in corruptions {
             std::fs::write(&file, &bad).unwrap();
-            let c = TokenCache::open(Some(dir.path().to_owned()), O200K);
+            let c = DigestCache::open(Some(dir.path().to_owned()), O200K);
             assert_eq!(c.get(&key(2)), None, "trusted {bad:?}");
             assert!(c.is_empty(), "trusted {bad:?}");
             c.put(&key(3), 3);
             c.save().unwrap();
-            let d = TokenCache::open(Some(dir.path().to_owned()), O200K);
+            let d = DigestCache::open(Some(dir.path().to_owned()), O200K);
             assert_eq!(d.get(&key(3)), Some(3), "not rebuilt after {bad:?}");
             assert_eq!(d.len(), 1);
         }
         std::fs::write(&file, [0xff, 0xfe, 0, 1, 2]).unwrap();
-        assert!(TokenCache::open(Some(dir.path().to_owned()), O200K).is_empty());
+        assert!(DigestCache::open(Some(dir.path().to_owned()), O200K).is_empty());
     }
 
     #[test]
@@ -667,14 +678,14 @@ mod tests {
         // A cl100k file where the o200k one belongs is never trusted.
         let good = std::fs::read_to_string(&file).unwrap();
         std::fs::write(&file, good.replace("o200k_base", "cl100k_base")).unwrap();
-        assert!(TokenCache::open(Some(dir.path().to_owned()), O200K).is_empty());
+        assert!(DigestCache::open(Some(dir.path().to_owned()), O200K).is_empty());
         // Encodings live in separate files.
-        let c = TokenCache::open(Some(dir.path().to_owned()), CL100K);
+        let c = DigestCache::open(Some(dir.path().to_owned()), CL100K);
         assert_eq!(c.get(&key(1)), None);
         c.put(&key(1), 7);
         c.save().unwrap();
         assert!(dir.path().join("tokens-cl100k_base.txt").exists());
-        let again = TokenCache::open(Some(dir.path().to_owned()), CL100K);
+        let again = DigestCache::open(Some(dir.path().to_owned()), CL100K);
         assert_eq!(again.get(&key(1)), Some(7));
     }
 
@@ -687,9 +698,9 @@ mod tests {
             big.push_str(&format!("{} {i}\n", key(i)));
         }
         std::fs::write(&file, big).unwrap();
-        assert!(TokenCache::with_capacity(Some(dir.path().to_owned()), O200K, 4).is_empty());
+        assert!(DigestCache::with_capacity(Some(dir.path().to_owned()), O200K, 4).is_empty());
         assert_eq!(
-            TokenCache::open(Some(dir.path().to_owned()), O200K).len(),
+            DigestCache::open(Some(dir.path().to_owned()), O200K).len(),
             32
         );
     }
@@ -697,7 +708,7 @@ mod tests {
     #[test]
     fn the_bound_is_enforced_oldest_first() {
         let dir = tempfile::tempdir().unwrap();
-        let open = || TokenCache::with_capacity(Some(dir.path().to_owned()), O200K, 5);
+        let open = || DigestCache::with_capacity(Some(dir.path().to_owned()), O200K, 5);
         let c = open();
         for i in 0..4 {
             c.put(&key(i), i);
@@ -728,7 +739,7 @@ mod tests {
         assert_eq!(f.len(), 5);
         assert_eq!(f.get(&key(119)), Some(119));
         assert_eq!(f.get(&key(114)), None);
-        let size = std::fs::metadata(dir.path().join(file_name(O200K)))
+        let size = std::fs::metadata(dir.path().join("tokens-o200k_base.txt"))
             .unwrap()
             .len();
         assert!(size <= 64 + 5 * 86, "{size} bytes");
@@ -737,15 +748,15 @@ mod tests {
     #[test]
     fn two_caches_saving_both_survive() {
         let dir = tempfile::tempdir().unwrap();
-        let a = TokenCache::open(Some(dir.path().to_owned()), O200K);
-        let b = TokenCache::open(Some(dir.path().to_owned()), O200K);
+        let a = DigestCache::open(Some(dir.path().to_owned()), O200K);
+        let b = DigestCache::open(Some(dir.path().to_owned()), O200K);
         assert_eq!(a.get(&key(0)), None);
         assert_eq!(b.get(&key(0)), None);
         a.put(&key(1), 1);
         b.put(&key(2), 2);
         a.save().unwrap();
         b.save().unwrap();
-        let c = TokenCache::open(Some(dir.path().to_owned()), O200K);
+        let c = DigestCache::open(Some(dir.path().to_owned()), O200K);
         assert_eq!(c.get(&key(1)), Some(1));
         assert_eq!(c.get(&key(2)), Some(2));
     }
@@ -760,7 +771,7 @@ mod tests {
                 let next = &next;
                 s.spawn(move || {
                     for round in 0..5u64 {
-                        let c = TokenCache::open(Some(dir.clone()), O200K);
+                        let c = DigestCache::open(Some(dir.clone()), O200K);
                         let n = t * 100 + round;
                         c.put(&key(n), n);
                         c.save().unwrap();
@@ -770,7 +781,7 @@ mod tests {
             }
         });
         assert_eq!(next.load(Ordering::Relaxed), 40);
-        let c = TokenCache::open(Some(dir.path().to_owned()), O200K);
+        let c = DigestCache::open(Some(dir.path().to_owned()), O200K);
         assert_eq!(c.len(), 40);
         for t in 0..8u64 {
             for round in 0..5u64 {
@@ -790,14 +801,14 @@ mod tests {
     #[test]
     fn a_lock_file_left_behind_does_not_block_and_a_held_lock_is_never_bypassed() {
         let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join(file_name(O200K));
+        let file = dir.path().join("tokens-o200k_base.txt");
         // A lock file left by a process that died: the system holds no lock on it.
         std::fs::write(lock_path(&file), "999999999\n").unwrap();
-        let c = TokenCache::open(Some(dir.path().to_owned()), O200K);
+        let c = DigestCache::open(Some(dir.path().to_owned()), O200K);
         c.put(&key(1), 1);
         c.save().unwrap();
         assert_eq!(
-            TokenCache::open(Some(dir.path().to_owned()), O200K).get(&key(1)),
+            DigestCache::open(Some(dir.path().to_owned()), O200K).get(&key(1)),
             Some(1)
         );
         // Another run holds the lock for longer than a save waits: the save gives up and
@@ -807,16 +818,16 @@ mod tests {
             .open(lock_path(&file))
             .unwrap();
         holder.lock().unwrap();
-        let c = TokenCache::open(Some(dir.path().to_owned()), O200K);
+        let c = DigestCache::open(Some(dir.path().to_owned()), O200K);
         c.put(&key(2), 2);
         assert!(c.save().is_err());
-        let on_disk = TokenCache::open(Some(dir.path().to_owned()), O200K);
+        let on_disk = DigestCache::open(Some(dir.path().to_owned()), O200K);
         assert_eq!(on_disk.get(&key(2)), None);
         assert_eq!(on_disk.get(&key(1)), Some(1));
         holder.unlock().unwrap();
         c.save().unwrap();
         assert_eq!(
-            TokenCache::open(Some(dir.path().to_owned()), O200K).get(&key(2)),
+            DigestCache::open(Some(dir.path().to_owned()), O200K).get(&key(2)),
             Some(2)
         );
     }
@@ -824,7 +835,7 @@ mod tests {
     #[test]
     fn shared_between_threads() {
         let dir = tempfile::tempdir().unwrap();
-        let c = TokenCache::open(Some(dir.path().to_owned()), O200K);
+        let c = DigestCache::open(Some(dir.path().to_owned()), O200K);
         std::thread::scope(|s| {
             for t in 0..4u64 {
                 let c = &c;
@@ -853,7 +864,7 @@ mod tests {
     fn the_cached_counter_counts_each_text_once() {
         let dir = tempfile::tempdir().unwrap();
         let inner = Counting(AtomicUsize::new(0));
-        let cache = TokenCache::open(Some(dir.path().to_owned()), O200K);
+        let cache = DigestCache::open(Some(dir.path().to_owned()), O200K);
         let counter = Cached::new(&cache, &inner);
         assert_eq!(counter.count(b"hello"), 5);
         assert_eq!(counter.count(b"hello"), 5);
@@ -863,7 +874,7 @@ mod tests {
         cache.save().unwrap();
         // A warm run never reaches the counter.
         let inner = Counting(AtomicUsize::new(0));
-        let cache = TokenCache::open(Some(dir.path().to_owned()), O200K);
+        let cache = DigestCache::open(Some(dir.path().to_owned()), O200K);
         let counter = Cached::new(&cache, &inner);
         assert_eq!(counter.count(b"hello"), 5);
         assert_eq!(
@@ -872,7 +883,7 @@ mod tests {
         );
         assert_eq!(inner.0.load(Ordering::Relaxed), 0);
         // Disabled: always counts.
-        let off = TokenCache::disabled(O200K);
+        let off = DigestCache::disabled(O200K);
         let counter = Cached::new(&off, &inner);
         assert_eq!(counter.count(b"hello"), 5);
         assert_eq!(inner.0.load(Ordering::Relaxed), 1);
@@ -884,7 +895,7 @@ mod tests {
         let fast = Fast(O200K);
         let text = "fn main() { println!(\"上下文 🦀\"); }\n".repeat(20);
         for _ in 0..2 {
-            let cache = TokenCache::open(Some(dir.path().to_owned()), O200K);
+            let cache = DigestCache::open(Some(dir.path().to_owned()), O200K);
             let cached = Cached::new(&cache, &fast);
             assert_eq!(cached.count(text.as_bytes()), fast.count(text.as_bytes()));
             cache.save().unwrap();

@@ -10,7 +10,8 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use crate::compile::admit::{Held, admit};
+use crate::compile::admit::{Held, admit_hashed};
+use crate::compile::cache::DigestCache;
 use crate::compile::secrets::ContentRules;
 use crate::compile::tokens::TokenCounter;
 use crate::model::Note;
@@ -176,6 +177,8 @@ pub struct Reading<'a> {
     pub root: &'a Path,
     pub limits: Limits,
     pub rules: &'a ContentRules,
+    /// The content scan's clean verdicts, by the text's sha256.
+    pub verdicts: &'a DigestCache,
     pub counter: &'a dyn TokenCounter,
     /// Count every file's tokens now (else only the counts the cache knows).
     pub count_all: bool,
@@ -215,12 +218,13 @@ fn read_one(r: Reading<'_>, path: &RepoPath, sections: &Sections) -> Fate {
         root,
         limits,
         rules,
+        verdicts,
         counter,
         count_all,
         held,
     } = r;
-    let bytes = match admit(root, path, limits.max_file_size, rules) {
-        Ok(bytes) => bytes,
+    let (bytes, sha256) = match admit_hashed(root, path, limits.max_file_size, rules, verdicts) {
+        Ok(admitted) => admitted,
         Err(refusal) => return Fate::Excluded(refusal.to_string()),
     };
     let file_lines = count_lines(&bytes);
@@ -268,7 +272,6 @@ fn read_one(r: Reading<'_>, path: &RepoPath, sections: &Sections) -> Fate {
     } else {
         clamped.sections.line_count(file_lines)
     };
-    let sha256 = crate::util::digest::hex(&bytes);
     // For a whole file the counted text is the file: its hash is the cache key as it is.
     let whole = matches!(clamped.sections, Sections::Whole) && injected == size;
     let key = whole.then_some(sha256.as_str());

@@ -39,7 +39,7 @@ use crate::model::{Exclusion, Note};
 use crate::settings::{CompileSettings, Workspace};
 use admit::Held;
 use budget::{Allocation, Caps, Degraded, Item, Overrun, Rule, Status, Step};
-use cache::{Cached, TokenCache};
+use cache::{Cached, DigestCache};
 use contract::{Contracts, Role};
 use expand::{Candidate, Origin, Request, Scope};
 use manifest::{FileRef, Inputs, Lock, LockContracts, LockEntry};
@@ -316,6 +316,7 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
     ledger.changed_truth = drift.changed;
     // What is admitted is held for the count, the outlines and the render: read once.
     let held = Held::new(admit::HOLD_BYTES);
+    let verdicts = verdict_cache(ws);
     let reading = measure::Reading {
         root: &ws.root,
         limits: Limits {
@@ -323,6 +324,7 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
             cut_bytes: s.caps.file_bytes,
         },
         rules: admit::rules()?,
+        verdicts: &verdicts,
         counter: &counter,
         count_all: s.caps.max_tokens > 0 || s.explain,
         held: &held,
@@ -373,8 +375,9 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
             caps.max_files
         )));
     }
-    // The cache is an optimisation: a failed save changes nothing else.
+    // The caches are an optimisation: a failed save changes nothing else.
     let _ = cache.save();
+    let _ = verdicts.save();
     Ok(finish(
         ws,
         s,
@@ -537,11 +540,7 @@ fn with_related(
         reason: None,
         optional: true,
     };
-    let dir = if ws.no_cache {
-        None
-    } else {
-        TokenCache::default_dir()
-    };
+    let dir = cache_dir(ws);
     // The folders are listed as kept when their stamps are; the index loads while the tree
     // is walked.
     let listings = related::Listings::open(dir.clone(), &ws.root);
@@ -1420,15 +1419,23 @@ fn left_out(
 
 /// The on-disk token cache of this run (disabled by `--no-cache`).
 #[must_use]
-pub fn token_cache(ws: &Workspace) -> TokenCache {
-    TokenCache::open(
-        if ws.no_cache {
-            None
-        } else {
-            TokenCache::default_dir()
-        },
-        ws.encoding,
-    )
+pub fn token_cache(ws: &Workspace) -> DigestCache {
+    DigestCache::open(cache_dir(ws), ws.encoding)
+}
+
+/// The content scan's clean verdicts kept on disk (disabled by `--no-cache`).
+#[must_use]
+pub fn verdict_cache(ws: &Workspace) -> DigestCache {
+    DigestCache::verdicts(cache_dir(ws))
+}
+
+/// The user cache folder, unless `--no-cache`.
+fn cache_dir(ws: &Workspace) -> Option<std::path::PathBuf> {
+    if ws.no_cache {
+        None
+    } else {
+        DigestCache::default_dir()
+    }
 }
 
 /// A contract glob that escapes the repository is an error in the contracts file: named by

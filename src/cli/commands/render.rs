@@ -124,16 +124,20 @@ fn refuse_an_input(
     out: &std::path::Path,
     shown: &std::path::Path,
 ) -> Result<()> {
-    // The same file whatever the spelling (`./a`, `dir/../a`, a folder reached through a link).
-    let same = |a: &std::path::Path, b: &std::path::Path| {
-        let key = |p: &std::path::Path| {
-            let name = p.file_name()?;
-            let parent = p.parent().filter(|d| !d.as_os_str().is_empty());
-            let parent = std::fs::canonicalize(parent.unwrap_or(std::path::Path::new("."))).ok()?;
-            Some(parent.join(name))
-        };
-        key(a).is_some_and(|k| Some(k) == key(b))
+    // The same file whatever the spelling (`./a`, `dir/../a`, a folder reached through a
+    // link): the folder resolved, joined to the name. Only a path of the same name can be
+    // the same file, so the others' folders are never resolved (a bulk bundle has thousands).
+    let key = |p: &std::path::Path| {
+        let name = p.file_name()?;
+        let parent = p.parent().filter(|d| !d.as_os_str().is_empty());
+        let parent = std::fs::canonicalize(parent.unwrap_or(std::path::Path::new("."))).ok()?;
+        Some(parent.join(name))
     };
+    let Some(out_key) = key(out) else {
+        return Ok(());
+    };
+    let same =
+        |p: &std::path::Path| p.file_name() == out.file_name() && key(p).as_ref() == Some(&out_key);
     let manifest = ws.root.join(&compiled.manifest_path);
     let lock = ws
         .root
@@ -149,7 +153,7 @@ fn refuse_an_input(
             format!("{}, an entry of the bundle", crate::model::quoted(&e.file)),
         )
     }));
-    match inputs.iter().find(|(p, _)| same(out, p)) {
+    match inputs.iter().find(|(p, _)| same(p)) {
         Some((_, what)) => Err(Error::Usage(format!(
             "-o {}: is {what}; the render would replace it with the prompt: write it elsewhere",
             crate::model::one_line(&shown.display().to_string())

@@ -46,6 +46,8 @@ mod tests;
 pub use content::{ContentHit, ContentRules, RULES_TOML, SecretsError};
 pub use names::by_path;
 
+include!(concat!(env!("OUT_DIR"), "/scanner.rs"));
+
 /// The text of a JSON value as a reader sees it, escapes decoded: every key and string (and
 /// other value) a line each. What to scan of JSON curate copies: a `\"` inside a string
 /// hides `key="…"` from a rule that reads the raw line.
