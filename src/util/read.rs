@@ -104,7 +104,7 @@ fn regular(meta: &std::fs::Metadata, path: &Path) -> Result<(), ReadError> {
 /// Opens `rel` (a `/` path without links) below the folder `root` for reading, the kernel
 /// refusing a link anywhere on the way and any step out of `root` (`openat2` with
 /// `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`): nothing can be swapped for a link between the
-/// caller's check of the path and the open. A FIFO or device is looked at (`O_PATH`), never
+/// caller's check of the path and the open. A FIFO or device is looked at (`lstat`), never
 /// opened. `None` where the kernel has no `openat2` (the caller opens by path).
 #[cfg(target_os = "linux")]
 pub fn open_regular_beneath(root: &Path, rel: &str) -> Option<Result<(File, u64), ReadError>> {
@@ -138,11 +138,44 @@ pub fn open_regular_beneath(root: &Path, rel: &str) -> Option<Result<(File, u64)
         regular(&meta, &path)?;
         Ok((file, meta.len()))
     };
-    // Looked at first (`O_PATH` opens nothing), then opened for reading.
-    if let Err(e) = open(OFlags::PATH)?.and_then(checked) {
+    // Looked at first (a `stat`, which opens nothing: a device is never opened), then
+    // opened for reading, beneath the root and without links, and looked at again: what
+    // was swapped in between is refused by that second look, never read.
+    if let Err(e) = looked_at(&dir, rel, &path) {
         return Some(Err(e));
     }
     Some(open(OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY)?.and_then(checked))
+}
+
+/// `Ok` when `rel` below `dir` is a regular file by `lstat`; a link is refused as
+/// `openat2` refuses one on the way (a link on the way is refused by the open after).
+#[cfg(target_os = "linux")]
+fn looked_at(dir: &impl rustix::fd::AsFd, rel: &str, path: &Path) -> Result<(), ReadError> {
+    use rustix::fs::{AtFlags, FileType, statat};
+    let io = |source| ReadError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let stat = statat(dir, rel, AtFlags::SYMLINK_NOFOLLOW | AtFlags::NO_AUTOMOUNT)
+        .map_err(|e| io(e.into()))?;
+    let kind = match FileType::from_raw_mode(stat.st_mode) {
+        FileType::RegularFile => return Ok(()),
+        FileType::Symlink => {
+            return Err(io(std::io::Error::other(
+                "its path met a link or left the repository while it was read",
+            )));
+        }
+        FileType::Fifo => "a FIFO",
+        FileType::Socket => "a socket",
+        FileType::CharacterDevice => "a character device",
+        FileType::BlockDevice => "a block device",
+        FileType::Directory => "a folder",
+        FileType::Unknown => "not a regular file",
+    };
+    Err(ReadError::NotRegular {
+        path: path.to_owned(),
+        kind,
+    })
 }
 
 /// [`open_regular_beneath`] where the platform has it, else [`open_regular`] by path.
@@ -295,6 +328,25 @@ mod tests {
             open_regular_inside(&root, "pipe"),
             Err(ReadError::NotRegular { kind: "a FIFO", .. })
         ));
+        assert!(matches!(
+            open_regular_inside(&root, "real"),
+            Err(ReadError::NotRegular {
+                kind: "a folder",
+                ..
+            })
+        ));
+        // A link as the last part, to a file inside or to a device: refused, never opened.
+        std::os::unix::fs::symlink("real/a.md", root.join("link.md")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", root.join("zero")).unwrap();
+        for refused in ["link.md", "zero"] {
+            assert!(
+                matches!(
+                    open_regular_inside(&root, refused),
+                    Err(ReadError::Io { .. })
+                ),
+                "{refused}"
+            );
+        }
     }
 
     #[test]
