@@ -1131,7 +1131,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
     let role = contracts.role(&s.contract_role)?.clone();
     let rules = crate::compile::admit::rules()?;
     let cache = compile::token_cache(ws);
-    let verdicts = compile::verdict_cache(ws);
+    let verdicts = compile::verdict_cache(ws, parsed.entries.len());
     let fast = crate::compile::tokens::Fast(ws.encoding);
     let counter = crate::compile::cache::Cached::new(&cache, &fast);
     let mut kept = Vec::new();

@@ -316,7 +316,7 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
     ledger.changed_truth = drift.changed;
     // What is admitted is held for the count, the outlines and the render: read once.
     let held = Held::new(admit::HOLD_BYTES);
-    let verdicts = verdict_cache(ws);
+    let verdicts = verdict_cache(ws, candidates.len());
     let reading = measure::Reading {
         root: &ws.root,
         limits: Limits {
@@ -1423,11 +1423,17 @@ pub fn token_cache(ws: &Workspace) -> DigestCache {
     DigestCache::open(cache_dir(ws), ws.encoding)
 }
 
-/// The content scan's clean verdicts kept on disk (disabled by `--no-cache`).
+/// The content scan's clean verdicts kept on disk, for a compile of `files` files
+/// (disabled by `--no-cache`, and below [`VERDICTS_FROM`] files: a few small files are
+/// scanned sooner than a large verdicts file is loaded, which a hook would pay at every
+/// dispatch once a bulk run has filled it).
 #[must_use]
-pub fn verdict_cache(ws: &Workspace) -> DigestCache {
-    DigestCache::verdicts(cache_dir(ws))
+pub fn verdict_cache(ws: &Workspace, files: usize) -> DigestCache {
+    DigestCache::verdicts(cache_dir(ws).filter(|_| files >= VERDICTS_FROM))
 }
+
+/// The fewest files a compile reads for it to use the kept verdicts.
+pub const VERDICTS_FROM: usize = 64;
 
 /// The user cache folder, unless `--no-cache`.
 fn cache_dir(ws: &Workspace) -> Option<std::path::PathBuf> {

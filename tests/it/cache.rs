@@ -74,15 +74,37 @@ fn no_cache_reads_and_writes_nothing() {
     );
 }
 
+/// The verdicts files in the cache folder.
+fn verdict_files(repo: &Repo) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(repo.cache_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with("scan-") && name.ends_with(".txt")
+        })
+        .collect()
+}
+
 /// The content scan's verdicts are kept by the text's sha256, for the texts it passed only:
 /// a warm run trusts them (same bytes, same scanner), a file with a secret is scanned and
-/// refused every time, and its hash is never written down.
+/// refused every time, and its hash is never written down. A compile of a few files (a
+/// hook's) scans them rather than load the verdicts.
 #[test]
 fn the_scanners_clean_verdicts_are_kept_and_a_secret_is_refused_warm_too() {
     let repo = Repo::fixture("aiws-basic");
+    assert_eq!(repo.compile_worker(&[]).code, 0);
+    assert!(repo.cache_dir().exists());
+    assert_eq!(verdict_files(&repo), Vec::<std::path::PathBuf>::new());
     let token = format!("ghp_{}", "u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d");
     let secret = format!("export const key = \"{token}\";\n");
     repo.write("src/auth/keys.ts", &secret);
+    for i in 0..64 {
+        repo.write(
+            &format!("src/auth/gen/part{i}.ts"),
+            &format!("export const part{i} = {i};\n"),
+        );
+    }
     let args = [
         "--role",
         "worker",
@@ -111,14 +133,7 @@ fn the_scanners_clean_verdicts_are_kept_and_a_secret_is_refused_warm_too() {
         "{}",
         cold.stdout
     );
-    let verdicts: Vec<std::path::PathBuf> = std::fs::read_dir(repo.cache_dir())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            let name = p.file_name().unwrap().to_string_lossy();
-            name.starts_with("scan-") && name.ends_with(".txt")
-        })
-        .collect();
+    let verdicts = verdict_files(&repo);
     assert_eq!(verdicts.len(), 1, "{verdicts:?}");
     let text = std::fs::read_to_string(&verdicts[0]).unwrap();
     let stem = verdicts[0]
