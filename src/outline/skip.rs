@@ -5,7 +5,10 @@
 //!
 //! Leaving out the inside of a balanced `{ … }` keeps such a file well formed, so a wrong
 //! guess costs detail (a body's contents, never needed by an outline) and not the parse. A
-//! Python body is replaced by `...` on its last line, at its own indentation.
+//! Python body is replaced by `...` on its last line, at its own indentation. Of a Rust
+//! file, more is left out the same way: functions' parameters, the fields of structs, enums
+//! and unions, the arguments of macros and attributes, and the words of comments (a run of
+//! line comments becomes one block comment over the same lines).
 
 use std::ops::Range;
 
@@ -25,18 +28,52 @@ struct Bodies {
     brackets: usize,
     /// After Go's `struct` keyword: the next `{` opens its fields.
     fields: bool,
+    /// Rust: the bracket at this byte opens a token tree or a list no outline reads (a
+    /// macro's arguments, an attribute's, a function's parameters), left out as a body is.
+    tt_at: Option<usize>,
+    /// The token tree being left out: where its inside starts, and how deep its brackets
+    /// (of any kind) are.
+    tt: Option<(usize, usize)>,
 }
 
 impl Bodies {
     /// The function keyword (outside a body: a function literal's body is inside one).
     fn keyword(&mut self) {
-        if self.body.is_none() {
+        if self.outside() {
             self.pending = true;
             self.brackets = 0;
         }
     }
 
     /// A statement ends (`;`, or a Go line end) outside brackets: no body follows.
+    /// Neither in a body nor in a token tree left out.
+    fn outside(&self) -> bool {
+        self.body.is_none() && self.tt.is_none()
+    }
+
+    /// An opening bracket of any kind at byte `i`: one deeper in the token tree being left
+    /// out, or the start of the one [`Bodies::tt_at`] names.
+    fn tt_open(&mut self, i: usize) {
+        if let Some((_, level)) = &mut self.tt {
+            *level += 1;
+        } else if self.tt_at == Some(i) && self.body.is_none() {
+            self.tt = Some((i + 1, 1));
+        }
+    }
+
+    /// A closing bracket of any kind at byte `i`.
+    fn tt_close(&mut self, i: usize) {
+        if let Some((start, level)) = &mut self.tt {
+            *level -= 1;
+            if *level == 0 {
+                if *start < i {
+                    self.out.push(*start..i);
+                }
+                self.tt = None;
+            }
+        }
+    }
+
     fn end_statement(&mut self) {
         if self.brackets == 0 {
             self.pending = false;
@@ -69,7 +106,7 @@ impl Bodies {
             return;
         }
         if self.brackets == 0 {
-            if self.pending && self.body.is_none() {
+            if self.pending && self.outside() {
                 self.body = Some((i + 1, self.depth, false));
             }
             self.pending = false;
@@ -104,10 +141,22 @@ impl Bodies {
     /// end a statement; `None` when it is a `}` that closes nothing.
     fn byte(&mut self, c: u8, i: usize, ends: &[u8]) -> Option<()> {
         match c {
-            b'(' | b'[' => self.bracket(true),
-            b')' | b']' => self.bracket(false),
-            b'{' => self.open(i),
-            b'}' => return self.close(i),
+            b'(' | b'[' => {
+                self.tt_open(i);
+                self.bracket(true);
+            }
+            b')' | b']' => {
+                self.tt_close(i);
+                self.bracket(false);
+            }
+            b'{' => {
+                self.tt_open(i);
+                self.open(i);
+            }
+            b'}' => {
+                self.tt_close(i);
+                return self.close(i);
+            }
             _ if ends.contains(&c) => self.end_statement(),
             _ => {}
         }
@@ -122,7 +171,7 @@ impl Bodies {
     /// The bodies, sorted and disjoint, and the identifiers; `None` when the braces did not
     /// balance.
     fn finish(self) -> Option<Lexed<Vec<Range<usize>>>> {
-        if self.depth != 0 || self.body.is_some() {
+        if self.depth != 0 || self.body.is_some() || self.tt.is_some() {
             return None;
         }
         Some(Lexed {
@@ -397,21 +446,28 @@ fn is_ident(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80
 }
 
-/// Byte ranges of the insides of Rust function bodies (after each body's `{`, up to its
-/// matching `}`), sorted and disjoint, and the identifiers; `None` when the braces do not
+/// What of a Rust text an outline's parse can leave out, and the identifiers: the insides
+/// of function bodies (after each body's `{`, up to its matching `}`) and of what else no
+/// outline reads (their parameters, the fields of structs, enums and unions, the arguments of macros and attributes, the words of comments), sorted and disjoint; `None` when the braces do not
 /// balance or a literal does not end.
-pub(crate) fn rust_lexed(text: &str) -> Option<Lexed<Vec<Range<usize>>>> {
+pub(crate) fn rust_lexed(text: &str) -> Option<Lexed<Vec<Cut>>> {
     let b = text.as_bytes();
     let mut bodies = Bodies::default();
+    let mut comments = Comments::default();
     let mut i = 0;
     while i < b.len() {
         match b[i] {
             b'/' if b.get(i + 1) == Some(&b'/') => {
-                i = line_comment_end(b, i);
+                let end = line_comment_end(b, i);
+                if bodies.outside() {
+                    comments.line(b, i, end);
+                }
+                i = end;
                 continue;
             }
             b'/' if b.get(i + 1) == Some(&b'*') => {
                 // Rust's block comments nest.
+                let start = i;
                 let mut nest = 1;
                 i += 2;
                 while i < b.len() && nest > 0 {
@@ -424,6 +480,9 @@ pub(crate) fn rust_lexed(text: &str) -> Option<Lexed<Vec<Range<usize>>>> {
                     } else {
                         i += 1;
                     }
+                }
+                if nest == 0 && bodies.outside() {
+                    comments.block(b, start, i);
                 }
                 continue;
             }
@@ -449,6 +508,12 @@ pub(crate) fn rust_lexed(text: &str) -> Option<Lexed<Vec<Range<usize>>>> {
                     }
                 }
                 continue;
+            }
+            b'#' if bodies.outside() => {
+                // An attribute's arguments: `#[derive(…)]`, `#![cfg_attr(…)]`.
+                if let Some(at) = attribute_arguments(b, i) {
+                    bodies.tt_at = Some(at);
+                }
             }
             c if is_ident(c) => {
                 let start = i;
@@ -477,10 +542,20 @@ pub(crate) fn rust_lexed(text: &str) -> Option<Lexed<Vec<Range<usize>>>> {
                             }
                         }
                     }
-                } else if word == b"fn" && names_next(&b[i..]) {
+                } else if names_next(&b[i..])
+                    && matches!(word, b"fn" | b"struct" | b"enum" | b"union")
+                {
                     // `fn name`: an item; `fn(…) -> T` is a pointer type (`impl Tr for
-                    // fn() -> T {` holds items, not a body).
+                    // fn() -> T {` holds items, not a body). A struct's, enum's or union's
+                    // `{ … }` is left out as a body is (a tuple struct's `;` ends the wait).
+                    if word == b"fn" && bodies.outside() {
+                        bodies.tt_at = parameters_at(b, i);
+                    }
                     bodies.keyword();
+                } else if b.get(i) == Some(&b'!') && bodies.outside() {
+                    if let Some(at) = macro_arguments(b, i, word) {
+                        bodies.tt_at = Some(at);
+                    }
                 }
                 continue;
             }
@@ -490,7 +565,176 @@ pub(crate) fn rust_lexed(text: &str) -> Option<Lexed<Vec<Range<usize>>>> {
         }
         i += 1;
     }
-    bodies.finish()
+    comments.flush();
+    let lexed = bodies.finish()?;
+    // Both sorted and disjoint (no comment is cut inside another cut): merged in order.
+    let mut cuts: Vec<Cut> = Vec::with_capacity(lexed.bodies.len() + comments.cuts.len());
+    let mut others = comments.cuts.into_iter().peekable();
+    for r in lexed.bodies {
+        while let Some(c) = others.next_if(|c| c.range.start < r.start) {
+            cuts.push(c);
+        }
+        cuts.push(Cut::plain(r));
+    }
+    cuts.extend(others);
+    Some(Lexed {
+        bodies: cuts,
+        names: lexed.names,
+    })
+}
+
+/// The first byte from `i` on that is no blank.
+fn skip_blanks(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && b[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    i
+}
+
+/// Where the parameter list of `fn name` opens, `i` just after the `fn` (past the
+/// generics, `<…>`, whose `->` closes nothing); `None` when something else comes first.
+fn parameters_at(b: &[u8], i: usize) -> Option<usize> {
+    let mut i = skip_blanks(b, i);
+    while i < b.len() && is_ident(b[i]) {
+        i += 1;
+    }
+    i = skip_blanks(b, i);
+    if b.get(i) == Some(&b'<') {
+        let mut depth = 0usize;
+        loop {
+            match *b.get(i)? {
+                b'<' => depth += 1,
+                b'>' if b[i - 1] != b'-' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                b'{' | b'}' | b';' | b'"' | b'/' => return None,
+                _ => {}
+            }
+            i += 1;
+        }
+        i = skip_blanks(b, i + 1);
+    }
+    (b.get(i) == Some(&b'(')).then_some(i)
+}
+
+/// Where a macro's arguments open, `i` at the `!` after the word `word`: `name!(…)`,
+/// `name! […]`, `macro_rules! name { … }`; `None` for `!=` and after a keyword
+/// (`if !(a)`, `return !x`).
+fn macro_arguments(b: &[u8], i: usize, word: &[u8]) -> Option<usize> {
+    if b.get(i + 1) == Some(&b'=')
+        || rust_reserved(word)
+        || matches!(word, b"yield" | b"become" | b"box" | b"do")
+        || word[0].is_ascii_digit()
+    {
+        return None;
+    }
+    let mut j = skip_blanks(b, i + 1);
+    if word == b"macro_rules" {
+        while j < b.len() && is_ident(b[j]) {
+            j += 1;
+        }
+        j = skip_blanks(b, j);
+    }
+    matches!(b.get(j), Some(b'(' | b'[' | b'{')).then_some(j)
+}
+
+/// Where an attribute's arguments open, `i` at its `#`: the bracket after the path of
+/// `#[path(…)]` or `#![path(…)]`; `None` for `#[path]`, `#[path = value]` and what is no
+/// attribute.
+fn attribute_arguments(b: &[u8], i: usize) -> Option<usize> {
+    let mut j = i + 1;
+    if b.get(j) == Some(&b'!') {
+        j += 1;
+    }
+    j = skip_blanks(b, j);
+    if b.get(j) != Some(&b'[') {
+        return None;
+    }
+    j = skip_blanks(b, j + 1);
+    let path = j;
+    while j < b.len() && (is_ident(b[j]) || b[j] == b':') {
+        j += 1;
+    }
+    if j == path {
+        return None;
+    }
+    j = skip_blanks(b, j);
+    matches!(b.get(j), Some(b'(' | b'[' | b'{')).then_some(j)
+}
+
+/// The comments of a Rust text outside what is left out: an outline's parse needs them as
+/// nodes (the comments above an item start its lines, a `//!` is the module's
+/// documentation), never their words. A comment is emptied but for its `//`, `//!`, `/*`
+/// or `/*!`; the line comments alone on consecutive lines are one block comment,
+/// `/*` … `*/` over the same lines (`/*!` for `//!` lines, which stay apart from the
+/// others): a run of comments above an item is one node, starting and ending where the
+/// run did. Every line stays where it was.
+#[derive(Default)]
+struct Comments {
+    cuts: Vec<Cut>,
+    /// The run of line comments alone on their lines being read: where it starts, where
+    /// its last line ends, whether it is of `//!` comments, whether it has several.
+    run: Option<(usize, usize, bool, bool)>,
+}
+
+impl Comments {
+    /// A line comment from `start` to `end` (its line's end).
+    fn line(&mut self, b: &[u8], start: usize, end: usize) {
+        let inner = b[start..].starts_with(b"//!");
+        let before = b[..start].iter().rposition(|&c| c != b' ' && c != b'\t');
+        if before.is_none_or(|p| b[p] == b'\n') {
+            if let Some(run) = &mut self.run
+                && run.2 == inner
+                && before == Some(run.1)
+            {
+                run.1 = end;
+                run.3 = true;
+                return;
+            }
+            self.flush();
+            self.run = Some((start, end, inner, false));
+        } else {
+            self.flush();
+            self.empty(start + if inner { 3 } else { 2 }, end);
+        }
+    }
+
+    /// A block comment from `start` to `end` (past its `*/`).
+    fn block(&mut self, b: &[u8], start: usize, end: usize) {
+        self.flush();
+        let from = start + if b[start..].starts_with(b"/*!") { 3 } else { 2 };
+        if from + 2 < end {
+            self.cuts.push(Cut {
+                range: from..end - 2,
+                lead: "",
+                filler: " ".to_owned(),
+            });
+        }
+    }
+
+    fn empty(&mut self, from: usize, end: usize) {
+        if from < end {
+            self.cuts.push(Cut::plain(from..end));
+        }
+    }
+
+    /// The run being read is done.
+    fn flush(&mut self) {
+        if let Some((start, end, inner, several)) = self.run.take() {
+            if several {
+                self.cuts.push(Cut {
+                    range: start..end,
+                    lead: if inner { "/*!" } else { "/*" },
+                    filler: "*/".to_owned(),
+                });
+            } else {
+                self.empty(start + if inner { 3 } else { 2 }, end);
+            }
+        }
+    }
 }
 
 /// Byte ranges of the insides of Go function and method bodies, as [`rust_lexed`], and of
@@ -764,11 +1008,12 @@ fn regex_end(b: &[u8], i: usize) -> Option<usize> {
     None
 }
 
-/// A part of a text an outline's parse leaves out: its line ends are kept, and `filler`
-/// (no line end in it) is put on its last line.
+/// A part of a text an outline's parse leaves out: its line ends are kept, `lead` (no
+/// line end in it) is put on its first line and `filler` (no line end in it) on its last.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Cut {
     pub range: Range<usize>,
+    pub lead: &'static str,
     pub filler: String,
 }
 
@@ -777,6 +1022,7 @@ impl Cut {
     pub(crate) fn plain(range: Range<usize>) -> Cut {
         Cut {
             range,
+            lead: "",
             filler: String::new(),
         }
     }
@@ -799,6 +1045,7 @@ pub(crate) fn compacted(text: &str, cuts: &[Cut]) -> Option<String> {
     for cut in cuts {
         let r = cut.range.clone();
         out.push_str(&text[from..r.start]);
+        out.push_str(cut.lead);
         let newlines = memchr::memchr_iter(b'\n', &text.as_bytes()[r.clone()]).count();
         out.extend(std::iter::repeat_n('\n', newlines));
         out.push_str(&cut.filler);
@@ -845,6 +1092,7 @@ pub(crate) fn python_lexed(text: &str) -> Option<Lexed<Vec<Cut>>> {
         {
             out.push(Cut {
                 range: body.start..end,
+                lead: "",
                 filler,
             });
         }
@@ -962,10 +1210,13 @@ pub(crate) fn python_lexed(text: &str) -> Option<Lexed<Vec<Cut>>> {
     Some(Lexed { bodies: out, names })
 }
 
-/// The bodies alone, as the tests read them (empty when the text does not lex).
+/// What is left out, as the tests read it (empty when the text does not lex): bodies,
+/// parameters, fields, arguments and comments' words.
 #[cfg(test)]
 pub(crate) fn rust_bodies(text: &str) -> Vec<Range<usize>> {
-    rust_lexed(text).map_or_else(Vec::new, |l| l.bodies)
+    rust_lexed(text).map_or_else(Vec::new, |l| {
+        l.bodies.into_iter().map(|c| c.range).collect()
+    })
 }
 
 #[cfg(test)]
@@ -1143,9 +1394,16 @@ mod tests {
                     trait T { fn t(&self); fn u() { {} } }\n\
                     struct S { f: fn(u32) -> u32 }\n";
         let bodies: Vec<&str> = rust_bodies(text).into_iter().map(|r| &text[r]).collect();
+        // A function's parameters and body, a struct's fields.
         assert_eq!(
             bodies,
-            [" let c = '}'; \"}\"; r#\"}\"#; /* } */ c ", " {} ",]
+            [
+                "s: &'x str",
+                " let c = '}'; \"}\"; r#\"}\"#; /* } */ c ",
+                "&self",
+                " {} ",
+                " f: fn(u32) -> u32 ",
+            ]
         );
         assert!(rust_bodies("fn a() { ").is_empty());
         assert!(rust_bodies("} fn a() {}").is_empty());
@@ -1321,6 +1579,18 @@ mod tests {
         );
         assert!(js_bodies("function f() { `${ }").is_empty());
         assert!(js_bodies("<p>it's {name}</p>\nfunction f() {}").is_empty());
+    }
+
+    #[test]
+    fn rust_comments_arguments_and_fields_are_left_out() {
+        let text = "//! a\n//! b\n// c\n#[derive(Debug)] // d\n/// e\n/// f\npub struct S<T: Fn(u8) -> u8> {\n    x: T,\n}\n\
+                    /* g\n h */\nm!(1, 2);\nmacro_rules! n { () => {} }\nfn f<'a>(x: &'a u8) -> bool { !(x != 2) }\n";
+        let cuts = rust_lexed(text).unwrap().bodies;
+        assert_eq!(
+            compacted(text, &cuts).unwrap(),
+            "/*!\n*/\n//\n#[derive()] //\n/*\n*/\npub struct S<T: Fn(u8) -> u8> {\n\n}\n\
+             /*\n */\nm!();\nmacro_rules! n {}\nfn f<'a>() -> bool {}\n"
+        );
     }
 
     #[test]

@@ -26,7 +26,7 @@ thread_local! {
 
 /// The syntax tree of `text`, by this thread's parser for `lang`; with `skim`, the function
 /// bodies of Rust, Go, Python, JavaScript and TypeScript left out (their braces and line
-/// ends kept), and then the text the tree is of (its lines are `text`'s, its byte offsets
+/// ends kept; of Rust, also what [`skip::rust_lexed`] leaves out), and then the text the tree is of (its lines are `text`'s, its byte offsets
 /// are not) and the identifiers the skim's lexer found in `text` (when it read it whole).
 fn parse(lang: Lang, text: &str, skim: bool) -> Option<Parsed> {
     if text.len() > MAX_BYTES {
@@ -48,7 +48,7 @@ fn parse(lang: Lang, text: &str, skim: bool) -> Option<Parsed> {
             names: l.names,
         };
         let lexed: Option<skip::Lexed<Vec<skip::Cut>>> = match lang {
-            Lang::Rust if skim => skip::rust_lexed(text).map(plain),
+            Lang::Rust if skim => skip::rust_lexed(text),
             Lang::Go if skim => skip::go_lexed(text).map(plain),
             Lang::JavaScript if skim => skip::js_lexed(text, false).map(plain),
             Lang::TypeScript | Lang::Tsx if skim => skip::js_lexed(text, true).map(plain),
@@ -103,7 +103,7 @@ fn shifts(text: &str, cuts: &[skip::Cut]) -> Vec<(usize, isize)> {
     for c in cuts {
         let r = c.range.clone();
         let newlines = memchr::memchr_iter(b'\n', &text.as_bytes()[r.clone()]).count();
-        moved += signed(r.len()) - signed(newlines + c.filler.len());
+        moved += signed(r.len()) - signed(newlines + c.lead.len() + c.filler.len());
         out.push((r.end.saturating_add_signed(-moved), moved));
     }
     out

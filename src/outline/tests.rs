@@ -375,7 +375,7 @@ proptest! {
 
 /// Texts in each language whose function bodies an outline's parse leaves out: the samples
 /// and a long file of this crate.
-fn skimmed_texts() -> [(Lang, String); 9] {
+fn skimmed_texts() -> [(Lang, String); 10] {
     let own = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("src/outline/syntax.rs"),
     )
@@ -390,8 +390,101 @@ fn skimmed_texts() -> [(Lang, String); 9] {
         (Lang::Python, long_strings_py()),
         (Lang::JavaScript, FROM_JS.to_owned()),
         (Lang::Go, GO_STRUCTS.to_owned()),
+        (Lang::Rust, RUST_SKIMMED.to_owned()),
     ]
 }
+
+/// Rust whose comments, parameters, fields and the arguments of macros and attributes are
+/// left out of the skimming parse: runs of comments above items, `//!` beside `//`,
+/// trailing comments, generics holding parentheses and `->`, `!` that calls no macro.
+const RUST_SKIMMED: &str = r#"//! Crate docs.
+//! More.
+// not docs
+//! again
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+use std::fmt; // trailing
+use std::{
+    // inside a use list
+    collections::BTreeMap,
+    io,
+};
+
+/// Docs of A.
+/// More docs.
+#[derive(Debug, Clone)]
+#[cfg_attr(test, derive(PartialEq))]
+pub struct A<T: Fn(u8) -> u8> {
+    /// a field
+    f: T,
+}
+static S: u8 = 1; // trailing
+// above B, after a trailing comment
+pub struct B;
+
+/* a block
+   comment */
+pub struct Tuple(pub u8, /* x */ u16);
+
+/** Doc block. */
+pub enum E {
+    /// one
+    One = 1,
+    Two { x: u8 },
+}
+
+pub union U { a: u32, b: f32 }
+
+macro_rules! m {
+    ($x:expr) => { fn inner() {} };
+}
+
+m!(1);
+thread_local! {
+    static X: u8 = 1;
+}
+
+impl<T: Fn(u8) -> u8> A<T> {
+    // plain comment
+    /// Makes one.
+    #[inline]
+    pub fn new<'a, F: Fn(&'a str) -> bool>(f: T, _g: F) -> Self where F: Clone {
+        Self { f }
+    }
+
+    pub fn get(
+        &self,
+        x: u8, // trailing
+    ) -> u8 {
+        (self.f)(x)
+    }
+}
+
+pub trait Tr {
+    /// Required.
+    fn req(&self, x: [u8; 3]) -> bool;
+    fn prov(&self) -> bool { if !(true) { return !false } true }
+}
+
+/// A constant.
+pub const C: &[&str] = &[
+    concat!(
+        "a",
+        "b"
+    ),
+    stringify!(x),
+];
+
+const D: bool = !(1 != 2);
+
+extern "C" {
+    pub fn ext(x: i32) -> i32;
+}
+
+pub fn g(x: u8, y: u8) -> bool { x != y }
+// the last comment
+"#;
 
 /// Go whose structs' fields (left out of the skimming parse) stand everywhere a type can:
 /// a type, a group, a parameter, a result, a variable with its value, a field of a field,
@@ -455,7 +548,16 @@ fn skimming_bodies_changes_nothing() {
             _ => super::skip::rust_bodies(&text),
         };
         assert!(!bodies.is_empty(), "{lang:?}: no body to skip");
-        let (_, skim) = syntax::walk(lang, &text, true).unwrap();
+        let (tree, skim) = syntax::walk(lang, &text, true).unwrap();
+        if lang == Lang::Rust {
+            // The skimming parse's own tree (a syntax error would parse the whole text).
+            assert!(
+                tree.root_node().end_byte() < text.len(),
+                "{lang:?}: {} of {}",
+                tree.root_node().end_byte(),
+                text.len()
+            );
+        }
         let (_, full) = syntax::walk(lang, &text, false).unwrap();
         assert_eq!(skim.ranges, full.ranges, "{lang:?}");
         let lines = |f: &syntax::Found| {
