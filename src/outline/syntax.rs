@@ -4,7 +4,7 @@
 //! doc comments and attributes, its whole extent and its name.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use tree_sitter::{Node, Parser, Tree};
 
@@ -457,56 +457,62 @@ fn is_leading(n: Node) -> bool {
     )
 }
 
-/// [`docs_start`] of every child of `parent`, in one pass over them (the walk back from
-/// each child, by `prev_sibling`, made an outline quadratic in the number of items and
-/// comments of a scope: half of a 2,000-line file's outline). The walk back from a child
-/// takes its predecessor when [`docs_start`] would, and then goes on exactly as the walk
-/// back from that predecessor: so each child's start is its predecessor's, or its own line.
-fn docs_starts(parent: Node, out: &mut HashMap<usize, u64>) {
-    let mut cursor = parent.walk();
-    // The two children before the current one, and the start found for the last.
-    let mut before: Option<Node> = None;
-    let mut prev: Option<(Node, u64)> = None;
-    for child in parent.children(&mut cursor) {
+/// Where the comments, attributes and decorators documenting each child of a scope start,
+/// found as its children are walked in order (walking back from each child by
+/// `prev_sibling`, which starts over from the parent's first child, made an outline
+/// quadratic in a scope's items and comments). The first line of those directly above a
+/// child (no blank line between), or its own first line; a comment trailing the previous
+/// item's last line is not taken. The walk back from a child takes its predecessor when it
+/// is such a comment, and then goes on exactly as the walk back from that predecessor: so
+/// each child's start is its predecessor's, or its own line.
+#[derive(Default)]
+struct Docs<'t> {
+    /// The two children before the current one, and the start found for the last.
+    before: Option<Node<'t>>,
+    prev: Option<(Node<'t>, u64)>,
+}
+
+impl<'t> Docs<'t> {
+    /// The start of the next child, `child`.
+    fn next(&mut self, child: Node<'t>) -> u64 {
         let own = first_line(child);
-        let start = match prev {
+        let start = match self.prev {
             Some((p, p_start))
                 if is_leading(p)
                     && last_line(p) + 1 >= own
-                    && !before
+                    && !self
+                        .before
                         .is_some_and(|pp| !is_leading(pp) && last_line(pp) >= first_line(p)) =>
             {
                 p_start
             }
             _ => own,
         };
-        out.insert(child.id(), start);
-        before = prev.map(|(p, _)| p);
-        prev = Some((child, start));
+        self.before = self.prev.map(|(p, _)| p);
+        self.prev = Some((child, start));
+        start
     }
 }
 
-/// The first line of the comments, attributes and decorators directly above `n` (no blank
-/// line between), or `n`'s own first line. A comment trailing the previous item's last line
-/// is not taken. (What [`docs_starts`] finds for all of a scope's children at once; this
-/// one walks back node by node, for a node whose parent's children were not noted.)
-fn docs_start(n: Node) -> u64 {
-    let mut start = first_line(n);
-    let mut cur = n;
-    while let Some(prev) = cur.prev_sibling() {
-        if !is_leading(prev) || last_line(prev) + 1 < start {
-            break;
+/// Each named child of `parent` (but `skip`) with where its documentation starts
+/// ([`Docs`]), in order.
+fn documented<'t>(parent: Node<'t>, skip: Option<Node<'t>>) -> Vec<(Node<'t>, u64)> {
+    let mut out = Vec::with_capacity(parent.named_child_count());
+    let mut docs = Docs::default();
+    let mut cursor = parent.walk();
+    if cursor.goto_first_child() {
+        loop {
+            let child = cursor.node();
+            let start = docs.next(child);
+            if child.is_named() && skip != Some(child) {
+                out.push((child, start));
+            }
+            if !cursor.goto_next_sibling() {
+                break;
+            }
         }
-        if prev
-            .prev_sibling()
-            .is_some_and(|pp| !is_leading(pp) && last_line(pp) >= first_line(prev))
-        {
-            break;
-        }
-        start = first_line(prev);
-        cur = prev;
     }
-    start
+    out
 }
 
 /// Whether a node is a parameter list (never a body, never searched for one).
@@ -787,8 +793,6 @@ struct Walk<'t> {
     lang: Lang,
     text: &'t str,
     found: Found,
-    /// [`docs_start`] of the children of the scopes and groups walked, by node id.
-    docs: HashMap<usize, u64>,
 }
 
 impl Walk<'_> {
@@ -796,34 +800,28 @@ impl Walk<'_> {
         if ctx.depth > MAX_DEPTH {
             return;
         }
-        docs_starts(parent, &mut self.docs);
-        let mut cursor = parent.walk();
-        let kids: Vec<Node> = parent.named_children(&mut cursor).collect();
-        for (i, child) in kids.into_iter().enumerate() {
-            self.node(child, child, scope, ctx, i == 0);
+        for (i, (child, docs)) in documented(parent, None).into_iter().enumerate() {
+            self.node(child, child, docs, scope, ctx, i == 0);
         }
     }
 
-    /// Where the comments and attributes documenting `n` start.
-    fn docs_of(&self, n: Node) -> u64 {
-        self.docs
-            .get(&n.id())
-            .copied()
-            .unwrap_or_else(|| docs_start(n))
-    }
-
-    /// `first`: `n` is the first named child of its scope.
-    fn node(&mut self, n: Node, outer: Node, scope: &mut Vec<String>, ctx: Ctx, first: bool) {
+    /// `first`: `n` is the first named child of its scope; `docs`: where the comments and
+    /// attributes documenting `outer` start.
+    fn node(
+        &mut self,
+        n: Node,
+        outer: Node,
+        docs: u64,
+        scope: &mut Vec<String>,
+        ctx: Ctx,
+        first: bool,
+    ) {
         let Some(role) = role(self.lang, n, self.text, ctx.depth == 0, first) else {
             return;
         };
         match role {
-            Role::Import { docs } => {
-                let start = if docs {
-                    self.docs_of(outer)
-                } else {
-                    first_line(outer)
-                };
+            Role::Import { docs: with_docs } => {
+                let start = if with_docs { docs } else { first_line(outer) };
                 self.found.ranges.push([start, last_line(n)]);
             }
             Role::ModuleDoc => self.found.ranges.push([first_line(n), last_line(n)]),
@@ -839,32 +837,29 @@ impl Walk<'_> {
                 };
                 if let Some(inner) = inner {
                     let exported = ctx.exported || n.kind() == "export_statement";
-                    self.node(inner, outer, scope, Ctx { exported, ..ctx }, false);
+                    self.node(inner, outer, docs, scope, Ctx { exported, ..ctx }, false);
                 }
             }
             Role::Group => {
                 self.found
                     .ranges
-                    .push([self.docs_of(outer), first_line(n).max(first_line(outer))]);
+                    .push([docs, first_line(n).max(first_line(outer))]);
                 let exported = ctx.exported || outer.kind() == "export_statement";
-                docs_starts(n, &mut self.docs);
-                let mut cursor = n.walk();
-                let kids: Vec<Node> = n.named_children(&mut cursor).collect();
-                for child in kids {
+                for (child, child_docs) in documented(n, None) {
                     // A spec's start is the group's own when it is the group's only line.
-                    let o = if first_line(child) == first_line(n) {
-                        outer
+                    let (o, d) = if first_line(child) == first_line(n) {
+                        (outer, docs)
                     } else {
-                        child
+                        (child, child_docs)
                     };
-                    self.node(child, o, scope, Ctx { exported, ..ctx }, false);
+                    self.node(child, o, d, scope, Ctx { exported, ..ctx }, false);
                 }
             }
             Role::Def {
                 kind,
                 shape,
                 members,
-            } => self.def(n, outer, kind, shape, members, scope, ctx),
+            } => self.def(n, outer, docs, kind, shape, members, scope, ctx),
         }
     }
 
@@ -873,6 +868,7 @@ impl Walk<'_> {
         &mut self,
         n: Node,
         outer: Node,
+        docs: u64,
         kind: &'static str,
         shape: Shape,
         members: bool,
@@ -887,7 +883,6 @@ impl Walk<'_> {
             Shape::First => first_line(n),
         }
         .max(start);
-        let docs = self.docs_of(outer);
         let named = name_of(self.lang, n, text);
         let name = named.as_ref().map_or("", |(_, s, _)| s.as_str());
         let public = is_public(self.lang, n, outer, name, ctx, text);
@@ -964,14 +959,8 @@ impl Walk<'_> {
         };
         if body.id() == n.id() {
             // A file-scoped namespace: its declarations follow it as its children.
-            docs_starts(n, &mut self.docs);
-            let mut cursor = n.walk();
-            let kids: Vec<Node> = n
-                .named_children(&mut cursor)
-                .filter(|c| Some(*c) != n.child_by_field_name("name"))
-                .collect();
-            for c in kids {
-                self.node(c, c, scope, inner, false);
+            for (c, docs) in documented(n, n.child_by_field_name("name")) {
+                self.node(c, c, docs, scope, inner, false);
             }
         } else {
             self.scope(body, scope, inner);
@@ -984,7 +973,8 @@ impl Walk<'_> {
 
 /// Lines of `text` (as `str::lines` counts them).
 pub(crate) fn line_count(text: &str) -> u64 {
-    text.lines().count() as u64
+    let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).count();
+    (newlines + usize::from(!text.is_empty() && !text.ends_with('\n'))) as u64
 }
 
 /// Whether errors cover more than a quarter of the file's lines.
@@ -1053,7 +1043,6 @@ pub(crate) fn walk(lang: Lang, text: &str, skim: bool) -> Option<(Tree, Found)> 
         // The walk reads names and brackets at the tree's byte offsets.
         text: compact.as_deref().unwrap_or(text),
         found: Found::default(),
-        docs: HashMap::new(),
     };
     w.scope(tree.root_node(), &mut Vec::new(), Ctx::default());
     let mut found = w.found;

@@ -719,3 +719,21 @@ fn lexed_references_skip_comments_and_literals() {
         assert!(t.defs.iter().any(|d| d.name == name), "{lang:?}");
     }
 }
+
+/// Lines are counted as `str::lines` counts them.
+#[test]
+fn lines_are_counted_as_str_lines_counts_them() {
+    for t in [
+        "",
+        "a",
+        "a\n",
+        "\n",
+        "\n\n",
+        "a\n\nb",
+        "a\r\nb\r\n",
+        "a\n\n",
+        "é\nx",
+    ] {
+        assert_eq!(syntax::line_count(t), t.lines().count() as u64, "{t:?}");
+    }
+}
