@@ -552,10 +552,11 @@ pub(crate) fn rust_lexed(text: &str) -> Option<Lexed<Vec<Cut>>> {
                         bodies.tt_at = parameters_at(b, i);
                     }
                     bodies.keyword();
-                } else if b.get(i) == Some(&b'!') && bodies.outside() {
-                    if let Some(at) = macro_arguments(b, i, word) {
-                        bodies.tt_at = Some(at);
-                    }
+                } else if b.get(i) == Some(&b'!')
+                    && bodies.outside()
+                    && let Some(at) = macro_arguments(b, i, word)
+                {
+                    bodies.tt_at = Some(at);
                 }
                 continue;
             }
