@@ -426,9 +426,12 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
                 repo_path = p;
             }
         }
-        // Trellis' hook joins an author's path to the root as written (`./a` reads `a`); other
-        // readers take the path as written: it must be the plain repository path.
-        if normal != file && !(author_row && plain_for_the_os(file) == normal) {
+        // Trellis' hook joins an author's path to the root as written, so `./a` and `a//b`
+        // read the plain path (no `..` or `\` to resolve); other readers take the path as
+        // written: it must be the plain repository path.
+        let joined_as_written =
+            author_row && !file.contains('\\') && !file.split('/').any(|part| part == "..");
+        if normal != file && !joined_as_written {
             add(
                 line,
                 Severity::Error,
@@ -551,14 +554,6 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
             Ok(Some(_)) => {}
         }
     }
-}
-
-/// `path` as the file system reads it below a folder: `.` parts and repeated `/` left out.
-fn plain_for_the_os(path: &str) -> String {
-    path.split('/')
-        .filter(|p| !p.is_empty() && *p != ".")
-        .collect::<Vec<_>>()
-        .join("/")
 }
 
 /// A refusal of the admission checks, as a finding about an entry.

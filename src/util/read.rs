@@ -158,24 +158,17 @@ fn looked_at(dir: &impl rustix::fd::AsFd, rel: &str, path: &Path) -> Result<(), 
     };
     let stat = statat(dir, rel, AtFlags::SYMLINK_NOFOLLOW | AtFlags::NO_AUTOMOUNT)
         .map_err(|e| io(e.into()))?;
-    let kind = match FileType::from_raw_mode(stat.st_mode) {
-        FileType::RegularFile => return Ok(()),
-        FileType::Symlink => {
-            return Err(io(std::io::Error::other(
-                "its path met a link or left the repository while it was read",
-            )));
+    match FileType::from_raw_mode(stat.st_mode) {
+        FileType::RegularFile => Ok(()),
+        FileType::Symlink => Err(io(std::io::Error::other(
+            "its path met a link or left the repository while it was read",
+        ))),
+        // Named in [`kind_of`]'s words (a second look, on this rare path only).
+        _ => {
+            let meta = std::fs::symlink_metadata(path).map_err(io)?;
+            regular(&meta, path)
         }
-        FileType::Fifo => "a FIFO",
-        FileType::Socket => "a socket",
-        FileType::CharacterDevice => "a character device",
-        FileType::BlockDevice => "a block device",
-        FileType::Directory => "a folder",
-        FileType::Unknown => "not a regular file",
-    };
-    Err(ReadError::NotRegular {
-        path: path.to_owned(),
-        kind,
-    })
+    }
 }
 
 /// [`open_regular_beneath`] where the platform has it, else [`open_regular`] by path.
