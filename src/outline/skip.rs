@@ -437,8 +437,7 @@ fn quoted_end(b: &[u8], i: usize, q: u8, multiline: bool) -> Option<usize> {
 
 /// Whether the first byte after blanks starts a name (a definition's, after its keyword).
 fn names_next(rest: &[u8]) -> bool {
-    rest.iter()
-        .find(|c| !c.is_ascii_whitespace())
+    rest.get(skip_blanks(rest, 0))
         .is_some_and(|&c| is_ident(c) && !c.is_ascii_digit())
 }
 
@@ -448,8 +447,9 @@ fn is_ident(c: u8) -> bool {
 
 /// What of a Rust text an outline's parse can leave out, and the identifiers: the insides
 /// of function bodies (after each body's `{`, up to its matching `}`) and of what else no
-/// outline reads (their parameters, the fields of structs, enums and unions, the arguments of macros and attributes, the words of comments), sorted and disjoint; `None` when the braces do not
-/// balance or a literal does not end.
+/// outline reads (their parameters, the fields of structs, enums and unions, the arguments
+/// of macros and attributes, the words of comments), sorted and disjoint; `None` when the
+/// braces do not balance or a literal does not end.
 pub(crate) fn rust_lexed(text: &str) -> Option<Lexed<Vec<Cut>>> {
     let b = text.as_bytes();
     let mut bodies = Bodies::default();
@@ -858,11 +858,8 @@ pub(crate) fn js_lexed(text: &str, typed: bool) -> Option<Lexed<Vec<Range<usize>
                 let word = &b[start..i];
                 // `from` before a module's string is the import's keyword; anywhere else it
                 // is a name (`Array.from`, a `static from()`).
-                let import_from = word == b"from"
-                    && b[i..]
-                        .iter()
-                        .find(|c| !c.is_ascii_whitespace())
-                        .is_some_and(|&c| c == b'"' || c == b'\'');
+                let import_from =
+                    word == b"from" && matches!(b.get(skip_blanks(b, i)), Some(b'"' | b'\''));
                 if !import_from {
                     bodies.name(b, start, i, reserved);
                 }

@@ -26,8 +26,9 @@ thread_local! {
 
 /// The syntax tree of `text`, by this thread's parser for `lang`; with `skim`, the function
 /// bodies of Rust, Go, Python, JavaScript and TypeScript left out (their braces and line
-/// ends kept; of Rust, also what [`skip::rust_lexed`] leaves out), and then the text the tree is of (its lines are `text`'s, its byte offsets
-/// are not) and the identifiers the skim's lexer found in `text` (when it read it whole).
+/// ends kept; of Rust, also what [`skip::rust_lexed`] leaves out), and then the text the
+/// tree is of (its lines are `text`'s, its byte offsets are not) and the identifiers the
+/// skim's lexer found in `text` (when it read it whole).
 fn parse(lang: Lang, text: &str, skim: bool) -> Option<Parsed> {
     if text.len() > MAX_BYTES {
         return None;
