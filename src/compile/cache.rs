@@ -3,12 +3,21 @@
 //! and the content scan's clean verdicts (one file per build of the scanner,
 //! [`DigestCache::verdicts`]).
 //!
-//! One plain-text file each in the user cache folder ([`DigestCache::default_dir`]): a
-//! header line `curate-token-cache 1 <encoding>` (or `curate-token-cache 1 scan-<scanner>`),
-//! then one record a line, `<64 lower-case hex digits of sha256> <count>`, oldest first. A
-//! file whose header or any record does not validate (a foreign encoding or scanner, another
-//! format version, a truncated or edited file) is ignored as a whole, never trusted, and
-//! rebuilt by the next save.
+//! One text file each in the user cache folder ([`DigestCache::default_dir`]), made to be
+//! searched where it lies rather than loaded: a run that looks up a few texts (a hook's) reads
+//! the file and finds each key by binary search, whatever the file holds. A header line
+//! `curate-token-cache 2 <tag> <sorted> <stamp>` (`<tag>` the encoding, or `scan-<scanner>`),
+//! then records of one width ([`RECORD`] bytes): `<64 hex digits: the sha256> <16 hex digits:
+//! the count> <8 hex digits: the stamp>` and a newline. The first `<sorted>` records are in key
+//! order; the records after them are the log, appended by later saves and read whole (it is
+//! short: at most an eighth of the bound). A stamp says how recently a record was used or
+//! added (higher is newer); `<stamp>` is the newest among the sorted records.
+//!
+//! A record is checked when it is read. A header that does not validate (a foreign encoding
+//! or scanner, another format version, more sorted records than the file holds), a damaged
+//! record in the log, or a damaged sorted record met by a lookup: the file is not trusted for
+//! the rest of the run, and the next save rebuilds it. A record cut short at the end (a save
+//! interrupted, or one being appended while this run reads) is left out.
 //!
 //! The verdicts file records only texts in which no content rule found anything (their
 //! count is 0); a text with a secret is scanned again every time, so the file never names
@@ -18,19 +27,24 @@
 //!
 //! Lookups are `&self` and thread-safe (rayon workers share one cache). The file is read
 //! lazily, on the first lookup, so a run that counts nothing never reads it. [`save`]
-//! writes only when this run added counts: under an exclusive advisory lock
-//! (`File::lock` on `<file>.lock`, released by the system whatever happens) it re-reads the
-//! file, merges it with this run's entries (those used or added now become the newest),
-//! keeps the newest [`MAX_ENTRIES`], and replaces the file atomically through
+//! writes only when this run added counts, under an exclusive advisory lock (`File::lock` on
+//! `<file>.lock`, released by the system whatever happens), so concurrent writers both keep
+//! their entries. It appends the records this run used or added, as the newest, in one
+//! `write`; a concurrent reader sees them whole or leaves the cut record out. When the file
+//! is missing or damaged, or the log would pass its bound, the save compacts instead: it
+//! reads the whole file and checks every record, merges the log into the sorted records,
+//! keeps the newest [`MAX_ENTRIES`] (the lowest stamps dropped, ties by key), numbers the
+//! stamps again from 1, and replaces the file atomically through
 //! [`crate::util::atomic::write_unsynced`] (a temporary file in the same folder, renamed over
-//! it), so a concurrent reader sees the old file or the new one, and concurrent writers both
-//! keep their entries. It is not `fsync`ed: a file a power cut left empty or damaged fails
-//! the checks above and is read as no cache (the `fsync` of a full cache, 4.5 MB, took
-//! 50 ms of a hook's dispatch).
+//! it). Neither is `fsync`ed: a file a power cut left empty or damaged fails the checks above
+//! and is read as no cache (the `fsync` of a full cache, 4.5 MB, took 50 ms of a hook's
+//! dispatch).
 //!
 //! [`save`]: DigestCache::save
 
+use std::cmp::Ordering as Order;
 use std::collections::HashMap;
+use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -44,31 +58,38 @@ use crate::compile::tokens::TokenCounter;
 /// The first word of a cache file.
 pub const MAGIC: &str = "curate-token-cache";
 /// The format version in the header; another version is ignored.
-pub const VERSION: u32 = 1;
-/// The most records a cache file keeps (about 5.6 MiB at most: a record is at most 86 bytes).
+pub const VERSION: u32 = 2;
+/// The most records a compacted cache file keeps (about 5.7 MiB).
 pub const MAX_ENTRIES: usize = 65_536;
+/// The width of a record, its newline included: 64 hex digits, a space, 16 hex digits, a
+/// space, 8 hex digits.
+pub const RECORD: usize = 64 + 1 + 16 + 1 + 8 + 1;
 
-/// The longest record line, without its newline: 64 hex digits, a space, a `u64`.
-const MAX_RECORD: usize = 64 + 1 + 20;
+/// The longest header line the reader looks for.
+const MAX_HEADER: usize = 128;
 /// How long a save waits for another run's lock before giving up (it never writes unlocked).
 const LOCK_WAIT: Duration = Duration::from_secs(5);
 
 /// A sha256 digest, the key of a record.
 pub type Key = [u8; 32];
 
+/// An entry this run used or added.
 #[derive(Debug, Clone, Copy)]
 struct Slot {
     count: u64,
-    /// Recency: records are written in this order, oldest first.
+    /// The order of use in this run: a save writes them in this order, newest last.
     seq: u64,
-    /// Used or added by this run (written as newest by `save`).
-    touched: bool,
 }
 
 #[derive(Debug, Default)]
 struct State {
     loaded: bool,
-    slots: KeyMap<Slot>,
+    /// The file as read, while it is trusted.
+    disk: Option<Disk>,
+    /// The file is missing, or was not trusted at the open or since: the save compacts
+    /// rather than append to it.
+    damaged: bool,
+    run: KeyMap<Slot>,
     next_seq: u64,
     /// This run added a count that the file may not have.
     dirty: bool,
@@ -80,8 +101,8 @@ struct State {
 pub struct DigestCache {
     /// The cache file; `None` when the cache is disabled.
     file: Option<PathBuf>,
-    /// The file's first line.
-    header: String,
+    /// The header's first three words and their spaces: what a valid file starts with.
+    prefix: String,
     capacity: usize,
     state: Mutex<State>,
     hits: AtomicU64,
@@ -116,11 +137,11 @@ impl DigestCache {
         DigestCache::named(dir, &tag, &tag, MAX_ENTRIES)
     }
 
-    /// The cache in `dir/<stem>.txt` whose header ends in `tag`.
+    /// The cache in `dir/<stem>.txt` whose header names `tag`.
     fn named(dir: Option<PathBuf>, stem: &str, tag: &str, capacity: usize) -> DigestCache {
         DigestCache {
             file: dir.map(|d| d.join(format!("{stem}.txt"))),
-            header: format!("{MAGIC} {VERSION} {tag}\n"),
+            prefix: format!("{MAGIC} {VERSION} {tag} "),
             capacity: capacity.max(1),
             state: Mutex::new(State::default()),
             hits: AtomicU64::new(0),
@@ -174,11 +195,19 @@ impl DigestCache {
         self.file.as_ref()?;
         let mut state = self.lock_loaded();
         let seq = state.next_seq;
-        let found = state.slots.get_mut(key).map(|slot| {
-            slot.seq = seq;
-            slot.touched = true;
-            slot.count
-        });
+        let found = match state.run.get_mut(key) {
+            Some(slot) => {
+                slot.seq = seq;
+                Some(slot.count)
+            }
+            None => {
+                let found = state.on_disk(key);
+                if let Some(count) = found {
+                    state.run.insert(*key, Slot { count, seq });
+                }
+                found
+            }
+        };
         if found.is_some() {
             state.next_seq += 1;
             self.hits.fetch_add(1, Ordering::Relaxed);
@@ -194,19 +223,16 @@ impl DigestCache {
             return;
         }
         let mut state = self.lock_loaded();
-        let seq = state.next_seq;
-        state.next_seq += 1;
-        let old = state.slots.insert(
-            key,
-            Slot {
-                count,
-                seq,
-                touched: true,
-            },
-        );
-        if old.is_none_or(|o| o.count != count) {
+        let known = match state.run.get(&key) {
+            Some(slot) => Some(slot.count),
+            None => state.on_disk(&key),
+        };
+        if known != Some(count) {
             state.dirty = true;
         }
+        let seq = state.next_seq;
+        state.next_seq += 1;
+        state.run.insert(key, Slot { count, seq });
     }
 
     /// Lookups that hit and missed so far.
@@ -218,25 +244,10 @@ impl DigestCache {
         )
     }
 
-    /// The number of entries known to this cache now (read from disk or added).
-    #[must_use]
-    pub fn len(&self) -> usize {
-        if self.file.is_none() {
-            return 0;
-        }
-        self.lock_loaded().slots.len()
-    }
-
-    /// True when [`len`](Self::len) is 0.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Writes this run's new counts back: merged with the file as it is on disk now, the
-    /// entries this run used or added as the newest, at most the bound (oldest dropped),
-    /// atomically. Does nothing when disabled or when nothing was added. Callers may ignore
-    /// the error: a cache is an optimisation.
+    /// Writes this run's new counts back: appended to the file, or merged with it as it is
+    /// on disk now (the entries this run used or added as the newest, at most the bound,
+    /// oldest dropped) and replaced atomically. Does nothing when disabled or when nothing
+    /// was added. Callers may ignore the error: a cache is an optimisation.
     pub fn save(&self) -> std::io::Result<()> {
         let Some(file) = &self.file else {
             return Ok(());
@@ -255,32 +266,117 @@ impl DigestCache {
                 "the token cache is locked by another run: not saved",
             ));
         };
-        let on_disk = read_file(file, &self.header, self.capacity).unwrap_or_default();
-        let mut ours: Vec<(Key, Slot)> = state
-            .slots
-            .iter()
-            .filter(|(_, s)| s.touched)
-            .map(|(k, s)| (*k, *s))
-            .collect();
-        ours.sort_by_key(|(_, s)| s.seq);
-        let mut theirs: Vec<(Key, Slot)> = on_disk
-            .into_iter()
-            .filter(|(k, _)| !state.slots.get(k).is_some_and(|s| s.touched))
-            .collect();
-        theirs.sort_unstable_by_key(|(_, s)| s.seq);
-        let records: Vec<(Key, u64)> = theirs
-            .iter()
-            .chain(&ours)
-            .map(|(k, s)| (*k, s.count))
-            .collect();
-        let skip = records.len().saturating_sub(self.capacity);
-        let text = format_file(&self.header, &records[skip..]);
+        let mut ours: Vec<(Key, Slot)> = state.run.iter().map(|(k, s)| (*k, *s)).collect();
+        ours.sort_unstable_by_key(|(_, s)| s.seq);
+        let ours: Vec<(Key, u64)> = ours.into_iter().map(|(k, s)| (k, s.count)).collect();
+        if state.damaged || !self.append(file, &ours)? {
+            self.compact(file, &ours)?;
+        }
+        state.dirty = false;
+        Ok(())
+    }
+
+    /// The most records the log may hold before a save compacts the file.
+    fn log_bound(&self) -> usize {
+        (self.capacity / 8).max(1)
+    }
+
+    /// The largest file read: the bound, a full log and a record cut short.
+    fn byte_bound(&self) -> u64 {
+        (MAX_HEADER + (self.capacity + self.log_bound() + 1) * RECORD) as u64
+    }
+
+    /// Appends `ours` to a valid file whose log has room for them, in one `write`; `false`
+    /// (nothing written) when the file is missing, not a regular file, damaged at its end or
+    /// header, or its log full: the caller compacts. Runs under the lock.
+    fn append(&self, file: &Path, ours: &[(Key, u64)]) -> std::io::Result<bool> {
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true).append(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            // Never through a link, never waiting on a FIFO planted as the cache file.
+            options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+        }
+        let Ok(mut f) = options.open(file) else {
+            return Ok(false);
+        };
+        let meta = f.metadata()?;
+        if !meta.is_file() || meta.len() > self.byte_bound() {
+            return Ok(false);
+        }
+        let mut head = Vec::with_capacity(MAX_HEADER);
+        (&f).take(MAX_HEADER as u64).read_to_end(&mut head)?;
+        let Some(header) = parse_header(&head, &self.prefix) else {
+            return Ok(false);
+        };
+        let body = usize::try_from(meta.len())
+            .unwrap_or(usize::MAX)
+            .saturating_sub(header.len);
+        if body % RECORD != 0 || body / RECORD < header.sorted {
+            return Ok(false);
+        }
+        let log = body / RECORD - header.sorted;
+        if log + ours.len() > self.log_bound() {
+            return Ok(false);
+        }
+        let first = u64::from(header.stamp) + 1 + log as u64;
+        let mut out = Vec::with_capacity(ours.len() * RECORD);
+        for (i, (key, count)) in ours.iter().enumerate() {
+            let Ok(stamp) = u32::try_from(first + i as u64) else {
+                return Ok(false);
+            };
+            push_record(&mut out, key, *count, stamp);
+        }
+        f.write_all(&out)?;
+        Ok(true)
+    }
+
+    /// Rewrites the file: what it holds (when every record checks) merged with `ours` as the
+    /// newest, the newest [`capacity`](Self::with_capacity) kept, sorted by key, stamps
+    /// numbered from 1 by recency. Runs under the lock.
+    fn compact(&self, file: &Path, ours: &[(Key, u64)]) -> std::io::Result<()> {
+        let on_disk = Disk::open(file, &self.prefix, self.byte_bound())
+            .and_then(|disk| disk.records())
+            .unwrap_or_default();
+        let mut merged: KeyMap<(u64, u64)> =
+            KeyMap::with_capacity_and_hasher(on_disk.len() + ours.len(), KeyBuild::default());
+        let mut newest = 0;
+        for (key, count, stamp) in on_disk {
+            let stamp = u64::from(stamp);
+            newest = newest.max(stamp);
+            let slot = merged.entry(key).or_insert((count, stamp));
+            if stamp >= slot.1 {
+                *slot = (count, stamp);
+            }
+        }
+        for (i, (key, count)) in ours.iter().enumerate() {
+            merged.insert(*key, (*count, newest + 1 + i as u64));
+        }
+        let mut records: Vec<(Key, u64, u64)> =
+            merged.into_iter().map(|(k, (n, s))| (k, n, s)).collect();
+        // Newest first, ties by key: the oldest are dropped, and the stamps numbered anew.
+        records.sort_unstable_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
+        records.truncate(self.capacity);
+        let kept = records.len();
+        for (i, r) in records.iter_mut().enumerate() {
+            r.2 = (kept - i) as u64;
+        }
+        records.sort_unstable_by_key(|r| r.0);
+        let mut text = Vec::with_capacity(MAX_HEADER + kept * RECORD);
+        text.extend_from_slice(format!("{}{kept} {kept}\n", self.prefix).as_bytes());
+        for (key, count, stamp) in &records {
+            push_record(
+                &mut text,
+                key,
+                *count,
+                u32::try_from(*stamp).unwrap_or(u32::MAX),
+            );
+        }
         crate::util::atomic::write_unsynced(file, &text).map_err(|e| match e {
             crate::error::Error::Write { source, .. } => source,
             other => std::io::Error::other(other.to_string()),
-        })?;
-        state.dirty = false;
-        Ok(())
+        })
     }
 
     fn lock_loaded(&self) -> std::sync::MutexGuard<'_, State> {
@@ -291,11 +387,206 @@ impl DigestCache {
         if !state.loaded {
             state.loaded = true;
             if let Some(file) = &self.file {
-                state.slots = read_file(file, &self.header, self.capacity).unwrap_or_default();
-                state.next_seq = state.slots.len() as u64;
+                state.disk = Disk::open(file, &self.prefix, self.byte_bound());
+                state.damaged = state.disk.is_none();
             }
         }
         state
+    }
+
+    /// The entries this run knows: the file's (every record checked) and its own. For tests.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        let state = self.lock_loaded();
+        let mut keys: std::collections::HashSet<Key> = state
+            .disk
+            .as_ref()
+            .and_then(Disk::records)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, _, _)| k)
+            .collect();
+        keys.extend(state.run.keys());
+        keys.len()
+    }
+
+    #[cfg(test)]
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl State {
+    /// The count the file holds for `key`; a damaged record met on the way makes the file
+    /// untrusted from now on.
+    fn on_disk(&mut self, key: &Key) -> Option<u64> {
+        match self.disk.as_mut()?.find(key) {
+            Ok(found) => found,
+            Err(Damaged) => {
+                self.disk = None;
+                self.damaged = true;
+                None
+            }
+        }
+    }
+}
+
+/// A record that does not read as one.
+struct Damaged;
+
+/// The header line's numbers.
+#[derive(Debug, Clone, Copy)]
+struct Header {
+    /// The header line's length, its newline included.
+    len: usize,
+    /// How many records, after it, are sorted by key.
+    sorted: usize,
+    /// The newest stamp among them.
+    stamp: u32,
+}
+
+/// A cache file as opened: its header and log read and checked, its sorted records read
+/// where a lookup needs them. The open handle keeps this version of the file: a save that
+/// replaces it meanwhile does not change what this run reads, and records appended since are
+/// past the length read at the open.
+#[derive(Debug)]
+struct Disk {
+    file: std::fs::File,
+    header: Header,
+    /// The length of the records read: every complete record at the open.
+    records: usize,
+    /// The log's records (each checked), the later of two for a key kept.
+    log: KeyMap<u64>,
+    /// Lookups that read the sorted records one at a time, from the file.
+    probed: usize,
+    /// The sorted records, read whole once a run has looked up [`READ_WHOLE_AFTER`] keys.
+    sorted: Option<Vec<u8>>,
+}
+
+/// After this many lookups a run reads the sorted records whole (≈ 17 reads a lookup in a
+/// full file until then): a hook's few lookups read a few pages, a bulk render's thousands
+/// read the file once.
+const READ_WHOLE_AFTER: usize = 64;
+
+impl Disk {
+    /// The file opened (regular files only, at most `bound` bytes), its header checked and its
+    /// log read; `None` when either does not validate or the file holds fewer records than
+    /// its header sorts. A record cut short at the end is left out.
+    fn open(path: &Path, prefix: &str, bound: u64) -> Option<Disk> {
+        let (file, len) = crate::util::read::open_regular(path).ok()?;
+        if len > bound {
+            return None;
+        }
+        let len = usize::try_from(len).ok()?;
+        let mut head = vec![0; len.min(MAX_HEADER)];
+        read_at(&file, &mut head, 0).ok()?;
+        let header = parse_header(&head, prefix)?;
+        let records = (len - header.len) / RECORD;
+        if records < header.sorted {
+            return None;
+        }
+        let mut bytes = vec![0; (records - header.sorted) * RECORD];
+        read_at(
+            &file,
+            &mut bytes,
+            (header.len + header.sorted * RECORD) as u64,
+        )
+        .ok()?;
+        let mut log =
+            KeyMap::with_capacity_and_hasher(records - header.sorted, KeyBuild::default());
+        for record in bytes.chunks_exact(RECORD) {
+            let (key, count, _) = parse_record(record)?;
+            log.insert(key, count);
+        }
+        Some(Disk {
+            file,
+            header,
+            records,
+            log,
+            probed: 0,
+            sorted: None,
+        })
+    }
+
+    /// The count for `key`: in the log, else by binary search of the sorted records (each
+    /// one compared is checked for its frame and key, the one found whole).
+    fn find(&mut self, key: &Key) -> Result<Option<u64>, Damaged> {
+        if let Some(count) = self.log.get(key) {
+            return Ok(Some(*count));
+        }
+        self.probed += 1;
+        if self.probed > READ_WHOLE_AFTER && self.sorted.is_none() {
+            self.sorted = Some(self.read_records(self.header.sorted)?);
+        }
+        // Lower-case hex sorts as the bytes do: the key's digits are compared with each
+        // record's (checked), and only the record found is read whole.
+        let mut hex = Vec::with_capacity(64);
+        push_hex(&mut hex, key);
+        let mut buffer = [0u8; RECORD];
+        let (mut low, mut high) = (0, self.header.sorted);
+        while low < high {
+            let mid = low + (high - low) / 2;
+            let record = match &self.sorted {
+                Some(sorted) => &sorted[mid * RECORD..(mid + 1) * RECORD],
+                None => {
+                    read_at(
+                        &self.file,
+                        &mut buffer,
+                        (self.header.len + mid * RECORD) as u64,
+                    )
+                    .map_err(|_| Damaged)?;
+                    &buffer[..]
+                }
+            };
+            if !is_framed(record) || !is_hex(&record[..64]) {
+                return Err(Damaged);
+            }
+            match record[..64].cmp(&hex[..]) {
+                Order::Less => low = mid + 1,
+                Order::Greater => high = mid,
+                Order::Equal => {
+                    return parse_record(record).map(|(_, n, _)| Some(n)).ok_or(Damaged);
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// The first `n` records' bytes.
+    fn read_records(&self, n: usize) -> Result<Vec<u8>, Damaged> {
+        let mut bytes = vec![0; n * RECORD];
+        read_at(&self.file, &mut bytes, self.header.len as u64).map_err(|_| Damaged)?;
+        Ok(bytes)
+    }
+
+    /// Every record, each checked, the sorted ones in strictly increasing key order; `None`
+    /// when one is not.
+    fn records(&self) -> Option<Vec<(Key, u64, u32)>> {
+        let bytes = self.read_records(self.records).ok()?;
+        let mut out: Vec<(Key, u64, u32)> = Vec::with_capacity(self.records);
+        for (i, record) in bytes.chunks_exact(RECORD).enumerate() {
+            let parsed = parse_record(record)?;
+            if i > 0 && i < self.header.sorted && out.last().is_some_and(|p| p.0 >= parsed.0) {
+                return None;
+            }
+            out.push(parsed);
+        }
+        Some(out)
+    }
+}
+
+/// Reads exactly `buffer.len()` bytes of `file` at `offset`.
+fn read_at(file: &std::fs::File, buffer: &mut [u8], offset: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::read_exact_at(file, buffer, offset)
+    }
+    #[cfg(not(unix))]
+    {
+        use std::io::Seek as _;
+        let mut file = file;
+        file.seek(std::io::SeekFrom::Start(offset))?;
+        file.read_exact(buffer)
     }
 }
 
@@ -397,101 +688,86 @@ fn dir_from_env(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<Path
     }
 }
 
-fn format_file(header: &str, records: &[(Key, u64)]) -> Vec<u8> {
+/// Appends one record.
+fn push_record(out: &mut Vec<u8>, key: &Key, count: u64, stamp: u32) {
+    push_hex(out, key);
+    out.push(b' ');
+    push_hex(out, &count.to_be_bytes());
+    out.push(b' ');
+    push_hex(out, &stamp.to_be_bytes());
+    out.push(b'\n');
+}
+
+/// Appends `bytes` as lower-case hex digits.
+fn push_hex(out: &mut Vec<u8>, bytes: &[u8]) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut out = Vec::with_capacity(64 + records.len() * 80);
-    out.extend_from_slice(header.as_bytes());
-    for (k, n) in records {
-        for b in k {
-            out.push(HEX[usize::from(b >> 4)]);
-            out.push(HEX[usize::from(b & 0x0f)]);
-        }
-        out.push(b' ');
-        let mut digits = [0u8; 20];
-        let mut i = digits.len();
-        let mut v = *n;
-        loop {
-            i -= 1;
-            digits[i] = b'0' + (v % 10) as u8;
-            v /= 10;
-            if v == 0 {
-                break;
-            }
-        }
-        out.extend_from_slice(&digits[i..]);
-        out.push(b'\n');
+    for b in bytes {
+        out.push(HEX[usize::from(b >> 4)]);
+        out.push(HEX[usize::from(b & 0x0f)]);
     }
-    out
 }
 
-/// The records of a cache file, each with its line number as `seq` (oldest first); `None`
-/// when it is missing, unreadable, too large, of another format, version, encoding or scanner, or
-/// any record is invalid or repeated.
-fn read_file(file: &Path, header: &str, capacity: usize) -> Option<KeyMap<Slot>> {
-    let max_bytes = 64 + capacity.saturating_mul(MAX_RECORD + 1);
-    // Bounded, and never a FIFO or device planted as the cache file.
-    let bytes = crate::util::read::read_capped(file, max_bytes as u64).ok()?;
-    parse_file(&bytes, header)
+/// The header line at the start of `bytes` when it is `<prefix><sorted> <stamp>\n`, both
+/// numbers decimal without a leading zero.
+fn parse_header(bytes: &[u8], prefix: &str) -> Option<Header> {
+    let rest = bytes.strip_prefix(prefix.as_bytes())?;
+    let line = &rest[..memchr::memchr(b'\n', &rest[..rest.len().min(MAX_HEADER)])?];
+    let (sorted, stamp) = std::str::from_utf8(line).ok()?.split_once(' ')?;
+    let number = |s: &str| {
+        (s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0')))
+            .then(|| s.parse::<u64>().ok())
+            .flatten()
+    };
+    Some(Header {
+        len: prefix.len() + line.len() + 1,
+        sorted: usize::try_from(number(sorted)?).ok()?,
+        stamp: u32::try_from(number(stamp)?).ok()?,
+    })
 }
 
-fn parse_file(bytes: &[u8], header: &str) -> Option<KeyMap<Slot>> {
-    let body = bytes.strip_prefix(header.as_bytes())?;
-    if !body.is_empty() && body.last() != Some(&b'\n') {
-        return None;
-    }
-    let records = memchr::memchr_iter(b'\n', body).count();
-    let mut slots = KeyMap::with_capacity_and_hasher(records, KeyBuild::default());
-    let mut rest = body;
-    let mut seq = 0;
-    while !rest.is_empty() {
-        let end = memchr::memchr(b'\n', rest)?;
-        let (key, count) = parse_record(&rest[..end])?;
-        let slot = Slot {
-            count,
-            seq,
-            touched: false,
-        };
-        if slots.insert(key, slot).is_some() {
-            return None;
-        }
-        seq += 1;
-        rest = &rest[end + 1..];
-    }
-    Some(slots)
+/// True when `record` has a record's length and its spaces and newline where a record has
+/// them (a record cut, shifted or zeroed has not).
+fn is_framed(record: &[u8]) -> bool {
+    record.len() == RECORD && record[64] == b' ' && record[81] == b' ' && record[90] == b'\n'
 }
 
-fn parse_record(line: &[u8]) -> Option<(Key, u64)> {
-    if line.len() < 66 || line.len() > MAX_RECORD || line[64] != b' ' {
+/// True when every byte is a lower-case hex digit.
+fn is_hex(bytes: &[u8]) -> bool {
+    bytes.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// One record (exactly [`RECORD`] bytes): its key, count and stamp.
+fn parse_record(record: &[u8]) -> Option<(Key, u64, u32)> {
+    if !is_framed(record) {
         return None;
     }
-    let key = parse_key(&line[..64])?;
-    let digits = &line[65..];
-    if digits.len() > 1 && digits[0] == b'0' {
-        return None;
-    }
-    let mut count: u64 = 0;
-    for &d in digits {
-        if !d.is_ascii_digit() {
-            return None;
-        }
-        count = count.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
-    }
-    Some((key, count))
+    let key = parse_key(&record[..64])?;
+    let mut number = [0u8; 8];
+    parse_hex(&record[65..81], &mut number)?;
+    let count = u64::from_be_bytes(number);
+    let mut number = [0u8; 4];
+    parse_hex(&record[82..90], &mut number)?;
+    Some((key, count, u32::from_be_bytes(number)))
 }
 
 /// 64 lower-case hex digits → a key.
 fn parse_key(hex: &[u8]) -> Option<Key> {
-    let hex: &[u8; 64] = hex.try_into().ok()?;
-    if !hex.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+    let mut key = [0u8; 32];
+    parse_hex(hex, &mut key)?;
+    Some(key)
+}
+
+/// Exactly `2 * out.len()` lower-case hex digits into `out`.
+fn parse_hex(hex: &[u8], out: &mut [u8]) -> Option<()> {
+    if hex.len() != 2 * out.len() || !is_hex(hex) {
         return None;
     }
     // '0'..='9' → 0..=9, 'a'..='f' → 10..=15, without branches.
     let nibble = |b: u8| (b & 0x0f) + 9 * (b >> 6);
-    let mut key = [0u8; 32];
-    for (k, pair) in key.iter_mut().zip(hex.chunks_exact(2)) {
-        *k = (nibble(pair[0]) << 4) | nibble(pair[1]);
+    for (o, pair) in out.iter_mut().zip(hex.chunks_exact(2)) {
+        *o = (nibble(pair[0]) << 4) | nibble(pair[1]);
     }
-    Some(key)
+    Some(())
 }
 
 /// Hashes a [`Key`] by its first 8 bytes: keys are sha256 digests, already uniform.
@@ -586,10 +862,15 @@ mod tests {
         assert_eq!(c.get(&key(1)), Some(11));
         c.save().unwrap();
         let text = std::fs::read_to_string(dir.path().join("tokens-o200k_base.txt")).unwrap();
-        assert!(
-            text.starts_with("curate-token-cache 1 o200k_base\n"),
-            "{text}"
-        );
+        let (header, records) = text.split_once('\n').unwrap();
+        assert_eq!(header, "curate-token-cache 2 o200k_base 3 3");
+        // Sorted by key, one width; the stamps say 1 was used last, 2 is the oldest.
+        let lines: Vec<&str> = records.lines().collect();
+        assert!(lines.is_sorted(), "{text}");
+        assert!(lines.iter().all(|l| l.len() + 1 == RECORD), "{text}");
+        assert!(text.contains(&format!("{} 000000000000000b 00000003\n", key(1))));
+        assert!(text.contains(&format!("{} 0000000000000000 00000001\n", key(2))));
+        assert!(text.contains(&format!("{} ffffffffffffffff 00000002\n", key(3))));
         let d = DigestCache::open(Some(dir.path().to_owned()), O200K);
         assert_eq!(d.get(&key(1)), Some(11));
         assert_eq!(d.get(&key(2)), Some(0));
@@ -636,42 +917,246 @@ mod tests {
         dir.join("tokens-o200k_base.txt")
     }
 
+    /// `file` with `from` replaced by `to` once (it must be there).
+    fn edit(file: &Path, from: &str, to: &str) {
+        let text = std::fs::read_to_string(file).unwrap();
+        assert!(text.contains(from), "{from:?} not in {text}");
+        std::fs::write(file, text.replacen(from, to, 1)).unwrap();
+    }
+
+    /// The record of `key(n)` in a cache file's text.
+    fn record_of(text: &str, n: u64) -> String {
+        let k = key(n);
+        text.lines().find(|l| l.starts_with(&k)).unwrap().to_owned()
+    }
+
     #[test]
-    fn a_corrupt_file_is_ignored_and_rebuilt() {
+    fn a_damaged_header_or_a_short_file_is_never_trusted_and_is_rebuilt() {
         let dir = tempfile::tempdir().unwrap();
         let file = valid_file(dir.path());
         let good = std::fs::read_to_string(&file).unwrap();
-        let k1 = key(1);
-        let corruptions = [
+        let header = "curate-token-cache 2 o200k_base 2 2\n";
+        assert!(good.starts_with(header), "{good}");
+        let body = &good[header.len()..];
+        let damaged = [
             String::new(),
             "garbage\n".to_owned(),
             good.replace("curate-token-cache", "curate-token-cachX"),
-            good.replace(" 1 o200k", " 2 o200k"),
-            good.replace(&format!("{k1} 1"), &format!("{k1} x")),
-            good.replace(&format!("{k1} 1"), &format!("{k1} 01")),
-            good.replace(&format!("{k1} 1"), &format!("{k1} -1")),
-            good.replace(&format!("{k1} 1"), &format!("{k1} 99999999999999999999")),
-            good.replace(&format!("{k1} 1"), &format!("{k1}  1")),
-            good.replace(&format!("{k1} 1"), &format!("{} 1", k1.to_uppercase())),
-            good.replace(&format!("{k1} 1"), &format!("{} 1", &k1[1..])),
-            good.replace(&format!("{k1} 1"), &format!("{k1} 1\n{k1} 1")),
-            good.replace(&format!("{k1} 1\n"), &format!("{k1} 1\n\n")),
-            good.trim_end().to_owned(),
-            good.replace(&format!("{k1} 1"), &format!("{k1} 1\r")),
+            good.replace("cache 2 o200k", "cache 1 o200k"),
+            good.replace(" 2 2\n", " 3 2\n"),
+            good.replace(" 2 2\n", " 02 2\n"),
+            good.replace(" 2 2\n", " 2 x\n"),
+            good.replace(" 2 2\n", " 2 2 \n"),
+            good.replace(" 2 2\n", " 2\n"),
+            // A record shorter by one byte: the file holds fewer records than it sorts.
+            good.replacen(" 0000000000000001 ", " 000000000000001 ", 1),
+            // What a power cut can leave: the size without the bytes.
+            "\0".repeat(good.len()),
+            format!("{header}{}", "\0".repeat(body.len())),
         ];
-        for bad in corruptions {
+        for bad in damaged {
             std::fs::write(&file, &bad).unwrap();
             let c = DigestCache::open(Some(dir.path().to_owned()), O200K);
+            assert_eq!(c.get(&key(1)), None, "trusted {bad:?}");
             assert_eq!(c.get(&key(2)), None, "trusted {bad:?}");
-            assert!(c.is_empty(), "trusted {bad:?}");
             c.put(&key(3), 3);
             c.save().unwrap();
-            let d = DigestCache::open(Some(dir.path().to_owned()), O200K);
-            assert_eq!(d.get(&key(3)), Some(3), "not rebuilt after {bad:?}");
-            assert_eq!(d.len(), 1);
+            let text = std::fs::read_to_string(&file).unwrap();
+            assert_eq!(
+                text,
+                format!(
+                    "curate-token-cache 2 o200k_base 1 1\n{} 0000000000000003 00000001\n",
+                    key(3)
+                ),
+                "not rebuilt after {bad:?}"
+            );
         }
         std::fs::write(&file, [0xff, 0xfe, 0, 1, 2]).unwrap();
         assert!(DigestCache::open(Some(dir.path().to_owned()), O200K).is_empty());
+    }
+
+    #[test]
+    fn a_damaged_record_is_never_trusted_and_the_next_save_rebuilds_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = valid_file(dir.path());
+        let good = std::fs::read_to_string(&file).unwrap();
+        let record = record_of(&good, 1);
+        let (k, rest) = record.split_at(64);
+        let damaged = [
+            format!("{k} 000000000000000x 00000001"),
+            format!("{k} 000000000000000A 00000001"),
+            format!("{k}  000000000000001 00000001"),
+            format!("{k} 0000000000000001 0000000g"),
+            format!("{}{rest}", k.to_uppercase()),
+            format!("{}x{rest}", &k[1..]),
+            format!("{k}{}\r", &rest[..rest.len() - 1]),
+        ];
+        for bad in damaged {
+            assert_eq!(bad.len(), record.len(), "{bad}");
+            std::fs::write(&file, good.replace(&record, &bad)).unwrap();
+            let c = DigestCache::open(Some(dir.path().to_owned()), O200K);
+            assert_eq!(c.get(&key(1)), None, "trusted {bad:?}");
+            // Not trusted for the rest of the run, sound records included.
+            assert_eq!(c.get(&key(2)), None, "trusted the file after {bad:?}");
+            c.put(&key(3), 3);
+            c.save().unwrap();
+            let text = std::fs::read_to_string(&file).unwrap();
+            assert!(!text.contains(&bad), "the damaged record survived {bad:?}");
+            let d = DigestCache::open(Some(dir.path().to_owned()), O200K);
+            assert_eq!(d.get(&key(3)), Some(3), "not rebuilt after {bad:?}");
+            assert_eq!(d.len(), 1, "{text}");
+        }
+        // Sorted records out of order: a lookup may miss, never gives another key's count,
+        // and the compaction (which checks every record) rebuilds the file from this run's
+        // entries alone.
+        let (head, body) = good.split_once('\n').unwrap();
+        let mut lines: Vec<&str> = body.lines().collect();
+        lines.reverse();
+        std::fs::write(&file, format!("{head}\n{}\n", lines.join("\n"))).unwrap();
+        let c = DigestCache::with_capacity(Some(dir.path().to_owned()), O200K, 16);
+        assert!(matches!(c.get(&key(1)), None | Some(1)));
+        assert!(matches!(c.get(&key(2)), None | Some(2)));
+        for i in 4..7 {
+            c.put(&key(i), i);
+        }
+        c.save().unwrap();
+        let text = std::fs::read_to_string(&file).unwrap();
+        let d = DigestCache::open(Some(dir.path().to_owned()), O200K);
+        for i in 4..7 {
+            assert_eq!(d.get(&key(i)), Some(i), "{text}");
+        }
+        assert!(
+            text.lines().skip(1).collect::<Vec<_>>().is_sorted(),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn lookups_give_the_same_answers_read_one_record_at_a_time_or_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = DigestCache::open(Some(dir.path().to_owned()), O200K);
+        for i in 0..300 {
+            c.put(&key(i), i * 7);
+        }
+        c.save().unwrap();
+        let d = DigestCache::open(Some(dir.path().to_owned()), O200K);
+        // Past READ_WHOLE_AFTER lookups the sorted records are read whole.
+        for i in (0..600).rev() {
+            let expected = (i < 300).then_some(i * 7);
+            assert_eq!(d.get(&key(i)), expected, "key {i}");
+        }
+        assert_eq!(d.stats(), (300, 300));
+        // A damaged record met after the switch: the file is not trusted either.
+        let file = dir.path().join("tokens-o200k_base.txt");
+        let text = std::fs::read_to_string(&file).unwrap();
+        let record = record_of(&text, 5);
+        edit(&file, &record, &record.replace(' ', "x"));
+        // Lookups are right until one meets the damaged record; from then on the file's
+        // records are not trusted (a key this run already found stays known).
+        let e = DigestCache::open(Some(dir.path().to_owned()), O200K);
+        let mut trusted = true;
+        for i in (0..300).filter(|i| *i != 5) {
+            match e.get(&key(i)) {
+                Some(n) => assert!(trusted && n == i * 7, "key {i}: {n}"),
+                None => trusted = false,
+            }
+        }
+        assert_eq!(e.get(&key(5)), None);
+    }
+
+    #[test]
+    fn a_save_appends_its_records_until_the_log_is_full_then_compacts() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("tokens-o200k_base.txt");
+        // A bound of 16: the log holds 2 records.
+        let open = || DigestCache::with_capacity(Some(dir.path().to_owned()), O200K, 16);
+        let c = open();
+        for i in 0..4 {
+            c.put(&key(i), i);
+        }
+        c.save().unwrap();
+        let first = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            first.starts_with("curate-token-cache 2 o200k_base 4 4\n"),
+            "{first}"
+        );
+        // A run that uses 0 and adds 10: both appended, as the newest, the rest untouched.
+        let c = open();
+        assert_eq!(c.get(&key(0)), Some(0));
+        c.put(&key(10), 10);
+        c.save().unwrap();
+        let second = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(
+            second,
+            format!(
+                "{first}{} 0000000000000000 00000005\n{} 000000000000000a 00000006\n",
+                key(0),
+                key(10)
+            )
+        );
+        // A run that only looks up writes nothing.
+        let c = open();
+        assert_eq!(c.get(&key(10)), Some(10));
+        assert_eq!(c.get(&key(3)), Some(3));
+        assert_eq!(c.get(&key(99)), None);
+        c.save().unwrap();
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), second);
+        // The log is full: the next save compacts: sorted, no log, stamps from 1.
+        let c = open();
+        assert_eq!(c.get(&key(1)), Some(1));
+        c.put(&key(11), 11);
+        c.save().unwrap();
+        let third = std::fs::read_to_string(&file).unwrap();
+        let (header, body) = third.split_once('\n').unwrap();
+        assert_eq!(header, "curate-token-cache 2 o200k_base 6 6");
+        let lines: Vec<&str> = body.lines().collect();
+        assert!(lines.is_sorted(), "{third}");
+        assert_eq!(lines.len(), 6);
+        // 2 and 3 are the oldest, then 0 and 10 (the second run), then 1 and 11.
+        let stamp = |n| record_of(&third, n)[82..].to_owned();
+        assert_eq!(stamp(2), "00000001");
+        assert_eq!(stamp(3), "00000002");
+        assert_eq!(stamp(0), "00000003");
+        assert_eq!(stamp(10), "00000004");
+        assert_eq!(stamp(1), "00000005");
+        assert_eq!(stamp(11), "00000006");
+        let d = open();
+        for i in [0, 1, 2, 3, 10, 11] {
+            assert_eq!(d.get(&key(i)), Some(i));
+        }
+    }
+
+    #[test]
+    fn a_record_cut_short_at_the_end_is_left_out_and_the_next_save_compacts() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = valid_file(dir.path());
+        let good = std::fs::read_to_string(&file).unwrap();
+        let c = DigestCache::open(Some(dir.path().to_owned()), O200K);
+        c.put(&key(5), 5);
+        c.save().unwrap();
+        let appended = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(appended.len(), good.len() + RECORD);
+        // An append cut by a power cut, or still being written while another run reads.
+        std::fs::write(&file, &appended[..appended.len() - 10]).unwrap();
+        let c = DigestCache::open(Some(dir.path().to_owned()), O200K);
+        assert_eq!(c.get(&key(5)), None);
+        assert_eq!(c.get(&key(1)), Some(1));
+        assert_eq!(c.get(&key(2)), Some(2));
+        c.put(&key(6), 6);
+        c.save().unwrap();
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            text.starts_with("curate-token-cache 2 o200k_base 3 3\n"),
+            "{text}"
+        );
+        assert_eq!(
+            text.len() % RECORD,
+            "curate-token-cache 2 o200k_base 3 3\n".len() % RECORD
+        );
+        let d = DigestCache::open(Some(dir.path().to_owned()), O200K);
+        assert_eq!(d.get(&key(5)), None);
+        assert_eq!(d.get(&key(6)), Some(6));
+        assert_eq!(d.len(), 3);
     }
 
     #[test]
@@ -696,11 +1181,15 @@ mod tests {
     fn an_oversized_file_is_ignored() {
         let dir = tempfile::tempdir().unwrap();
         let file = valid_file(dir.path());
-        let mut big = std::fs::read_to_string(&file).unwrap();
+        let big = DigestCache::open(Some(dir.path().to_owned()), O200K);
         for i in 10..40 {
-            big.push_str(&format!("{} {i}\n", key(i)));
+            big.put(&key(i), i);
         }
-        std::fs::write(&file, big).unwrap();
+        big.save().unwrap();
+        assert_eq!(
+            std::fs::metadata(&file).unwrap().len() as usize,
+            36 + 32 * RECORD
+        );
         assert!(DigestCache::with_capacity(Some(dir.path().to_owned()), O200K, 4).is_empty());
         assert_eq!(
             DigestCache::open(Some(dir.path().to_owned()), O200K).len(),
@@ -745,7 +1234,7 @@ mod tests {
         let size = std::fs::metadata(dir.path().join("tokens-o200k_base.txt"))
             .unwrap()
             .len();
-        assert!(size <= 64 + 5 * 86, "{size} bytes");
+        assert_eq!(size as usize, 36 + 5 * RECORD, "{size} bytes");
     }
 
     #[test]

@@ -18,20 +18,21 @@ fn a_warm_run_gives_the_same_bytes_and_a_damaged_cache_is_ignored() {
     let manifest = repo.read(WORKER_MANIFEST);
     let cache = std::fs::read_to_string(cache_file(&repo)).expect("a cache file");
     assert!(
-        cache.starts_with("curate-token-cache 1 o200k_base\n"),
+        cache.starts_with("curate-token-cache 2 o200k_base 8 8\n"),
         "{cache}"
     );
     assert_eq!(cache.lines().count(), 1 + 8, "one record per counted entry");
     let warm = repo.curate().args(args).run();
     assert_eq!(cold.json()["totals"], warm.json()["totals"]);
     assert_eq!(manifest, repo.read(WORKER_MANIFEST));
-    // A damaged record: the whole file is not trusted, and the next save rebuilds it.
+    // A damaged record (of the same width): met by a lookup, the file is not trusted for the
+    // rest of the run, and the save rebuilds it.
     let damaged: String = cache
         .lines()
         .enumerate()
         .map(|(i, l)| {
             if i == 1 {
-                format!("{} oops\n", &l[..64])
+                format!("{} {}\n", &l[..64], "x".repeat(l.len() - 65))
             } else {
                 format!("{l}\n")
             }
@@ -42,11 +43,11 @@ fn a_warm_run_gives_the_same_bytes_and_a_damaged_cache_is_ignored() {
     assert_eq!(cold.json()["totals"], again.json()["totals"]);
     let rebuilt = std::fs::read_to_string(cache_file(&repo)).unwrap();
     assert!(
-        rebuilt.starts_with("curate-token-cache 1 o200k_base\n"),
+        rebuilt.starts_with("curate-token-cache 2 o200k_base 8 8\n"),
         "{rebuilt}"
     );
     assert!(
-        !rebuilt.contains("oops"),
+        !rebuilt.contains(" xxxx"),
         "the damaged record survived:\n{rebuilt}"
     );
     assert_eq!(rebuilt.lines().count(), 1 + 8, "{rebuilt}");
@@ -142,7 +143,7 @@ fn the_scanners_clean_verdicts_are_kept_and_a_secret_is_refused_warm_too() {
         .to_string_lossy()
         .into_owned();
     assert!(
-        text.starts_with(&format!("curate-token-cache 1 {stem}\n")),
+        text.starts_with(&format!("curate-token-cache 2 {stem} ")),
         "{text}"
     );
     let sha = |rel: &str| {
@@ -154,7 +155,7 @@ fn the_scanners_clean_verdicts_are_kept_and_a_secret_is_refused_warm_too() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         let file = v["file"].as_str().unwrap();
         assert!(
-            text.contains(&format!("{} 0\n", sha(file))),
+            text.contains(&format!("{} 0000000000000000 ", sha(file))),
             "{file} has no verdict:\n{text}"
         );
     }
