@@ -46,8 +46,8 @@ use std::cmp::Ordering as Order;
 use std::collections::HashMap;
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
@@ -81,15 +81,13 @@ struct Slot {
     seq: u64,
 }
 
+/// What this run did with the cache.
 #[derive(Debug, Default)]
 struct State {
-    loaded: bool,
-    /// The file as read, while it is trusted.
-    disk: Option<Disk>,
-    /// The file is missing, or was not trusted at the open or since: the save compacts
-    /// rather than append to it.
-    damaged: bool,
-    run: KeyMap<Slot>,
+    /// The counts this run added (or counted again), by key.
+    added: KeyMap<Slot>,
+    /// The file's records this run used, in the order of use (a key may repeat).
+    used: Vec<(Key, Slot)>,
     next_seq: u64,
     /// This run added a count that the file may not have.
     dirty: bool,
@@ -104,6 +102,8 @@ pub struct DigestCache {
     /// The header's first three words and their spaces: what a valid file starts with.
     prefix: String,
     capacity: usize,
+    /// The file, opened at the first lookup; `None` when it is missing or not trusted.
+    disk: OnceLock<Option<Disk>>,
     state: Mutex<State>,
     hits: AtomicU64,
     misses: AtomicU64,
@@ -143,6 +143,7 @@ impl DigestCache {
             file: dir.map(|d| d.join(format!("{stem}.txt"))),
             prefix: format!("{MAGIC} {VERSION} {tag} "),
             capacity: capacity.max(1),
+            disk: OnceLock::new(),
             state: Mutex::new(State::default()),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
@@ -193,20 +194,19 @@ impl DigestCache {
     #[must_use]
     pub fn get_key(&self, key: &Key) -> Option<u64> {
         self.file.as_ref()?;
-        let mut state = self.lock_loaded();
+        // The file is searched outside the lock: rayon's workers look up in parallel.
+        let on_disk = self.on_disk(key);
+        let mut state = self.lock();
         let seq = state.next_seq;
-        let found = match state.run.get_mut(key) {
-            Some(slot) => {
+        let found = match on_disk {
+            Some(count) => {
+                state.used.push((*key, Slot { count, seq }));
+                Some(count)
+            }
+            None => state.added.get_mut(key).map(|slot| {
                 slot.seq = seq;
-                Some(slot.count)
-            }
-            None => {
-                let found = state.on_disk(key);
-                if let Some(count) = found {
-                    state.run.insert(*key, Slot { count, seq });
-                }
-                found
-            }
+                slot.count
+            }),
         };
         if found.is_some() {
             state.next_seq += 1;
@@ -222,17 +222,37 @@ impl DigestCache {
         if self.file.is_none() {
             return;
         }
-        let mut state = self.lock_loaded();
-        let known = match state.run.get(&key) {
-            Some(slot) => Some(slot.count),
-            None => state.on_disk(&key),
-        };
+        let on_disk = self.on_disk(&key);
+        let mut state = self.lock();
+        let known = state.added.get(&key).map(|slot| slot.count).or(on_disk);
         if known != Some(count) {
             state.dirty = true;
         }
         let seq = state.next_seq;
         state.next_seq += 1;
-        state.run.insert(key, Slot { count, seq });
+        state.added.insert(key, Slot { count, seq });
+    }
+
+    /// The count the file holds for `key`, opening it at the first lookup.
+    fn on_disk(&self, key: &Key) -> Option<u64> {
+        let file = self.file.as_ref()?;
+        self.disk
+            .get_or_init(|| Disk::open(file, &self.prefix, self.byte_bound()))
+            .as_ref()?
+            .find(key)
+    }
+
+    /// True when the file is missing or was not trusted, at its open or since.
+    fn untrusted(&self) -> bool {
+        self.disk
+            .get()
+            .is_none_or(|disk| disk.as_ref().is_none_or(Disk::is_damaged))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Lookups that hit and missed so far.
@@ -252,10 +272,7 @@ impl DigestCache {
         let Some(file) = &self.file else {
             return Ok(());
         };
-        let mut state = self
-            .state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut state = self.lock();
         if !state.dirty {
             return Ok(());
         }
@@ -266,10 +283,19 @@ impl DigestCache {
                 "the token cache is locked by another run: not saved",
             ));
         };
-        let mut ours: Vec<(Key, Slot)> = state.run.iter().map(|(k, s)| (*k, *s)).collect();
+        // What this run used or added, each key once at its last use, oldest first.
+        let mut last: KeyMap<Slot> = KeyMap::default();
+        let used = state.used.iter().map(|(k, s)| (k, s));
+        for (key, slot) in used.chain(&state.added) {
+            let kept = last.entry(*key).or_insert(*slot);
+            if slot.seq >= kept.seq {
+                *kept = *slot;
+            }
+        }
+        let mut ours: Vec<(Key, Slot)> = last.into_iter().collect();
         ours.sort_unstable_by_key(|(_, s)| s.seq);
         let ours: Vec<(Key, u64)> = ours.into_iter().map(|(k, s)| (k, s.count)).collect();
-        if state.damaged || !self.append(file, &ours)? {
+        if self.untrusted() || !self.append(file, &ours)? {
             self.compact(file, &ours)?;
         }
         state.dirty = false;
@@ -379,55 +405,27 @@ impl DigestCache {
         })
     }
 
-    fn lock_loaded(&self) -> std::sync::MutexGuard<'_, State> {
-        let mut state = self
-            .state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if !state.loaded {
-            state.loaded = true;
-            if let Some(file) = &self.file {
-                state.disk = Disk::open(file, &self.prefix, self.byte_bound());
-                state.damaged = state.disk.is_none();
-            }
-        }
-        state
-    }
-
     /// The entries this run knows: the file's (every record checked) and its own. For tests.
     #[cfg(test)]
     fn len(&self) -> usize {
-        let state = self.lock_loaded();
-        let mut keys: std::collections::HashSet<Key> = state
+        let _ = self.on_disk(&[0; 32]);
+        let mut keys: std::collections::HashSet<Key> = self
             .disk
-            .as_ref()
+            .get()
+            .and_then(Option::as_ref)
+            .filter(|disk| !disk.is_damaged())
             .and_then(Disk::records)
             .unwrap_or_default()
             .into_iter()
             .map(|(k, _, _)| k)
             .collect();
-        keys.extend(state.run.keys());
+        keys.extend(self.lock().added.keys());
         keys.len()
     }
 
     #[cfg(test)]
     fn is_empty(&self) -> bool {
         self.len() == 0
-    }
-}
-
-impl State {
-    /// The count the file holds for `key`; a damaged record met on the way makes the file
-    /// untrusted from now on.
-    fn on_disk(&mut self, key: &Key) -> Option<u64> {
-        match self.disk.as_mut()?.find(key) {
-            Ok(found) => found,
-            Err(Damaged) => {
-                self.disk = None;
-                self.damaged = true;
-                None
-            }
-        }
     }
 }
 
@@ -457,11 +455,18 @@ struct Disk {
     records: usize,
     /// The log's records (each checked), the later of two for a key kept.
     log: KeyMap<u64>,
-    /// Lookups that read the sorted records one at a time, from the file.
-    probed: usize,
-    /// The sorted records, read whole once a run has looked up [`READ_WHOLE_AFTER`] keys.
-    sorted: Option<Vec<u8>>,
+    /// Lookups that reached the sorted records.
+    probed: AtomicUsize,
+    /// The sorted records, read and checked whole once a run has looked up
+    /// [`READ_WHOLE_AFTER`] keys (`None`: one was damaged).
+    sorted: OnceLock<Option<Vec<(Key, u64, u32)>>>,
+    /// A record read was damaged: the file is not trusted from then on.
+    damaged: AtomicBool,
 }
+
+/// How many probes of a lookup guess from the key's value before the rest halve the range:
+/// enough for evenly spread keys, few enough that a file of uneven ones costs little more.
+const GUESSES: usize = 6;
 
 /// After this many lookups a run reads the sorted records whole (≈ 17 reads a lookup in a
 /// full file until then): a hook's few lookups read a few pages, a bulk render's thousands
@@ -503,53 +508,50 @@ impl Disk {
             header,
             records,
             log,
-            probed: 0,
-            sorted: None,
+            probed: AtomicUsize::new(0),
+            sorted: OnceLock::new(),
+            damaged: AtomicBool::new(false),
         })
     }
 
-    /// The count for `key`: in the log, else by binary search of the sorted records (each
-    /// one compared is checked for its frame and key, the one found whole).
-    fn find(&mut self, key: &Key) -> Result<Option<u64>, Damaged> {
+    /// The count for `key`: in the log, else by a search of the sorted records, each one
+    /// compared checked whole; `None` from the first damaged record on.
+    fn find(&self, key: &Key) -> Option<u64> {
+        if self.is_damaged() {
+            return None;
+        }
         if let Some(count) = self.log.get(key) {
-            return Ok(Some(*count));
+            return Some(*count);
         }
-        self.probed += 1;
-        if self.probed > READ_WHOLE_AFTER && self.sorted.is_none() {
-            self.sorted = Some(self.read_records(self.header.sorted)?);
-        }
-        // Lower-case hex sorts as the bytes do: the key's digits are compared with each
-        // record's (checked), and only the record found is read whole.
-        let mut hex = Vec::with_capacity(64);
-        push_hex(&mut hex, key);
-        let mut buffer = [0u8; RECORD];
-        let (mut low, mut high) = (0, self.header.sorted);
-        while low < high {
-            let mid = low + (high - low) / 2;
-            let record = match &self.sorted {
-                Some(sorted) => &sorted[mid * RECORD..(mid + 1) * RECORD],
-                None => {
-                    read_at(
-                        &self.file,
-                        &mut buffer,
-                        (self.header.len + mid * RECORD) as u64,
-                    )
-                    .map_err(|_| Damaged)?;
-                    &buffer[..]
-                }
-            };
-            if !is_framed(record) || !is_hex(&record[..64]) {
-                return Err(Damaged);
+        let whole = match self.sorted.get() {
+            Some(whole) => Some(whole),
+            None if self.probed.fetch_add(1, Ordering::Relaxed) < READ_WHOLE_AFTER => None,
+            None => Some(self.sorted.get_or_init(|| {
+                let bytes = self.read_records(self.header.sorted).ok()?;
+                parse_records(&bytes, self.header.sorted)
+            })),
+        };
+        let found = match whole {
+            Some(Some(sorted)) => search(sorted.len(), key, |i| Ok((sorted[i].0, sorted[i].1))),
+            Some(None) => Err(Damaged),
+            None => {
+                let mut buffer = [0u8; RECORD];
+                search(self.header.sorted, key, |i| {
+                    let at = self.header.len + i * RECORD;
+                    read_at(&self.file, &mut buffer, at as u64).map_err(|_| Damaged)?;
+                    let (k, count, _) = parse_record(&buffer).ok_or(Damaged)?;
+                    Ok((k, count))
+                })
             }
-            match record[..64].cmp(&hex[..]) {
-                Order::Less => low = mid + 1,
-                Order::Greater => high = mid,
-                Order::Equal => {
-                    return parse_record(record).map(|(_, n, _)| Some(n)).ok_or(Damaged);
-                }
-            }
-        }
-        Ok(None)
+        };
+        found.unwrap_or_else(|Damaged| {
+            self.damaged.store(true, Ordering::Relaxed);
+            None
+        })
+    }
+
+    fn is_damaged(&self) -> bool {
+        self.damaged.load(Ordering::Relaxed)
     }
 
     /// The first `n` records' bytes.
@@ -562,17 +564,56 @@ impl Disk {
     /// Every record, each checked, the sorted ones in strictly increasing key order; `None`
     /// when one is not.
     fn records(&self) -> Option<Vec<(Key, u64, u32)>> {
-        let bytes = self.read_records(self.records).ok()?;
-        let mut out: Vec<(Key, u64, u32)> = Vec::with_capacity(self.records);
-        for (i, record) in bytes.chunks_exact(RECORD).enumerate() {
-            let parsed = parse_record(record)?;
-            if i > 0 && i < self.header.sorted && out.last().is_some_and(|p| p.0 >= parsed.0) {
-                return None;
-            }
-            out.push(parsed);
-        }
-        Some(out)
+        parse_records(&self.read_records(self.records).ok()?, self.header.sorted)
     }
+}
+
+/// The records in `bytes`, each checked, the first `sorted` in strictly increasing key
+/// order; `None` when one is not.
+fn parse_records(bytes: &[u8], sorted: usize) -> Option<Vec<(Key, u64, u32)>> {
+    let mut out: Vec<(Key, u64, u32)> = Vec::with_capacity(bytes.len() / RECORD);
+    for (i, record) in bytes.chunks_exact(RECORD).enumerate() {
+        let parsed = parse_record(record)?;
+        if i > 0 && i < sorted && out.last().is_some_and(|p| p.0 >= parsed.0) {
+            return None;
+        }
+        out.push(parsed);
+    }
+    Some(out)
+}
+
+/// The count of `key` among `n` records sorted by key, `at(i)` giving the `i`th. Keys are
+/// sha256 digests, spread evenly: the first probes guess where the key lies from its value
+/// between the bounds' (≈ 4 probes in a full file, where halving takes 17), the rest halve.
+fn search(
+    n: usize,
+    key: &Key,
+    mut at: impl FnMut(usize) -> Result<(Key, u64), Damaged>,
+) -> Result<Option<u64>, Damaged> {
+    let value = |k: &Key| u128::from(u64::from_be_bytes(k[..8].try_into().unwrap_or_default()));
+    let target = value(key);
+    let (mut low, mut high) = (0, n);
+    let (mut low_value, mut high_value) = (0u128, u128::from(u64::MAX));
+    let mut probes = 0;
+    while low < high {
+        let mid = if probes < GUESSES {
+            let offset = target.saturating_sub(low_value) * (high - low) as u128
+                / (high_value.saturating_sub(low_value) + 1);
+            low + usize::try_from(offset)
+                .unwrap_or(usize::MAX)
+                .min(high - low - 1)
+        } else {
+            low + (high - low) / 2
+        };
+        probes += 1;
+        let (k, count) = at(mid)?;
+        match k.cmp(key) {
+            Order::Less => (low, low_value) = (mid + 1, value(&k)),
+            Order::Greater => (high, high_value) = (mid, value(&k)),
+            Order::Equal => return Ok(Some(count)),
+        }
+    }
+    Ok(None)
 }
 
 /// Reads exactly `buffer.len()` bytes of `file` at `offset`.
@@ -725,20 +766,9 @@ fn parse_header(bytes: &[u8], prefix: &str) -> Option<Header> {
     })
 }
 
-/// True when `record` has a record's length and its spaces and newline where a record has
-/// them (a record cut, shifted or zeroed has not).
-fn is_framed(record: &[u8]) -> bool {
-    record.len() == RECORD && record[64] == b' ' && record[81] == b' ' && record[90] == b'\n'
-}
-
-/// True when every byte is a lower-case hex digit.
-fn is_hex(bytes: &[u8]) -> bool {
-    bytes.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-}
-
 /// One record (exactly [`RECORD`] bytes): its key, count and stamp.
 fn parse_record(record: &[u8]) -> Option<(Key, u64, u32)> {
-    if !is_framed(record) {
+    if record.len() != RECORD || record[64] != b' ' || record[81] != b' ' || record[90] != b'\n' {
         return None;
     }
     let key = parse_key(&record[..64])?;
@@ -759,7 +789,7 @@ fn parse_key(hex: &[u8]) -> Option<Key> {
 
 /// Exactly `2 * out.len()` lower-case hex digits into `out`.
 fn parse_hex(hex: &[u8], out: &mut [u8]) -> Option<()> {
-    if hex.len() != 2 * out.len() || !is_hex(hex) {
+    if hex.len() != 2 * out.len() || !hex.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
         return None;
     }
     // '0'..='9' → 0..=9, 'a'..='f' → 10..=15, without branches.
