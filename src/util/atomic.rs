@@ -173,8 +173,8 @@ pub fn write_bounded_unsynced(path: &Path, bound: Bound<'_>, bytes: &[u8]) -> Re
     write_inner(path, false, |w| write_all(w, path, bytes))
 }
 
-/// [`write`] without the `fsync` before the rename, for a cache whose file is checksummed:
-/// one a power cut left damaged is read as no cache.
+/// [`write`] without the `fsync` before the rename, for a cache whose records are checked
+/// when read: one a power cut left damaged is read as no cache.
 pub fn write_unsynced(path: &Path, bytes: &[u8]) -> Result<()> {
     write_inner(path, false, |w| write_all(w, path, bytes))
 }
