@@ -131,10 +131,11 @@ pub fn tags_and_outline(lang: Lang, text: &str) -> Option<(Tags, Option<Vec<Rang
         return Some((markdown_tags(text)?, outline(lang, text)));
     }
     let (tree, mut found) = syntax::walk(lang, text, true)?;
-    let refs = match found.names.take() {
+    let counts = match found.names.take() {
         Some(names) => lexed_references(text, &names, &found.name_bytes),
         None => syntax::references(lang, &tree, text, &found.name_bytes),
     };
+    let (refs, ref_counts) = sorted_counts(counts);
     let tags = Tags {
         defs: found
             .items
@@ -145,21 +146,23 @@ pub fn tags_and_outline(lang: Lang, text: &str) -> Option<(Tags, Option<Vec<Rang
                 line: it.line,
             })
             .collect(),
-        refs: refs.keys().cloned().collect(),
-        ref_counts: refs.values().copied().collect(),
+        refs,
+        ref_counts,
     };
     Some((tags, (!found.ranges.is_empty()).then_some(found.ranges)))
 }
 
+/// Names found in a text, counted.
+type Counts<'t> = std::collections::HashMap<&'t str, u32, foldhash::fast::FixedState>;
+
 /// The identifiers at `names` in `text` but those starting at a definition's name
 /// (`defined`), counted.
-fn lexed_references(
-    text: &str,
+fn lexed_references<'t>(
+    text: &'t str,
     names: &[std::ops::Range<usize>],
     defined: &std::collections::BTreeSet<usize>,
-) -> std::collections::BTreeMap<String, u32> {
-    let mut counts: std::collections::HashMap<&str, u32, foldhash::fast::FixedState> =
-        std::collections::HashMap::default();
+) -> Counts<'t> {
+    let mut counts = Counts::default();
     for r in names {
         if !defined.contains(&r.start)
             && let Some(name) = text.get(r.clone())
@@ -167,7 +170,18 @@ fn lexed_references(
             *counts.entry(name).or_default() += 1;
         }
     }
-    counts.into_iter().map(|(n, c)| (n.to_owned(), c)).collect()
+    counts
+}
+
+/// The names of `counts` sorted (by bytes, as [`Tags::refs`] are), and their counts in the
+/// same order.
+fn sorted_counts(counts: Counts<'_>) -> (Vec<String>, Vec<u32>) {
+    let mut counted: Vec<(&str, u32)> = counts.into_iter().collect();
+    counted.sort_unstable_by_key(|&(name, _)| name);
+    counted
+        .into_iter()
+        .map(|(name, count)| (name.to_owned(), count))
+        .unzip()
 }
 
 /// A file's tags: its named definitions in document order (name, kind, the line of the

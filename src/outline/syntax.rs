@@ -1076,27 +1076,58 @@ fn is_identifier(lang: Lang, kind: &str) -> bool {
         || (lang == Lang::Ruby && kind == "constant")
 }
 
+thread_local! {
+    /// Per language, which node kinds (by id) are identifiers ([`is_identifier`]).
+    static IDENTIFIERS: RefCell<BTreeMap<Lang, Vec<bool>>> = const { RefCell::new(BTreeMap::new()) };
+}
+
 /// Every identifier the tree holds outside definition names, with its count.
-pub(crate) fn references(
+pub(crate) fn references<'t>(
     lang: Lang,
     tree: &Tree,
-    text: &str,
+    text: &'t str,
     names: &BTreeSet<usize>,
-) -> BTreeMap<String, u32> {
-    let mut out: BTreeMap<String, u32> = BTreeMap::new();
+) -> std::collections::HashMap<&'t str, u32, foldhash::fast::FixedState> {
+    IDENTIFIERS.with(|cell| {
+        let mut tables = cell.borrow_mut();
+        let identifiers = tables.entry(lang).or_insert_with(|| {
+            let language = tree.language();
+            (0..language.node_kind_count())
+                .map(|id| {
+                    u16::try_from(id)
+                        .ok()
+                        .and_then(|id| language.node_kind_for_id(id))
+                        .is_some_and(|kind| is_identifier(lang, kind))
+                })
+                .collect()
+        });
+        identifiers_of(tree, text, names, identifiers)
+    })
+}
+
+/// [`references`], with the identifier kinds' table.
+fn identifiers_of<'t>(
+    tree: &Tree,
+    text: &'t str,
+    names: &BTreeSet<usize>,
+    identifiers: &[bool],
+) -> std::collections::HashMap<&'t str, u32, foldhash::fast::FixedState> {
+    let mut out = std::collections::HashMap::default();
     let mut cursor = tree.root_node().walk();
     loop {
         let n = cursor.node();
         if n.child_count() == 0 {
-            if n.is_named() && is_identifier(lang, n.kind()) && !names.contains(&n.start_byte()) {
+            if n.is_named()
+                && identifiers
+                    .get(usize::from(n.kind_id()))
+                    .copied()
+                    .unwrap_or(false)
+                && !names.contains(&n.start_byte())
+            {
                 let t = text_of(n, text);
                 if !t.is_empty() && t.len() <= skip::MAX_NAME {
-                    match out.get_mut(t) {
-                        Some(c) => *c = c.saturating_add(1),
-                        None => {
-                            out.insert(t.to_owned(), 1);
-                        }
-                    }
+                    let c = out.entry(t).or_insert(0u32);
+                    *c = c.saturating_add(1);
                 }
             }
         } else if cursor.goto_first_child() {

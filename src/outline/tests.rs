@@ -620,10 +620,7 @@ fn lexed_references_are_the_trees_identifiers() {
             // A Rust primitive is a type node in some places, an identifier in others
             // (`u32::MAX`): the lexer counts it everywhere.
             let primitive = lang == Lang::Rust
-                && matches!(
-                    name.as_str(),
-                    "u32" | "u64" | "usize" | "str" | "bool" | "i64"
-                );
+                && matches!(*name, "u32" | "u64" | "usize" | "str" | "bool" | "i64");
             if primitive {
                 assert!(got.ref_count(name) >= count, "{lang:?}: {name}");
             } else {
