@@ -1022,13 +1022,58 @@ pub(crate) fn merge(mut ranges: Vec<Range>) -> Vec<Range> {
     out
 }
 
+/// The words one of which a Go or Rust text holds when it defines anything (`None`: another
+/// language, where a definition may have no keyword: a Python assignment, a method of a
+/// JavaScript object). Each node kind [`go_role`] and [`rust_role`] call a definition is made
+/// by one of these keywords, or lies in what one opens (an interface's methods); tree-sitter
+/// lexes a keyword only from its exact bytes, and never puts one in as missing (it inserts a
+/// token only where a reduction follows, and after each of these the grammar wants more).
+fn defining_words(lang: Lang) -> Option<&'static [&'static [u8]]> {
+    match lang {
+        Lang::Go => Some(&[b"func", b"type", b"const", b"var", b"interface"]),
+        Lang::Rust => Some(&[
+            b"fn",
+            b"struct",
+            b"enum",
+            b"union",
+            b"trait",
+            b"impl",
+            b"mod",
+            b"extern",
+            b"const",
+            b"static",
+            b"type",
+            b"macro_rules",
+        ]),
+        _ => None,
+    }
+}
+
+/// Whether `text` may define anything: false only for a Go or Rust text in which no word of
+/// [`defining_words`] stands alone (no ASCII letter, digit or `_` on either side; anywhere,
+/// comments and strings too), which the walk would find no definition in. A file of
+/// statements or of comments only is not parsed.
+pub(crate) fn may_define(lang: Lang, text: &str) -> bool {
+    let Some(words) = defining_words(lang) else {
+        return true;
+    };
+    text.as_bytes()
+        .split(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+        .any(|run| words.contains(&run))
+}
+
 /// The parse and walk of a file; `None` when it cannot be parsed, errors cover much of it,
 /// or it defines nothing. With `skim`, function bodies may be left out of the tree (an
 /// outline and a symbol do not need them; references do).
 pub(crate) fn walk(lang: Lang, text: &str, skim: bool) -> Option<(Tree, Found)> {
-    if text.trim().is_empty() {
+    if text.trim().is_empty() || !may_define(lang, text) {
         return None;
     }
+    walk_parsed(lang, text, skim)
+}
+
+/// [`walk`] without looking for a definition's keyword first: the text is parsed.
+pub(crate) fn walk_parsed(lang: Lang, text: &str, skim: bool) -> Option<(Tree, Found)> {
     let Parsed {
         tree,
         compact,

@@ -734,3 +734,84 @@ fn lines_are_counted_as_str_lines_counts_them() {
         assert_eq!(syntax::line_count(t), t.lines().count() as u64, "{t:?}");
     }
 }
+
+/// The lines of the Go and Rust samples (and of `syntax.rs`) in which no definition keyword
+/// stands alone: statements, expressions, braces and comments out of their places.
+fn keywordless_lines() -> [(Lang, Vec<String>); 2] {
+    let texts = skimmed_texts();
+    [Lang::Go, Lang::Rust].map(|lang| {
+        let lines: Vec<String> = texts
+            .iter()
+            .filter(|(l, _)| *l == lang)
+            .flat_map(|(_, text)| text.lines())
+            .filter(|l| !syntax::may_define(lang, l))
+            .map(str::to_owned)
+            .collect();
+        (lang, lines)
+    })
+}
+
+/// A Go or Rust text where no definition keyword stands alone is not parsed, because its
+/// parse would define nothing: so it has no outline and no tags either way. Checked on the
+/// samples' keywordless lines, whole and a few at a time, which tree-sitter's error recovery
+/// has to make sense of.
+#[test]
+fn texts_without_a_defining_word_define_nothing() {
+    for (lang, lines) in keywordless_lines() {
+        assert!(lines.len() > 20, "{lang:?}");
+        let whole = lines.join("\n");
+        assert!(!syntax::may_define(lang, &whole));
+        assert!(
+            syntax::walk_parsed(lang, &whole, true).is_none(),
+            "{lang:?}"
+        );
+        assert!(
+            syntax::walk_parsed(lang, &whole, false).is_none(),
+            "{lang:?}"
+        );
+        for piece in lines.chunks(7) {
+            let text = piece.join("\n");
+            assert!(
+                syntax::walk_parsed(lang, &text, false).is_none(),
+                "{lang:?}: {text}"
+            );
+        }
+        assert!(tags(lang, &whole).is_none() && outline(lang, &whole).is_none());
+    }
+    // A keyword anywhere, a comment's too, and the text is parsed; glued to a word or a
+    // number, it is no keyword.
+    assert!(syntax::may_define(Lang::Go, "x := 1 // the func\n"));
+    assert!(syntax::may_define(Lang::Rust, "a(é)fn\n"));
+    assert!(!syntax::may_define(
+        Lang::Go,
+        "funcs := typed + var_ + 2const\n"
+    ));
+    assert!(!syntax::may_define(
+        Lang::Rust,
+        "r#fnx(); impls!(); static_x\n"
+    ));
+    assert!(syntax::may_define(Lang::Python, "x = 1\n"));
+    assert!(tags(Lang::Go, "package p\n\nvar x = 1\n").is_some());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Keywordless lines of the samples in any order and number, at any indentation, parse
+    /// to no definition: what the check before the parse takes for granted.
+    #[test]
+    fn keywordless_texts_define_nothing(
+        picks in prop::collection::vec((0usize..10_000, 0usize..4), 1..40),
+        rust in any::<bool>(),
+    ) {
+        let all = keywordless_lines();
+        let (lang, lines) = &all[usize::from(rust)];
+        let text: String = picks
+            .iter()
+            .map(|&(k, indent)| format!("{}{}\n", "    ".repeat(indent), lines[k % lines.len()].trim()))
+            .collect();
+        prop_assert!(!syntax::may_define(*lang, &text));
+        prop_assert!(syntax::walk_parsed(*lang, &text, true).is_none(), "{}", text);
+        prop_assert!(syntax::walk_parsed(*lang, &text, false).is_none(), "{}", text);
+    }
+}
