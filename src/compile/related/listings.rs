@@ -42,6 +42,7 @@ pub enum Kind {
 }
 
 impl Kind {
+    #[cfg(not(target_os = "linux"))]
     fn of(t: std::fs::FileType) -> Kind {
         if t.is_symlink() {
             Kind::Link
@@ -189,13 +190,12 @@ impl Listings {
     fn read(&self, abs: &Path) -> Option<Entries> {
         #[cfg(test)]
         self.read.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let listing = std::fs::read_dir(abs).ok()?;
-        Some(
-            listing
-                .flatten()
-                .filter_map(|e| Some((e.file_name(), Kind::of(e.file_type().ok()?))))
-                .collect(),
-        )
+        #[cfg(target_os = "linux")]
+        {
+            read_raw(abs)
+        }
+        #[cfg(not(target_os = "linux"))]
+        read_std(abs)
     }
 
     /// Writes this run's listings, atomically, when they differ from those loaded (those
@@ -238,6 +238,61 @@ impl Listings {
         }
         Ok(())
     }
+}
+
+/// A folder's entries by `getdents64` into a buffer on the stack: what [`read_std`] gives,
+/// without its `fstat` of the folder and its buffer allocated a folder (50,000 folders in a
+/// cold walk of a large tree). An entry whose type the listing does not say is looked at
+/// (`lstat`, as `DirEntry::file_type` does), and left out when that fails; an error
+/// reading the listing ends it there, as `read_dir`'s iterator does.
+#[cfg(target_os = "linux")]
+fn read_raw(abs: &Path) -> Option<Entries> {
+    use rustix::fs::{AtFlags, CWD, FileType, Mode, OFlags, RawDir, openat, statat};
+    use std::os::unix::ffi::OsStringExt;
+    let fd = openat(
+        CWD,
+        abs,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()?;
+    let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 16 * 1024];
+    let mut listing = RawDir::new(&fd, &mut buf);
+    let mut out = Vec::new();
+    while let Some(Ok(entry)) = listing.next() {
+        let name = entry.file_name();
+        if matches!(name.to_bytes(), b"." | b"..") {
+            continue;
+        }
+        let kind = match entry.file_type() {
+            FileType::Unknown => match statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(stat) => FileType::from_raw_mode(stat.st_mode),
+                Err(_) => continue,
+            },
+            known => known,
+        };
+        let kind = match kind {
+            FileType::Symlink => Kind::Link,
+            FileType::Directory => Kind::Folder,
+            FileType::RegularFile => Kind::File,
+            _ => Kind::Other,
+        };
+        out.push((OsString::from_vec(name.to_bytes().to_vec()), kind));
+    }
+    Some(out.into())
+}
+
+/// A folder's entries as `std::fs::read_dir` lists them (an entry whose type cannot be read
+/// left out).
+#[cfg(not(target_os = "linux"))]
+fn read_std(abs: &Path) -> Option<Entries> {
+    let listing = std::fs::read_dir(abs).ok()?;
+    Some(
+        listing
+            .flatten()
+            .filter_map(|e| Some((e.file_name(), Kind::of(e.file_type().ok()?))))
+            .collect(),
+    )
 }
 
 /// The file's bytes: header, root, folders (sorted by path), checksum.
