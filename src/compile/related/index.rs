@@ -90,6 +90,42 @@ impl Stamp {
         }
     }
 
+    /// The stamp `lstat` gives of what `rel` names under the folder `fd`, when it is a
+    /// folder (`folder`) or a regular file.
+    #[cfg(unix)]
+    // The fields' types differ between platforms (`st_dev` is signed on macOS).
+    #[allow(clippy::useless_conversion)]
+    fn at(fd: &rustix::fd::OwnedFd, rel: &str, folder: bool) -> Option<Stamp> {
+        use rustix::fs::{AtFlags, FileType, statat};
+        let st = statat(
+            fd,
+            if rel.is_empty() { "." } else { rel },
+            AtFlags::SYMLINK_NOFOLLOW,
+        )
+        .ok()?;
+        let want = if folder {
+            FileType::Directory
+        } else {
+            FileType::RegularFile
+        };
+        if FileType::from_raw_mode(st.st_mode) != want {
+            return None;
+        }
+        Some(Stamp {
+            size: u64::try_from(st.st_size).ok()?,
+            mtime: (
+                i64::try_from(st.st_mtime).ok()?,
+                u32::try_from(st.st_mtime_nsec).ok()?,
+            ),
+            ctime: (
+                i64::try_from(st.st_ctime).ok()?,
+                u32::try_from(st.st_ctime_nsec).ok()?,
+            ),
+            ino: u64::try_from(st.st_ino).ok()?,
+            dev: u64::try_from(st.st_dev).ok()?,
+        })
+    }
+
     /// True when the file may still change within the stamp's tick (see [`RACY`]).
     pub(super) fn is_racy(&self, started: SystemTime) -> bool {
         let Ok(since) = started.duration_since(SystemTime::UNIX_EPOCH) else {
@@ -100,6 +136,59 @@ impl Stamp {
             u64::try_from(s).map_or(Duration::ZERO, |s| Duration::new(s, ns.min(999_999_999)))
         };
         at(self.mtime) >= cut || at(self.ctime) >= cut
+    }
+}
+
+/// The repository's folder, held open: a stamp is taken by the path relative to it, so the
+/// kernel walks that path's own components, not the root's again for every file (100,000
+/// stamps in a warm `--related` run of a large tree).
+#[derive(Debug)]
+pub struct Base {
+    root: PathBuf,
+    #[cfg(unix)]
+    fd: Option<rustix::fd::OwnedFd>,
+}
+
+impl Base {
+    /// The folder at `root`; its stamps are taken by full path if it cannot be opened.
+    #[must_use]
+    pub fn open(root: &Path) -> Base {
+        #[cfg(unix)]
+        {
+            use rustix::fs::{CWD, Mode, OFlags, openat};
+            #[cfg(target_os = "linux")]
+            let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            #[cfg(not(target_os = "linux"))]
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            Base {
+                root: root.to_owned(),
+                fd: openat(CWD, root, flags, Mode::empty()).ok(),
+            }
+        }
+        #[cfg(not(unix))]
+        Base {
+            root: root.to_owned(),
+        }
+    }
+
+    /// [`Stamp::of`] the file at the repository-relative `rel`.
+    #[must_use]
+    pub fn file(&self, rel: &str) -> Option<Stamp> {
+        self.stamp(rel, false)
+    }
+
+    /// [`Stamp::of_folder`] the folder at the repository-relative `rel` (`""`: the root).
+    #[must_use]
+    pub fn folder(&self, rel: &str) -> Option<Stamp> {
+        self.stamp(rel, true)
+    }
+
+    fn stamp(&self, rel: &str, folder: bool) -> Option<Stamp> {
+        #[cfg(unix)]
+        if let Some(fd) = &self.fd {
+            return Stamp::at(fd, rel, folder);
+        }
+        Stamp::of_kind(&self.root.join(rel), folder)
     }
 }
 
@@ -192,7 +281,20 @@ pub struct Index {
     file: Option<PathBuf>,
     root: Vec<u8>,
     loaded: Loaded,
-    next: Mutex<Option<Vec<Entry>>>,
+    next: Mutex<Option<Vec<Keep>>>,
+}
+
+/// What a run keeps of one file for the next: an entry as loaded (its place), or a new one.
+#[derive(Debug)]
+pub enum Keep {
+    Loaded(u32),
+    Fresh(Entry),
+}
+
+impl From<Entry> for Keep {
+    fn from(e: Entry) -> Keep {
+        Keep::Fresh(e)
+    }
 }
 
 impl Index {
@@ -228,11 +330,12 @@ impl Index {
             .map(|k| &e[k])
     }
 
-    /// [`Index::get`] of each of `paths`, found in one pass when they are sorted (as a walk
-    /// gives them), else each by search.
+    /// [`Index::get`] of each of `paths`, with the entry's place (for [`Keep::Loaded`]),
+    /// found in one pass when they are sorted (as a walk gives them), else each by search.
     #[must_use]
-    pub fn get_each<S: AsRef<str>>(&self, paths: &[S]) -> Vec<Option<&Entry>> {
+    pub fn get_each<S: AsRef<str>>(&self, paths: &[S]) -> Vec<Option<(u32, &Entry)>> {
         let e = &self.loaded.entries;
+        let placed = |k: usize| Some((u32::try_from(k).ok()?, e.get(k)?));
         let mut at = 0;
         let mut last: Option<&str> = None;
         paths
@@ -240,13 +343,16 @@ impl Index {
             .map(|p| {
                 let p = p.as_ref();
                 if last.is_some_and(|l| l >= p) {
-                    return self.get(p);
+                    return e
+                        .binary_search_by(|x| x.path.as_str().cmp(p))
+                        .ok()
+                        .and_then(placed);
                 }
                 last = Some(p);
                 while e.get(at).is_some_and(|x| x.path.as_str() < p) {
                     at += 1;
                 }
-                e.get(at).filter(|x| x.path == p)
+                placed(at).filter(|(_, x)| x.path == p)
             })
             .collect()
     }
@@ -326,12 +432,33 @@ impl Index {
         })
     }
 
-    /// Sets what [`Index::save`] writes: the entries of this run (any order), those whose
-    /// stamp is racy left out.
-    pub fn keep(&self, mut entries: Vec<Entry>, started: SystemTime) {
-        entries.retain(|e| !e.stamp.is_racy(started) || self.get(&e.path) == Some(e));
-        entries.sort_by(|a, b| a.path.cmp(&b.path));
-        entries.dedup_by(|a, b| a.path == b.path);
+    /// Sets what [`Index::save`] writes: the entries of this run (any order), new ones
+    /// whose stamp is racy left out.
+    pub fn keep(&self, entries: impl IntoIterator<Item = Keep>, started: SystemTime) {
+        fn path<'a>(loaded: &'a [Entry], k: &'a Keep) -> &'a str {
+            match k {
+                Keep::Loaded(at) => loaded[*at as usize].path.as_str(),
+                Keep::Fresh(e) => e.path.as_str(),
+            }
+        }
+        let loaded = &self.loaded.entries;
+        let mut entries: Vec<Keep> = entries
+            .into_iter()
+            .filter(|k| match k {
+                Keep::Loaded(at) => (*at as usize) < loaded.len(),
+                Keep::Fresh(e) => !e.stamp.is_racy(started) || self.get(&e.path) == Some(e),
+            })
+            .collect();
+        if entries.iter().all(|k| matches!(k, Keep::Loaded(_))) {
+            // The loaded entries are sorted by path: their places sort as their paths do.
+            entries.sort_unstable_by_key(|k| match k {
+                Keep::Loaded(at) => *at,
+                Keep::Fresh(_) => u32::MAX,
+            });
+        } else {
+            entries.sort_by(|a, b| path(loaded, a).cmp(path(loaded, b)));
+        }
+        entries.dedup_by(|a, b| path(loaded, a) == path(loaded, b));
         entries.truncate(MAX_ENTRIES);
         *self
             .next
@@ -354,9 +481,18 @@ impl Index {
         let Some(next) = next else {
             return Ok(());
         };
-        if next == self.loaded.entries {
+        let loaded = &self.loaded.entries;
+        if next.len() == loaded.len() && next.iter().all(|k| matches!(k, Keep::Loaded(_))) {
+            // Every entry as loaded (distinct places: the paths are).
             return Ok(());
         }
+        let next: Vec<&Entry> = next
+            .iter()
+            .map(|k| match k {
+                Keep::Loaded(at) => &loaded[*at as usize],
+                Keep::Fresh(e) => e,
+            })
+            .collect();
         // Streamed to the file as it is encoded: an index is never whole in memory.
         let mut too_large = false;
         let written = crate::util::atomic::write_with(file, |w| {
@@ -565,7 +701,8 @@ fn names_of<'v, T: Copy>(
 #[cfg(test)]
 fn encode(root: &[u8], vocab: &Vocab, entries: &[Entry]) -> Vec<u8> {
     let mut out = Vec::new();
-    encode_to(root, vocab, entries, &mut out).expect("an index in memory");
+    let entries: Vec<&Entry> = entries.iter().collect();
+    encode_to(root, vocab, &entries, &mut out).expect("an index in memory");
     out
 }
 
@@ -610,7 +747,7 @@ impl Sink<'_> {
 fn encode_to(
     root: &[u8],
     vocab: &Vocab,
-    entries: &[Entry],
+    entries: &[&Entry],
     out: &mut dyn std::io::Write,
 ) -> Result<(), Spill> {
     // The words and names in use, by hash first (most recur in many files), then sorted.
@@ -1164,7 +1301,7 @@ mod tests {
         std::fs::write(&old, b"old").unwrap();
         std::fs::write(&other, b"other").unwrap();
         let index = Index::open(Some(dir.path().to_path_buf()), root);
-        index.keep(entries(), SystemTime::now());
+        index.keep(entries().into_iter().map(Keep::from), SystemTime::now());
         index.save().unwrap();
         assert!(!old.exists());
         assert!(other.exists());
@@ -1185,7 +1322,7 @@ mod tests {
             index
                 .get_each(paths)
                 .into_iter()
-                .map(|e| e.map(|e| e.path.clone()))
+                .map(|e| e.map(|(_, e)| e.path.clone()))
                 .collect()
         };
         let some = |p: &str| Some(p.to_owned());
@@ -1248,7 +1385,7 @@ mod tests {
             })
             .collect();
         let index = Index::open(Some(dir.path().to_path_buf()), root);
-        index.keep(many.clone(), SystemTime::now());
+        index.keep(many.iter().cloned().map(Keep::from), SystemTime::now());
         index.save().unwrap();
         let name = crate::util::digest::hex12(b"/repo");
         let file = dir.path().join(format!("related-v{VERSION}-{name}.bin"));
@@ -1260,6 +1397,78 @@ mod tests {
         assert_eq!(loaded.vocab.len(), 40);
         // Nothing but the index is left in the folder.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_stamp_taken_from_the_open_root_is_the_stamp_taken_by_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("src/sub")).unwrap();
+        std::fs::write(root.join("src/sub/a.ts"), "export const a = 1;\n").unwrap();
+        std::os::unix::fs::symlink("sub/a.ts", root.join("src/link.ts")).unwrap();
+        std::os::unix::fs::symlink("sub", root.join("src/linked")).unwrap();
+        let base = Base::open(root);
+        let file = base.file("src/sub/a.ts");
+        assert!(file.is_some());
+        assert_eq!(file, Stamp::of(&root.join("src/sub/a.ts")));
+        assert_eq!(base.folder(""), Stamp::of_folder(root));
+        assert_eq!(
+            base.folder("src/sub"),
+            Stamp::of_folder(&root.join("src/sub"))
+        );
+        // Links are not followed; a folder is no file, a file no folder; missing is none.
+        assert_eq!(base.file("src/link.ts"), None);
+        assert_eq!(base.folder("src/linked"), None);
+        assert_eq!(base.file("src/sub"), None);
+        assert_eq!(base.folder("src/sub/a.ts"), None);
+        assert_eq!(base.file("src/missing.ts"), None);
+        // The file changed: its stamp did.
+        std::fs::write(root.join("src/sub/a.ts"), "export const a = 22;\n").unwrap();
+        assert_ne!(base.file("src/sub/a.ts"), file);
+    }
+
+    #[test]
+    fn entries_kept_as_loaded_are_not_written_again_and_a_new_one_joins_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Path::new("/repo");
+        let name = crate::util::digest::hex12(b"/repo");
+        let file = dir.path().join(format!("related-v{VERSION}-{name}.bin"));
+        let first = Index::open(Some(dir.path().to_path_buf()), root);
+        first.keep(entries().into_iter().map(Keep::from), SystemTime::now());
+        first.save().unwrap();
+        let written = std::fs::read(&file).unwrap();
+        // Every entry kept as loaded, in any order: nothing to write.
+        std::fs::remove_file(&file).unwrap();
+        std::fs::write(&file, &written).unwrap();
+        let again = Index::open(Some(dir.path().to_path_buf()), root);
+        assert_eq!(again.loaded.entries.len(), 3);
+        again.keep([2, 0, 1].map(Keep::Loaded), SystemTime::now());
+        std::fs::write(&file, b"left alone").unwrap();
+        again.save().unwrap();
+        assert_eq!(std::fs::read(&file).unwrap(), b"left alone");
+        // One dropped, one new: the file holds the two kept and the new, sorted by path.
+        let again = Index::open(Some(dir.path().to_path_buf()), root);
+        assert!(again.loaded.entries.is_empty());
+        std::fs::write(&file, &written).unwrap();
+        let again = Index::open(Some(dir.path().to_path_buf()), root);
+        let new = Entry {
+            path: "b2.ts".into(),
+            stamp: stamp(9),
+            seen: Seen::Refused,
+        };
+        again.keep(
+            [Keep::Loaded(2), Keep::Fresh(new.clone()), Keep::Loaded(0)],
+            SystemTime::now(),
+        );
+        again.save().unwrap();
+        let paths: Vec<String> = decode(&std::fs::read(&file).unwrap(), b"/repo")
+            .unwrap()
+            .entries
+            .into_iter()
+            .map(|e| e.path)
+            .collect();
+        assert_eq!(paths, ["a.ts", "b2.ts", "c.ts"]);
     }
 
     #[test]

@@ -22,7 +22,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
-use super::index::{Reader, Stamp, cache_file, checksum, put_bytes, put_len, put_stamp, sweep};
+use super::index::{
+    Base, Reader, Stamp, cache_file, checksum, put_bytes, put_len, put_stamp, sweep,
+};
 
 /// The format, in the file name and the header.
 const VERSION: u8 = 1;
@@ -89,6 +91,8 @@ struct Folder {
 #[derive(Debug)]
 pub struct Listings {
     file: Option<PathBuf>,
+    /// The root, for the folders' stamps (when listings are kept).
+    base: Option<Base>,
     root: Vec<u8>,
     /// Sorted by path, paths distinct.
     loaded: Vec<Folder>,
@@ -130,8 +134,8 @@ impl Listings {
     }
 
     /// [`Listings::open`] for a run that started at `started`.
-    fn at(dir: Option<PathBuf>, root: &Path, started: SystemTime) -> Listings {
-        let root = root.to_string_lossy().into_owned().into_bytes();
+    fn at(dir: Option<PathBuf>, root_path: &Path, started: SystemTime) -> Listings {
+        let root = root_path.to_string_lossy().into_owned().into_bytes();
         let (file, bytes) = cache_file(dir, PREFIX, VERSION, &root, MAX_BYTES);
         let loaded = bytes
             .and_then(|bytes| decode(&bytes, &root))
@@ -142,6 +146,7 @@ impl Listings {
             .filter_map(|(k, f)| Some((path_hash(&f.rel), u32::try_from(k).ok()?)))
             .collect();
         Listings {
+            base: file.as_ref().map(|_| Base::open(root_path)),
             file,
             root,
             loaded,
@@ -158,11 +163,11 @@ impl Listings {
     /// left out); `None` when it cannot be listed, or, listings kept, when `lstat` says it is
     /// no folder (a link a forged listing called one is not followed).
     pub fn list(&self, abs: &Path, rel: &str) -> Option<Entries> {
-        if self.file.is_none() {
+        let Some(base) = &self.base else {
             return self.read(abs);
-        }
+        };
         // Taken before the listing: a change after it moves the stamp, and is listed again.
-        let stamp = Stamp::of_folder(abs)?;
+        let stamp = base.folder(rel)?;
         let next = || {
             self.next
                 .lock()

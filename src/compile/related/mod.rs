@@ -27,7 +27,7 @@ mod listings;
 mod words;
 
 pub use index::Index;
-use index::{Entry, Parsed, Seen, Stamp, Words};
+use index::{Base, Entry, Keep, Parsed, Seen, Stamp, Words};
 pub use listings::{Entries, Kind, Listings};
 use words::{Held, Names, Query};
 
@@ -105,10 +105,11 @@ pub fn related(i: &Inputs<'_>) -> Vec<Found> {
         .collect();
     let started = SystemTime::now();
     let entries = i.index.get_each(&others);
+    let base = Base::open(i.root);
     let looked: Vec<Looked> = others
         .par_iter()
         .zip(entries)
-        .map(|(p, e)| look(i, p, e, &search, &query))
+        .map(|(p, e)| look(i, &base, p, e, &search, &query))
         .collect();
     // Names as ids: the index's as loaded, those of this run's parses numbered after them.
     let mut symbols = Symbols::new(i.index.vocab());
@@ -116,7 +117,7 @@ pub fn related(i: &Inputs<'_>) -> Vec<Found> {
     // the outline of its parse.
     let mut admitted: BTreeMap<String, (String, Option<Vec<Range>>)> = BTreeMap::new();
     let mut files: Vec<(String, Named)> = Vec::new();
-    let mut kept: Vec<Entry> = Vec::new();
+    let mut kept: Vec<Keep> = Vec::new();
     for (p, l) in others.iter().zip(looked) {
         kept.extend(l.entry);
         let ((named, outline), sha) = match l.found {
@@ -217,7 +218,7 @@ fn owned_tags(i: &Inputs<'_>, path: &str) -> Option<Tags> {
 #[derive(Default)]
 struct Looked {
     found: Option<Parse>,
-    entry: Option<Entry>,
+    entry: Option<Keep>,
 }
 
 /// A candidate's parse: its tags and outline, and the hash of the bytes they are of.
@@ -237,8 +238,9 @@ enum Parse {
 /// kept, else read.
 fn look(
     i: &Inputs<'_>,
+    base: &Base,
     path: &str,
-    kept: Option<&Entry>,
+    kept: Option<(u32, &Entry)>,
     names: &Names<'_>,
     query: &Query,
 ) -> Looked {
@@ -259,7 +261,7 @@ fn look(
         };
     }
     // Taken before the read: a change after it moves the stamp, and is read next time.
-    let stamp = Stamp::of(&i.root.join(path));
+    let stamp = base.file(path);
     if let Some(s) = stamp
         && i.max_file_size > 0
         && s.size > i.max_file_size
@@ -267,13 +269,13 @@ fn look(
         // Refused by its size, as admission would.
         return none;
     }
-    if let (Some(s), Some(e)) = (stamp, kept)
+    if let (Some(s), Some((at, e))) = (stamp, kept)
         && e.stamp == s
     {
         let Seen::Admitted { words, parsed } = &e.seen else {
             return Looked {
                 found: None,
-                entry: Some(e.clone()),
+                entry: Some(Keep::Loaded(at)),
             };
         };
         let held = match words {
@@ -284,7 +286,7 @@ fn look(
             (Held::No, _) | (Held::Yes, Parsed::Nothing) => {
                 return Looked {
                     found: None,
-                    entry: Some(e.clone()),
+                    entry: Some(Keep::Loaded(at)),
                 };
             }
             (Held::Yes, Parsed::Tags { sha, tags }) => {
@@ -295,7 +297,7 @@ fn look(
                             outline,
                             sha: sha.clone(),
                         }),
-                        entry: Some(e.clone()),
+                        entry: Some(Keep::Loaded(at)),
                     };
                 }
             }
@@ -334,10 +336,12 @@ fn read_entry(
     stamp: Option<Stamp>,
 ) -> Looked {
     let entry = |seen| {
-        stamp.map(|stamp| Entry {
-            path: path.as_str().to_owned(),
-            stamp,
-            seen,
+        stamp.map(|stamp| {
+            Keep::Fresh(Entry {
+                path: path.as_str().to_owned(),
+                stamp,
+                seen,
+            })
         })
     };
     let Ok(bytes) = read_unjudged(i.root, path, i.max_file_size) else {
