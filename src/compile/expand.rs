@@ -7,7 +7,7 @@
 //! `.git/`, never reads file contents.
 
 use std::collections::{BTreeMap, HashMap};
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use globset::Glob;
@@ -601,7 +601,7 @@ impl Walk<'_, '_> {
         let entries = self.listings.list(abs, rel)?;
         let mut present = Present::default();
         for (name, kind) in entries.iter() {
-            if *kind == Kind::File {
+            if kind == Kind::File {
                 match name.to_str() {
                     Some(".gitignore") => present.gitignore = true,
                     Some(".ignore") => present.ignore = true,
@@ -623,11 +623,10 @@ impl Walk<'_, '_> {
         let Some((entries, chain)) = self.list(abs, rel, above) else {
             return Found::default();
         };
-        let each =
-            |(name, kind): &(OsString, Kind)| match self.entry(name, *kind, rel, depth, &chain) {
-                Step::Done(found) => found,
-                Step::Enter(abs, rel) => self.folder(&abs, &rel, depth + 1, &chain),
-            };
+        let each = |(name, kind): (&OsStr, Kind)| match self.entry(name, kind, rel, depth, &chain) {
+            Step::Done(found) => found,
+            Step::Enter(abs, rel) => self.folder(&abs, &rel, depth + 1, &chain),
+        };
         // Two subfolders at least, or there is nothing to walk side by side.
         let parts: Vec<Found> = if entries
             .iter()
@@ -635,7 +634,11 @@ impl Walk<'_, '_> {
             .nth(1)
             .is_some()
         {
-            entries.par_iter().map(each).collect()
+            (0..entries.len())
+                .into_par_iter()
+                .filter_map(|k| entries.get(k))
+                .map(each)
+                .collect()
         } else {
             entries.iter().map(each).collect()
         };
@@ -667,7 +670,7 @@ impl Walk<'_, '_> {
                 continue;
             };
             frame.next += 1;
-            match self.entry(name, *kind, &frame.rel, frame.depth, &frame.chain) {
+            match self.entry(name, kind, &frame.rel, frame.depth, &frame.chain) {
                 Step::Done(part) => found.append(part),
                 Step::Enter(abs, rel) => {
                     let depth = frame.depth + 1;

@@ -95,6 +95,14 @@ pub fn relative_to(root: &Path, path: &Path) -> Option<String> {
 /// go, a trailing `/` goes, `a/../b` becomes `b`. A `..` that climbs above the root, an
 /// absolute path or a drive letter is refused.
 pub fn normalize(path: &str) -> Result<String, Escape> {
+    if is_normal(path) {
+        return Ok(path.to_owned());
+    }
+    normalize_each(path)
+}
+
+/// [`normalize`] segment by segment.
+fn normalize_each(path: &str) -> Result<String, Escape> {
     let unified = path.replace('\\', "/");
     if unified.starts_with('/') {
         return Err(Escape::Absolute);
@@ -121,6 +129,14 @@ pub fn normalize(path: &str) -> Result<String, Escape> {
         return Err(Escape::DriveLetter);
     }
     Ok(parts.join("/"))
+}
+
+/// True when [`normalize`] would give `path` back as it is (as a walk's paths are): no `\\`,
+/// no empty, `.` or `..` segment, no drive letter first.
+fn is_normal(path: &str) -> bool {
+    let first = path.split('/').next().unwrap_or_default().as_bytes();
+    let drive = first.len() >= 2 && first[0].is_ascii_alphabetic() && first[1] == b':';
+    !drive && !path.contains('\\') && path.split('/').all(|s| !matches!(s, "" | "." | ".."))
 }
 
 /// True when `pattern` holds a glob character (`*`, `?`, `[`, `{`).
@@ -182,6 +198,27 @@ pub fn lexical(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_already_normal_is_taken_as_it_is_and_any_other_segment_by_segment() {
+        let segments = ["a", "", ".", "..", "b\\c", "C:", "x:y", "é", "d.ts"];
+        let mut checked = 0;
+        for a in segments {
+            for b in segments {
+                for c in segments {
+                    for lead in ["", "/"] {
+                        let path = format!("{lead}{a}/{b}/{c}");
+                        assert_eq!(normalize(&path), normalize_each(&path), "{path:?}");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 2 * 9 * 9 * 9);
+        for p in ["a", "C:", "c:/x", "a\\b", ".", "a/./b", "a//b", "a/"] {
+            assert_eq!(normalize(p), normalize_each(p), "{p:?}");
+        }
+    }
 
     #[test]
     fn a_repo_path_is_only_ever_normal() {

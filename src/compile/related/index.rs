@@ -288,12 +288,12 @@ pub struct Index {
 #[derive(Debug)]
 pub enum Keep {
     Loaded(u32),
-    Fresh(Entry),
+    Fresh(Box<Entry>),
 }
 
 impl From<Entry> for Keep {
     fn from(e: Entry) -> Keep {
-        Keep::Fresh(e)
+        Keep::Fresh(Box::new(e))
     }
 }
 
@@ -446,19 +446,22 @@ impl Index {
             .into_iter()
             .filter(|k| match k {
                 Keep::Loaded(at) => (*at as usize) < loaded.len(),
-                Keep::Fresh(e) => !e.stamp.is_racy(started) || self.get(&e.path) == Some(e),
+                Keep::Fresh(e) => !e.stamp.is_racy(started) || self.get(&e.path) == Some(&**e),
             })
             .collect();
         if entries.iter().all(|k| matches!(k, Keep::Loaded(_))) {
-            // The loaded entries are sorted by path: their places sort as their paths do.
-            entries.sort_unstable_by_key(|k| match k {
+            // The loaded entries are sorted by path, paths distinct: their places sort and
+            // compare as their paths do.
+            let place = |k: &Keep| match k {
                 Keep::Loaded(at) => *at,
                 Keep::Fresh(_) => u32::MAX,
-            });
+            };
+            entries.sort_unstable_by_key(place);
+            entries.dedup_by(|a, b| place(a) == place(b));
         } else {
             entries.sort_by(|a, b| path(loaded, a).cmp(path(loaded, b)));
+            entries.dedup_by(|a, b| path(loaded, a) == path(loaded, b));
         }
-        entries.dedup_by(|a, b| path(loaded, a) == path(loaded, b));
         entries.truncate(MAX_ENTRIES);
         *self
             .next
@@ -490,7 +493,7 @@ impl Index {
             .iter()
             .map(|k| match k {
                 Keep::Loaded(at) => &loaded[*at as usize],
-                Keep::Fresh(e) => e,
+                Keep::Fresh(e) => &**e,
             })
             .collect();
         // Streamed to the file as it is encoded: an index is never whole in memory.
@@ -1061,6 +1064,13 @@ impl<'a> Reader<'a> {
     }
 
     pub(super) fn int(&mut self) -> Option<u64> {
+        // Most values take one byte.
+        if let Some(&b) = self.bytes.get(self.at)
+            && b < 0x80
+        {
+            self.at += 1;
+            return Some(u64::from(b));
+        }
         let mut v: u64 = 0;
         for shift in (0..64).step_by(7) {
             let b = *self.take(1)?.first()?;
@@ -1458,7 +1468,7 @@ mod tests {
             seen: Seen::Refused,
         };
         again.keep(
-            [Keep::Loaded(2), Keep::Fresh(new.clone()), Keep::Loaded(0)],
+            [Keep::Loaded(2), Keep::from(new.clone()), Keep::Loaded(0)],
             SystemTime::now(),
         );
         again.save().unwrap();

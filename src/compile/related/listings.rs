@@ -17,7 +17,9 @@
 //! written anew. Never a panic.
 
 use std::collections::HashMap;
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
+#[cfg(not(target_os = "linux"))]
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
@@ -77,14 +79,144 @@ impl Kind {
     }
 }
 
-/// A folder's entries, in the order it listed them.
-pub type Entries = Arc<[(OsString, Kind)]>;
+/// A folder's entries, in the order it listed them: their names in one buffer (a kept
+/// folder's in the loaded file's, shared), so that a listing costs no allocation a name.
+#[derive(Debug, Clone)]
+pub struct Entries {
+    names: Arc<[u8]>,
+    items: Arc<[Item]>,
+    range: std::ops::Range<usize>,
+}
 
+/// An entry: where its name lies in [`Entries::names`], and its kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Item {
+    start: u32,
+    end: u32,
+    kind: Kind,
+}
+
+impl Entries {
+    /// Entries from names and kinds (`None` past 4 GiB of names).
+    #[cfg(any(test, not(target_os = "linux")))]
+    fn new<'n>(listed: impl IntoIterator<Item = (&'n [u8], Kind)>) -> Option<Entries> {
+        let mut b = Builder::default();
+        for (name, kind) in listed {
+            b.push(name, kind)?;
+        }
+        Some(b.finish())
+    }
+
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.range.len()
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.range.is_empty()
+    }
+
+    /// The `k`th entry: its name and kind.
+    #[must_use]
+    pub fn get(&self, k: usize) -> Option<(&OsStr, Kind)> {
+        if k >= self.range.len() {
+            return None;
+        }
+        let item = self.items.get(self.range.start + k)?;
+        let name = self.names.get(item.start as usize..item.end as usize)?;
+        Some((os_str(name), item.kind))
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&OsStr, Kind)> {
+        (0..self.len()).filter_map(|k| self.get(k))
+    }
+}
+
+impl PartialEq for Entries {
+    fn eq(&self, other: &Entries) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+/// [`Entries`] being listed.
+#[derive(Default)]
+struct Builder {
+    names: Vec<u8>,
+    items: Vec<Item>,
+}
+
+impl Builder {
+    /// Adds an entry (`None` past 4 GiB of names).
+    fn push(&mut self, name: &[u8], kind: Kind) -> Option<()> {
+        let start = u32::try_from(self.names.len()).ok()?;
+        self.names.extend_from_slice(name);
+        let end = u32::try_from(self.names.len()).ok()?;
+        self.items.push(Item { start, end, kind });
+        Some(())
+    }
+
+    fn finish(self) -> Entries {
+        let range = 0..self.items.len();
+        Entries {
+            names: self.names.into(),
+            items: self.items.into(),
+            range,
+        }
+    }
+}
+
+/// A name's bytes as the `OsStr` they were listed as.
+fn os_str(bytes: &[u8]) -> &OsStr {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        OsStr::from_bytes(bytes)
+    }
+    #[cfg(not(unix))]
+    {
+        // Only UTF-8 names are kept where names are not bytes ([`name`]).
+        OsStr::new(std::str::from_utf8(bytes).unwrap_or_default())
+    }
+}
+
+/// A folder as listed in this run.
 #[derive(Debug, Clone, PartialEq)]
 struct Folder {
     rel: String,
     stamp: Stamp,
     entries: Entries,
+}
+
+/// A folder as loaded: its path and entries in the loaded file.
+#[derive(Debug, Clone)]
+struct Spot {
+    rel: std::ops::Range<usize>,
+    stamp: Stamp,
+    entries: std::ops::Range<usize>,
+}
+
+/// The loaded file: its bytes, the entries of all its folders, its folders sorted by path.
+#[derive(Debug, Default)]
+struct Loaded {
+    body: Arc<[u8]>,
+    items: Arc<[Item]>,
+    folders: Vec<Spot>,
+}
+
+impl Loaded {
+    fn rel(&self, f: &Spot) -> &str {
+        // Checked UTF-8 when loaded.
+        std::str::from_utf8(self.body.get(f.rel.clone()).unwrap_or_default()).unwrap_or_default()
+    }
+
+    fn entries(&self, f: &Spot) -> Entries {
+        Entries {
+            names: Arc::clone(&self.body),
+            items: Arc::clone(&self.items),
+            range: f.entries.clone(),
+        }
+    }
 }
 
 /// The listings of one repository: those kept by the last run, and this run's.
@@ -94,8 +226,7 @@ pub struct Listings {
     /// The root, for the folders' stamps (when listings are kept).
     base: Option<Base>,
     root: Vec<u8>,
-    /// Sorted by path, paths distinct.
-    loaded: Vec<Folder>,
+    loaded: Loaded,
     /// A loaded folder's place by its path's hash (one of two paths with the same hash is
     /// not found, and listed again).
     by_path: HashMap<u64, u32>,
@@ -141,9 +272,10 @@ impl Listings {
             .and_then(|bytes| decode(&bytes, &root))
             .unwrap_or_default();
         let by_path = loaded
+            .folders
             .iter()
             .enumerate()
-            .filter_map(|(k, f)| Some((path_hash(&f.rel), u32::try_from(k).ok()?)))
+            .filter_map(|(k, f)| Some((path_hash(loaded.rel(f)), u32::try_from(k).ok()?)))
             .collect();
         Listings {
             base: file.as_ref().map(|_| Base::open(root_path)),
@@ -174,12 +306,12 @@ impl Listings {
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
         };
         if let Some(&k) = self.by_path.get(&path_hash(rel))
-            && let Some(f) = self.loaded.get(k as usize)
-            && f.rel == rel
+            && let Some(f) = self.loaded.folders.get(k as usize)
+            && self.loaded.rel(f) == rel
             && f.stamp == stamp
         {
             next().kept.push(k);
-            return Some(Entries::clone(&f.entries));
+            return Some(self.loaded.entries(f));
         }
         let entries = self.read(abs)?;
         next().fresh.push(Folder {
@@ -222,15 +354,20 @@ impl Listings {
             .iter()
             .filter(|f| !f.stamp.is_racy(self.started))
             .collect();
-        if fresh.is_empty() && kept.len() == self.loaded.len() {
+        if fresh.is_empty() && kept.len() == self.loaded.folders.len() {
             // Every folder as loaded.
             return Ok(());
         }
-        let mut next: Vec<&Folder> = kept
+        let kept: Vec<Folder> = kept
             .iter()
-            .filter_map(|&k| self.loaded.get(k as usize))
-            .chain(fresh)
+            .filter_map(|&k| self.loaded.folders.get(k as usize))
+            .map(|f| Folder {
+                rel: self.loaded.rel(f).to_owned(),
+                stamp: f.stamp,
+                entries: self.loaded.entries(f),
+            })
             .collect();
+        let mut next: Vec<&Folder> = kept.iter().chain(fresh).collect();
         next.sort_by(|a, b| a.rel.cmp(&b.rel));
         next.dedup_by(|a, b| a.rel == b.rel);
         let bytes = encode(&self.root, &next);
@@ -253,7 +390,6 @@ impl Listings {
 #[cfg(target_os = "linux")]
 fn read_raw(abs: &Path) -> Option<Entries> {
     use rustix::fs::{AtFlags, CWD, FileType, Mode, OFlags, RawDir, openat, statat};
-    use std::os::unix::ffi::OsStringExt;
     let fd = openat(
         CWD,
         abs,
@@ -263,7 +399,7 @@ fn read_raw(abs: &Path) -> Option<Entries> {
     .ok()?;
     let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 16 * 1024];
     let mut listing = RawDir::new(&fd, &mut buf);
-    let mut out = Vec::new();
+    let mut out = Builder::default();
     while let Some(Ok(entry)) = listing.next() {
         let name = entry.file_name();
         if matches!(name.to_bytes(), b"." | b"..") {
@@ -282,21 +418,24 @@ fn read_raw(abs: &Path) -> Option<Entries> {
             FileType::RegularFile => Kind::File,
             _ => Kind::Other,
         };
-        out.push((OsString::from_vec(name.to_bytes().to_vec()), kind));
+        out.push(name.to_bytes(), kind)?;
     }
-    Some(out.into())
+    Some(out.finish())
 }
 
 /// A folder's entries as `std::fs::read_dir` lists them (an entry whose type cannot be read
 /// left out).
 #[cfg(not(target_os = "linux"))]
 fn read_std(abs: &Path) -> Option<Entries> {
-    let listing = std::fs::read_dir(abs).ok()?;
-    Some(
+    let listing: Vec<(OsString, Kind)> = std::fs::read_dir(abs)
+        .ok()?
+        .flatten()
+        .filter_map(|e| Some((e.file_name(), Kind::of(e.file_type().ok()?))))
+        .collect();
+    Entries::new(
         listing
-            .flatten()
-            .filter_map(|e| Some((e.file_name(), Kind::of(e.file_type().ok()?))))
-            .collect(),
+            .iter()
+            .map(|(name, kind)| (name.as_encoded_bytes(), *kind)),
     )
 }
 
@@ -321,8 +460,9 @@ fn encode(root: &[u8], folders: &[&Folder]) -> Vec<u8> {
     out
 }
 
-/// The listings in `bytes`, when they decode whole, are this version's and `root`'s.
-fn decode(bytes: &[u8], root: &[u8]) -> Option<Vec<Folder>> {
+/// The listings in `bytes`, when they decode whole, are this version's and `root`'s: the
+/// folders' places in the file, and every entry's, checked (names as [`name_ok`] wants).
+fn decode(bytes: &[u8], root: &[u8]) -> Option<Loaded> {
     let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(8)?)?;
     if checksum(body).to_le_bytes() != sum {
         return None;
@@ -332,42 +472,49 @@ fn decode(bytes: &[u8], root: &[u8]) -> Option<Vec<Folder>> {
         return None;
     }
     let n = r.len()?;
-    let mut folders: Vec<Folder> = Vec::with_capacity(n.min(1 << 16));
-    for _ in 0..n {
-        let rel = r.text()?;
-        if folders.last().is_some_and(|last| last.rel >= rel) {
+    let mut folders: Vec<Spot> = Vec::with_capacity(n.min(1 << 16));
+    let mut items: Vec<Item> = Vec::new();
+    let mut last: &[u8] = &[];
+    for k in 0..n {
+        let rel = r.bytes_()?;
+        std::str::from_utf8(rel).ok()?;
+        if k > 0 && last >= rel {
             return None;
         }
+        last = rel;
+        let rel_end = r.at;
+        let rel = rel_end - rel.len()..rel_end;
         let stamp = r.stamp()?;
         let count = r.len()?;
-        let mut entries = Vec::with_capacity(count.min(1 << 16));
+        let first = items.len();
         for _ in 0..count {
             let kind = Kind::from_byte(*r.take(1)?.first()?)?;
-            entries.push((name(r.bytes_()?)?, kind));
+            let name = r.bytes_()?;
+            if !name_ok(name) {
+                return None;
+            }
+            let end = u32::try_from(r.at).ok()?;
+            let start = end - u32::try_from(name.len()).ok()?;
+            items.push(Item { start, end, kind });
         }
-        folders.push(Folder {
+        folders.push(Spot {
             rel,
             stamp,
-            entries: entries.into(),
+            entries: first..items.len(),
         });
     }
-    (r.at == body.len()).then_some(folders)
+    (r.at == body.len()).then(|| Loaded {
+        body: body.into(),
+        items: items.into(),
+        folders,
+    })
 }
 
-/// A name as [`encode`] wrote it: one path segment, never empty, `.` or `..`.
-fn name(bytes: &[u8]) -> Option<OsString> {
-    if bytes.is_empty() || bytes == b"." || bytes == b".." || bytes.contains(&b'/') {
-        return None;
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        Some(OsStr::from_bytes(bytes).to_owned())
-    }
-    #[cfg(not(unix))]
-    {
-        std::str::from_utf8(bytes).ok().map(OsString::from)
-    }
+/// A name as [`encode`] wrote it: one path segment, never empty, `.` or `..` (and UTF-8
+/// where names are not bytes).
+fn name_ok(bytes: &[u8]) -> bool {
+    !(bytes.is_empty() || bytes == b"." || bytes == b".." || bytes.contains(&b'/'))
+        && (cfg!(unix) || std::str::from_utf8(bytes).is_ok())
 }
 
 #[cfg(test)]
@@ -387,7 +534,7 @@ mod tests {
 
     fn names(e: &Entries) -> Vec<(String, Kind)> {
         e.iter()
-            .map(|(n, k)| (n.to_string_lossy().into_owned(), *k))
+            .map(|(n, k)| (n.to_string_lossy().into_owned(), k))
             .collect()
     }
 
@@ -504,7 +651,7 @@ mod tests {
             &[&Folder {
                 rel: "src".to_owned(),
                 stamp: Stamp::of_folder(&root.join("src")).unwrap(),
-                entries: vec![(OsString::from("../x"), Kind::File)].into(),
+                entries: Entries::new([(&b"../x"[..], Kind::File)]).unwrap(),
             }],
         );
         assert!(decode(&forged, &first.root).is_none());

@@ -120,7 +120,7 @@ pub fn related(i: &Inputs<'_>) -> Vec<Found> {
     let mut kept: Vec<Keep> = Vec::new();
     for (p, l) in others.iter().zip(looked) {
         kept.extend(l.entry);
-        let ((named, outline), sha) = match l.found {
+        let ((named, outline), sha) = match l.found.map(|p| *p) {
             Some(Parse::Kept {
                 named,
                 outline,
@@ -217,7 +217,7 @@ fn owned_tags(i: &Inputs<'_>, path: &str) -> Option<Tags> {
 /// index keeps of it.
 #[derive(Default)]
 struct Looked {
-    found: Option<Parse>,
+    found: Option<Box<Parse>>,
     entry: Option<Keep>,
 }
 
@@ -256,7 +256,7 @@ fn look(
     }
     if !i.index.is_enabled() {
         return Looked {
-            found: read_found(i, &repo_path, lang, names),
+            found: read_found(i, &repo_path, lang, names).map(Box::new),
             entry: None,
         };
     }
@@ -292,11 +292,11 @@ fn look(
             (Held::Yes, Parsed::Tags { sha, tags }) => {
                 if let Some((named, outline)) = i.index.named(tags) {
                     return Looked {
-                        found: Some(Parse::Kept {
+                        found: Some(Box::new(Parse::Kept {
                             named,
                             outline,
                             sha: sha.clone(),
-                        }),
+                        })),
                         entry: Some(Keep::Loaded(at)),
                     };
                 }
@@ -337,7 +337,7 @@ fn read_entry(
 ) -> Looked {
     let entry = |seen| {
         stamp.map(|stamp| {
-            Keep::Fresh(Entry {
+            Keep::from(Entry {
                 path: path.as_str().to_owned(),
                 stamp,
                 seen,
@@ -378,7 +378,7 @@ fn read_entry(
         None => Parsed::Nothing,
     };
     Looked {
-        found: tags.map(|tags| Parse::Fresh { tags, sha }),
+        found: tags.map(|tags| Box::new(Parse::Fresh { tags, sha })),
         entry: entry(Seen::Admitted { words, parsed }),
     }
 }
