@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use globset::Glob;
 use rayon::prelude::*;
@@ -494,9 +494,7 @@ fn walk(
     per_request: &mut [Vec<String>],
     out: &mut Expanded,
 ) {
-    let start: PathBuf = if prefix.is_empty() {
-        scope.root.to_owned()
-    } else {
+    if !prefix.is_empty() {
         match resolve(scope.root, prefix) {
             Resolved::Inside { is_dir: true } => {}
             Resolved::Outside => {
@@ -511,8 +509,7 @@ fn walk(
         if prefix.split('/').any(|s| s == ".git") || rules.is_ignored(prefix, true) {
             return;
         }
-        scope.root.join(prefix)
-    };
+    }
     let max_depth = patterns
         .iter()
         .map(|p| p.depth)
@@ -531,7 +528,7 @@ fn walk(
         patterns,
         max_depth,
     };
-    let found = walk.folder(&start, prefix, 1, &chain);
+    let found = walk.folder(prefix, 1, &chain);
     for (request, path) in found.picks {
         per_request[request].push(path);
     }
@@ -562,27 +559,12 @@ impl Found {
         self.picks.append(&mut other.picks);
         self.excluded.append(&mut other.excluded);
     }
-
-    fn exclude(path: &str, why: &str) -> Found {
-        Found {
-            picks: Vec::new(),
-            excluded: vec![Exclusion::new(path, why)],
-        }
-    }
 }
 
 /// Folders this far below a walk's start have their subfolders walked in parallel; deeper
 /// ones are walked on one thread with a stack on the heap, so that no folder depth can
 /// exhaust a thread's stack.
 const PARALLEL_DEPTH: usize = 3;
-
-/// What one entry asks of the walk.
-enum Step {
-    /// Taken or left out: done.
-    Done(Found),
-    /// A folder to walk: its path and repository-relative path.
-    Enter(PathBuf, String),
-}
 
 /// A folder being walked on the heap stack: its entries, the next one, where it is.
 struct Frame {
@@ -594,11 +576,11 @@ struct Frame {
 }
 
 impl Walk<'_, '_> {
-    /// Lists folder `abs` (repository-relative `rel`) and adds its rules to `above`: its
-    /// entries and the chain of rules for them; `None` when it cannot be read (it holds
-    /// nothing that can be selected).
-    fn list(&self, abs: &Path, rel: &str, above: &Chain) -> Option<(Entries, Chain)> {
-        let entries = self.listings.list(abs, rel)?;
+    /// Lists folder `rel` (repository-relative) and adds its rules to `above`: its entries
+    /// and the chain of rules for them; `None` when it cannot be read (it holds nothing that
+    /// can be selected).
+    fn list(&self, rel: &str, above: &Chain) -> Option<(Entries, Chain)> {
+        let entries = self.listings.list(self.scope.root, rel)?;
         let mut present = Present::default();
         for (name, kind) in entries.iter() {
             if kind == Kind::File {
@@ -614,34 +596,42 @@ impl Walk<'_, '_> {
         Some((entries, chain))
     }
 
-    /// Walks folder `abs` (repository-relative `rel`), whose entries are at `depth` below
-    /// the start; `above` holds the rules of the folders above it.
-    fn folder(&self, abs: &Path, rel: &str, depth: usize, above: &Chain) -> Found {
+    /// Walks folder `rel` (repository-relative), whose entries are at `depth` below the
+    /// start; `above` holds the rules of the folders above it.
+    fn folder(&self, rel: &str, depth: usize, above: &Chain) -> Found {
         if depth > PARALLEL_DEPTH {
-            return self.folder_on_one_thread(abs, rel, depth, above);
+            return self.folder_on_one_thread(rel, depth, above);
         }
-        let Some((entries, chain)) = self.list(abs, rel, above) else {
+        let Some((entries, chain)) = self.list(rel, above) else {
             return Found::default();
         };
-        let each = |(name, kind): (&OsStr, Kind)| match self.entry(name, kind, rel, depth, &chain) {
-            Step::Done(found) => found,
-            Step::Enter(abs, rel) => self.folder(&abs, &rel, depth + 1, &chain),
+        let each = |(name, kind): (&OsStr, Kind)| {
+            let mut found = Found::default();
+            if let Some(sub) = self.entry(name, kind, rel, depth, &chain, &mut found) {
+                found.append(self.folder(&sub, depth + 1, &chain));
+            }
+            found
         };
         // Two subfolders at least, or there is nothing to walk side by side.
-        let parts: Vec<Found> = if entries
+        if entries
             .iter()
             .filter(|(_, kind)| *kind == Kind::Folder)
             .nth(1)
-            .is_some()
+            .is_none()
         {
-            (0..entries.len())
-                .into_par_iter()
-                .filter_map(|k| entries.get(k))
-                .map(each)
-                .collect()
-        } else {
-            entries.iter().map(each).collect()
-        };
+            let mut found = Found::default();
+            for (name, kind) in entries.iter() {
+                if let Some(sub) = self.entry(name, kind, rel, depth, &chain, &mut found) {
+                    found.append(self.folder(&sub, depth + 1, &chain));
+                }
+            }
+            return found;
+        }
+        let parts: Vec<Found> = (0..entries.len())
+            .into_par_iter()
+            .filter_map(|k| entries.get(k))
+            .map(each)
+            .collect();
         let mut found = Found::default();
         for part in parts {
             found.append(part);
@@ -651,9 +641,9 @@ impl Walk<'_, '_> {
 
     /// [`Walk::folder`] depth first on this thread, the folders being walked kept on the
     /// heap: the same finds in the same order as the recursion.
-    fn folder_on_one_thread(&self, abs: &Path, rel: &str, depth: usize, above: &Chain) -> Found {
+    fn folder_on_one_thread(&self, rel: &str, depth: usize, above: &Chain) -> Found {
         let mut found = Found::default();
-        let Some((entries, chain)) = self.list(abs, rel, above) else {
+        let Some((entries, chain)) = self.list(rel, above) else {
             return found;
         };
         let mut stack = vec![Frame {
@@ -664,32 +654,46 @@ impl Walk<'_, '_> {
             chain,
         }];
         while let Some(frame) = stack.last_mut() {
-            let entries = Entries::clone(&frame.entries);
-            let Some((name, kind)) = entries.get(frame.next) else {
+            let Some((name, kind)) = frame.entries.get(frame.next) else {
                 stack.pop();
                 continue;
             };
             frame.next += 1;
-            match self.entry(name, kind, &frame.rel, frame.depth, &frame.chain) {
-                Step::Done(part) => found.append(part),
-                Step::Enter(abs, rel) => {
-                    let depth = frame.depth + 1;
-                    if let Some((entries, chain)) = self.list(&abs, &rel, &frame.chain) {
-                        stack.push(Frame {
-                            entries,
-                            next: 0,
-                            rel,
-                            depth,
-                            chain,
-                        });
-                    }
+            let enter = self.entry(
+                name,
+                kind,
+                &frame.rel,
+                frame.depth,
+                &frame.chain,
+                &mut found,
+            );
+            if let Some(sub) = enter {
+                let depth = frame.depth + 1;
+                if let Some((entries, chain)) = self.list(&sub, &frame.chain) {
+                    stack.push(Frame {
+                        entries,
+                        next: 0,
+                        rel: sub,
+                        depth,
+                        chain,
+                    });
                 }
             }
         }
         found
     }
 
-    fn entry(&self, name: &OsStr, kind: Kind, dir: &str, depth: usize, chain: &Chain) -> Step {
+    /// Takes or leaves out one entry of folder `dir` (what it finds added to `out`); the
+    /// repository-relative path of a folder to walk into.
+    fn entry(
+        &self,
+        name: &OsStr,
+        kind: Kind,
+        dir: &str,
+        depth: usize,
+        chain: &Chain,
+        out: &mut Found,
+    ) -> Option<String> {
         let Some(name) = name.to_str() else {
             let name = name.to_string_lossy();
             let lossy = if dir.is_empty() {
@@ -698,9 +702,10 @@ impl Walk<'_, '_> {
                 format!("{dir}/{name}")
             };
             if kind == Kind::Folder || self.patterns.iter().any(|p| p.matcher.is_match(&lossy)) {
-                return Step::Done(Found::exclude(&lossy, "the path is not UTF-8"));
+                out.excluded
+                    .push(Exclusion::new(&lossy, "the path is not UTF-8"));
             }
-            return Step::Done(Found::default());
+            return None;
         };
         let rel = if dir.is_empty() {
             name.to_owned()
@@ -709,60 +714,61 @@ impl Walk<'_, '_> {
         };
         if kind == Kind::Folder {
             if name == ".git" || self.rules.matches_in(chain, &rel, true) {
-                return Step::Done(Found::default());
+                return None;
             }
-            if self.max_depth.is_none_or(|max| depth < max) {
-                return Step::Enter(self.scope.root.join(&rel), rel);
-            }
-            return Step::Done(Found::default());
+            return self.max_depth.is_none_or(|max| depth < max).then_some(rel);
         }
         let (scope, patterns) = (self.scope, self.patterns);
-        let matching: Vec<usize> = patterns
-            .iter()
-            .filter(|p| p.matcher.is_match(&rel))
-            .map(|p| p.request)
-            .collect();
+        let matching = || {
+            patterns
+                .iter()
+                .filter(|p| p.matcher.is_match(&rel))
+                .map(|p| p.request)
+        };
         if kind == Kind::Link {
             match resolve(scope.root, &rel) {
                 Resolved::Inside { is_dir: false } => {}
-                Resolved::Inside { is_dir: true } | Resolved::Missing => {
-                    return Step::Done(Found::default());
-                }
+                Resolved::Inside { is_dir: true } | Resolved::Missing => return None,
                 Resolved::Outside => {
                     // A link out of the tree is reported when a glob names it or when it is
                     // a folder a glob would otherwise have walked into.
                     let folder_in_reach = scope.root.join(&rel).is_dir()
                         && patterns.iter().any(|p| could_descend(&p.glob, &rel));
-                    if !matching.is_empty() || folder_in_reach {
-                        return Step::Done(Found::exclude(
+                    if matching().next().is_some() || folder_in_reach {
+                        out.excluded.push(Exclusion::new(
                             &rel,
                             "a link out of the repository, never read",
                         ));
                     }
-                    return Step::Done(Found::default());
+                    return None;
                 }
                 Resolved::Dangling => {
-                    if !matching.is_empty() {
-                        return Step::Done(Found::exclude(&rel, "a dangling link, never read"));
+                    if matching().next().is_some() {
+                        out.excluded
+                            .push(Exclusion::new(&rel, "a dangling link, never read"));
                     }
-                    return Step::Done(Found::default());
+                    return None;
                 }
             }
         }
-        if matching.is_empty()
-            || scope.is_own_file(&rel)
-            || self.rules.matches_in(chain, &rel, false)
-        {
-            return Step::Done(Found::default());
+        let mut requests = matching();
+        let first = requests.next()?;
+        if scope.is_own_file(&rel) || self.rules.matches_in(chain, &rel, false) {
+            return None;
         }
         if paths::has_control_char(&rel) {
-            return Step::Done(Found::exclude(&rel, "the path holds a control character"));
+            out.excluded
+                .push(Exclusion::new(&rel, "the path holds a control character"));
+            return None;
         }
-        let mut found = Found::default();
-        for request in matching {
-            found.picks.push((request, rel.clone()));
+        let at = out.picks.len();
+        out.picks.push((first, String::new()));
+        for request in requests {
+            out.picks.push((request, rel.clone()));
         }
-        Step::Done(found)
+        // The first pick takes the path itself, the others a copy.
+        out.picks[at].1 = rel;
+        None
     }
 }
 

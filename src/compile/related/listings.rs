@@ -21,6 +21,7 @@ use std::ffi::OsStr;
 #[cfg(not(target_os = "linux"))]
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
@@ -175,7 +176,7 @@ fn os_str(bytes: &[u8]) -> &OsStr {
     }
     #[cfg(not(unix))]
     {
-        // Only UTF-8 names are kept where names are not bytes ([`name`]).
+        // Only UTF-8 names are kept where names are not bytes ([`name_ok`]).
         OsStr::new(std::str::from_utf8(bytes).unwrap_or_default())
     }
 }
@@ -230,19 +231,14 @@ pub struct Listings {
     /// A loaded folder's place by its path's hash (one of two paths with the same hash is
     /// not found, and listed again).
     by_path: HashMap<u64, u32>,
-    next: Mutex<Next>,
+    /// The loaded folders this run found as they were (by place): marked without a lock.
+    kept: Vec<AtomicBool>,
+    /// The folders this run listed anew.
+    fresh: Mutex<Vec<Folder>>,
     started: SystemTime,
     /// Folders read from the system in this run (the others came from `loaded`).
     #[cfg(test)]
     read: std::sync::atomic::AtomicUsize,
-}
-
-/// What this run listed: loaded folders whose stamp was the same (by place), and those
-/// listed anew.
-#[derive(Debug, Default)]
-struct Next {
-    kept: Vec<u32>,
-    fresh: Vec<Folder>,
 }
 
 fn path_hash(rel: &str) -> u64 {
@@ -277,48 +273,58 @@ impl Listings {
             .enumerate()
             .filter_map(|(k, f)| Some((path_hash(loaded.rel(f)), u32::try_from(k).ok()?)))
             .collect();
+        let loaded_flags = (0..loaded.folders.len())
+            .map(|_| AtomicBool::new(false))
+            .collect();
         Listings {
             base: file.as_ref().map(|_| Base::open(root_path)),
             file,
             root,
             loaded,
             by_path,
-            next: Mutex::new(Next::default()),
+            kept: loaded_flags,
+            fresh: Mutex::new(Vec::new()),
             started,
             #[cfg(test)]
             read: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
-    /// The entries of the folder `abs` (repository-relative `rel`): as kept when its stamp is
+    /// The entries of the folder `rel` (relative to `root`): as kept when its stamp is
     /// the one kept, else as the system lists them now (an entry whose type cannot be read
     /// left out); `None` when it cannot be listed, or, listings kept, when `lstat` says it is
     /// no folder (a link a forged listing called one is not followed).
-    pub fn list(&self, abs: &Path, rel: &str) -> Option<Entries> {
+    pub fn list(&self, root: &Path, rel: &str) -> Option<Entries> {
+        let abs = || {
+            if rel.is_empty() {
+                root.to_owned()
+            } else {
+                root.join(rel)
+            }
+        };
         let Some(base) = &self.base else {
-            return self.read(abs);
+            return self.read(&abs());
         };
         // Taken before the listing: a change after it moves the stamp, and is listed again.
         let stamp = base.folder(rel)?;
-        let next = || {
-            self.next
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-        };
         if let Some(&k) = self.by_path.get(&path_hash(rel))
             && let Some(f) = self.loaded.folders.get(k as usize)
             && self.loaded.rel(f) == rel
             && f.stamp == stamp
+            && let Some(kept) = self.kept.get(k as usize)
         {
-            next().kept.push(k);
+            kept.store(true, Ordering::Relaxed);
             return Some(self.loaded.entries(f));
         }
-        let entries = self.read(abs)?;
-        next().fresh.push(Folder {
-            rel: rel.to_owned(),
-            stamp,
-            entries: Entries::clone(&entries),
-        });
+        let entries = self.read(&abs())?;
+        self.fresh
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(Folder {
+                rel: rel.to_owned(),
+                stamp,
+                entries: Entries::clone(&entries),
+            });
         Some(entries)
     }
 
@@ -342,14 +348,15 @@ impl Listings {
         let Some(file) = &self.file else {
             return Ok(());
         };
-        let Next { mut kept, fresh } = std::mem::take(
+        let fresh = std::mem::take(
             &mut *self
-                .next
+                .fresh
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
         );
-        kept.sort_unstable();
-        kept.dedup();
+        let kept: Vec<usize> = (0..self.kept.len())
+            .filter(|&k| self.kept[k].load(Ordering::Relaxed))
+            .collect();
         let fresh: Vec<&Folder> = fresh
             .iter()
             .filter(|f| !f.stamp.is_racy(self.started))
@@ -360,7 +367,7 @@ impl Listings {
         }
         let kept: Vec<Folder> = kept
             .iter()
-            .filter_map(|&k| self.loaded.folders.get(k as usize))
+            .filter_map(|&k| self.loaded.folders.get(k))
             .map(|f| Folder {
                 rel: self.loaded.rel(f).to_owned(),
                 stamp: f.stamp,
@@ -568,7 +575,7 @@ mod tests {
         let (_t, root, cache) = tree();
         let src = root.join("src");
         let first = later(&cache, &root);
-        let listed = first.list(&src, "src").unwrap();
+        let listed = first.list(&root, "src").unwrap();
         assert_eq!(
             sorted(names(&listed)),
             [
@@ -579,12 +586,12 @@ mod tests {
         );
         first.save().unwrap();
         let second = later(&cache, &root);
-        assert_eq!(names(&second.list(&src, "src").unwrap()), names(&listed));
+        assert_eq!(names(&second.list(&root, "src").unwrap()), names(&listed));
         assert_eq!(second.read.load(Ordering::Relaxed), 0, "kept, not read");
         // A file added moves the folder's stamp: listed again, with it.
         std::fs::write(src.join("b.ts"), "b").unwrap();
         let third = later(&cache, &root);
-        let again = third.list(&src, "src").unwrap();
+        let again = third.list(&root, "src").unwrap();
         assert_eq!(third.read.load(Ordering::Relaxed), 1);
         assert!(names(&again).contains(&("b.ts".to_owned(), Kind::File)));
     }
@@ -594,14 +601,14 @@ mod tests {
     fn a_folder_replaced_by_a_link_is_listed_as_what_it_is_now() {
         let (t, root, cache) = tree();
         let first = later(&cache, &root);
-        first.list(&root.join("src"), "src").unwrap();
-        first.list(&root.join("src/sub"), "src/sub").unwrap();
+        first.list(&root, "src").unwrap();
+        first.list(&root, "src/sub").unwrap();
         first.save().unwrap();
         std::fs::remove_dir(root.join("src/sub")).unwrap();
         std::fs::create_dir(t.path().join("outside")).unwrap();
         std::os::unix::fs::symlink(t.path().join("outside"), root.join("src/sub")).unwrap();
         let second = later(&cache, &root);
-        let src = second.list(&root.join("src"), "src").unwrap();
+        let src = second.list(&root, "src").unwrap();
         assert!(names(&src).contains(&("sub".to_owned(), Kind::Link)));
         assert_eq!(second.read.load(Ordering::Relaxed), 1);
         assert_eq!(
@@ -610,8 +617,8 @@ mod tests {
             "a link has no stamp"
         );
         // Asked to list it (a forged listing calling it a folder), it lists nothing.
-        assert_eq!(second.list(&root.join("src/sub"), "src/sub"), None);
-        assert_eq!(second.list(&root.join("src/up"), "src/up"), None);
+        assert_eq!(second.list(&root, "src/sub"), None);
+        assert_eq!(second.list(&root, "src/up"), None);
     }
 
     #[cfg(unix)]
@@ -619,10 +626,10 @@ mod tests {
     fn a_racy_stamp_is_not_kept() {
         let (_t, root, cache) = tree();
         let now = Listings::open(Some(cache.clone()), &root);
-        now.list(&root.join("src"), "src").unwrap();
+        now.list(&root, "src").unwrap();
         now.save().unwrap();
         let next = later(&cache, &root);
-        next.list(&root.join("src"), "src").unwrap();
+        next.list(&root, "src").unwrap();
         assert_eq!(next.read.load(Ordering::Relaxed), 1);
     }
 
@@ -631,7 +638,7 @@ mod tests {
     fn a_damaged_foreign_or_other_repositorys_file_is_not_read() {
         let (_t, root, cache) = tree();
         let first = later(&cache, &root);
-        first.list(&root.join("src"), "src").unwrap();
+        first.list(&root, "src").unwrap();
         first.save().unwrap();
         let file = first.file.clone().unwrap();
         let good = std::fs::read(&file).unwrap();
@@ -657,7 +664,7 @@ mod tests {
         assert!(decode(&forged, &first.root).is_none());
         std::fs::write(&file, b"not a listing").unwrap();
         let second = later(&cache, &root);
-        second.list(&root.join("src"), "src").unwrap();
+        second.list(&root, "src").unwrap();
         assert_eq!(second.read.load(Ordering::Relaxed), 1);
     }
 
@@ -665,8 +672,8 @@ mod tests {
     fn with_no_cache_folder_every_folder_is_read_and_nothing_written() {
         let (_t, root, cache) = tree();
         let none = Listings::none();
-        assert!(none.list(&root.join("src"), "src").is_some());
-        assert!(none.list(&root.join("missing"), "missing").is_none());
+        assert!(none.list(&root, "src").is_some());
+        assert!(none.list(&root, "missing").is_none());
         none.save().unwrap();
         assert!(!cache.exists());
     }

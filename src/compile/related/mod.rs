@@ -97,19 +97,25 @@ pub fn related(i: &Inputs<'_>) -> Vec<Found> {
     };
     let query = search.query(|w| i.index.id_of(w));
     let owned_set: BTreeSet<&str> = owned.iter().map(|(p, _)| p.as_str()).collect();
-    let others: Vec<&String> = i
+    let (others, langs): (Vec<&String>, Vec<Lang>) = i
         .universe
         .iter()
         .filter(|p| !owned_set.contains(p.as_str()))
-        .filter(|p| crate::outline::lang_for(p).is_some_and(|l| l != Lang::Markdown))
-        .collect();
+        .filter_map(|p| {
+            Some((
+                p,
+                crate::outline::lang_for(p).filter(|&l| l != Lang::Markdown)?,
+            ))
+        })
+        .unzip();
     let started = SystemTime::now();
     let entries = i.index.get_each(&others);
     let base = Base::open(i.root);
     let looked: Vec<Looked> = others
         .par_iter()
+        .zip(langs)
         .zip(entries)
-        .map(|(p, e)| look(i, &base, p, e, &search, &query))
+        .map(|((p, lang), e)| look(i, &base, p, lang, e, &search, &query))
         .collect();
     // Names as ids: the index's as loaded, those of this run's parses numbered after them.
     let mut symbols = Symbols::new(i.index.vocab());
@@ -240,14 +246,12 @@ fn look(
     i: &Inputs<'_>,
     base: &Base,
     path: &str,
+    lang: Lang,
     kept: Option<(u32, &Entry)>,
     names: &Names<'_>,
     query: &Query,
 ) -> Looked {
     let none = Looked::default();
-    let Some(lang) = crate::outline::lang_for(path) else {
-        return none;
-    };
     let Ok(repo_path) = RepoPath::new(path) else {
         return none;
     };
