@@ -567,19 +567,19 @@ impl Found {
 const PARALLEL_DEPTH: usize = 3;
 
 /// A folder being walked on the heap stack: its entries, the next one, where it is.
-struct Frame {
-    entries: Entries,
+struct Frame<'w> {
+    entries: Entries<'w>,
     next: usize,
     rel: String,
     depth: usize,
     chain: Chain,
 }
 
-impl Walk<'_, '_> {
+impl<'w> Walk<'w, '_> {
     /// Lists folder `rel` (repository-relative) and adds its rules to `above`: its entries
     /// and the chain of rules for them; `None` when it cannot be read (it holds nothing that
     /// can be selected).
-    fn list(&self, rel: &str, above: &Chain) -> Option<(Entries, Chain)> {
+    fn list(&self, rel: &str, above: &Chain) -> Option<(Entries<'w>, Chain)> {
         let entries = self.listings.list(self.scope.root, rel)?;
         let mut present = Present::default();
         for (name, kind) in entries.iter() {

@@ -133,7 +133,8 @@ fn normalize_each(path: &str) -> Result<String, Escape> {
 
 /// True when [`normalize`] would give `path` back as it is (as a walk's paths are): no `\\`,
 /// no empty, `.` or `..` segment, no drive letter first.
-fn is_normal(path: &str) -> bool {
+#[must_use]
+pub fn is_normal(path: &str) -> bool {
     let first = path.split('/').next().unwrap_or_default().as_bytes();
     let drive = first.len() >= 2 && first[0].is_ascii_alphabetic() && first[1] == b':';
     !drive && !path.contains('\\') && path.split('/').all(|s| !matches!(s, "" | "." | ".."))

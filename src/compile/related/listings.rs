@@ -80,27 +80,35 @@ impl Kind {
     }
 }
 
-/// A folder's entries, in the order it listed them: their names in one buffer (a kept
-/// folder's in the loaded file's, shared), so that a listing costs no allocation a name.
+/// A folder's entries, in the order it listed them: their names in one buffer, so that a
+/// listing costs no allocation a name, and a kept folder's are a view of the loaded file.
 #[derive(Debug, Clone)]
-pub struct Entries {
-    names: Arc<[u8]>,
-    items: Arc<[Item]>,
-    range: std::ops::Range<usize>,
+pub enum Entries<'a> {
+    /// A kept folder's, in the loaded file.
+    Kept { names: &'a [u8], items: &'a [Item] },
+    /// Listed in this run.
+    Listed(Arc<Listed>),
 }
 
-/// An entry: where its name lies in [`Entries::names`], and its kind.
+/// Entries listed in this run.
+#[derive(Debug)]
+pub struct Listed {
+    names: Vec<u8>,
+    items: Vec<Item>,
+}
+
+/// An entry: where its name lies in its entries' names, and its kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Item {
+pub struct Item {
     start: u32,
     end: u32,
     kind: Kind,
 }
 
-impl Entries {
+impl Entries<'_> {
     /// Entries from names and kinds (`None` past 4 GiB of names).
     #[cfg(any(test, not(target_os = "linux")))]
-    fn new<'n>(listed: impl IntoIterator<Item = (&'n [u8], Kind)>) -> Option<Entries> {
+    fn new<'n>(listed: impl IntoIterator<Item = (&'n [u8], Kind)>) -> Option<Entries<'static>> {
         let mut b = Builder::default();
         for (name, kind) in listed {
             b.push(name, kind)?;
@@ -108,24 +116,29 @@ impl Entries {
         Some(b.finish())
     }
 
+    fn parts(&self) -> (&[u8], &[Item]) {
+        match self {
+            Entries::Kept { names, items } => (names, items),
+            Entries::Listed(l) => (&l.names, &l.items),
+        }
+    }
+
     #[must_use]
     pub fn len(&self) -> usize {
-        self.range.len()
+        self.parts().1.len()
     }
 
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.range.is_empty()
+        self.len() == 0
     }
 
     /// The `k`th entry: its name and kind.
     #[must_use]
     pub fn get(&self, k: usize) -> Option<(&OsStr, Kind)> {
-        if k >= self.range.len() {
-            return None;
-        }
-        let item = self.items.get(self.range.start + k)?;
-        let name = self.names.get(item.start as usize..item.end as usize)?;
+        let (names, items) = self.parts();
+        let item = items.get(k)?;
+        let name = names.get(item.start as usize..item.end as usize)?;
         Some((os_str(name), item.kind))
     }
 
@@ -134,8 +147,8 @@ impl Entries {
     }
 }
 
-impl PartialEq for Entries {
-    fn eq(&self, other: &Entries) -> bool {
+impl PartialEq for Entries<'_> {
+    fn eq(&self, other: &Entries<'_>) -> bool {
         self.iter().eq(other.iter())
     }
 }
@@ -157,13 +170,11 @@ impl Builder {
         Some(())
     }
 
-    fn finish(self) -> Entries {
-        let range = 0..self.items.len();
-        Entries {
-            names: self.names.into(),
-            items: self.items.into(),
-            range,
-        }
+    fn finish(self) -> Entries<'static> {
+        Entries::Listed(Arc::new(Listed {
+            names: self.names,
+            items: self.items,
+        }))
     }
 }
 
@@ -181,12 +192,12 @@ fn os_str(bytes: &[u8]) -> &OsStr {
     }
 }
 
-/// A folder as listed in this run.
+/// A folder as listed in this run, or kept.
 #[derive(Debug, Clone, PartialEq)]
-struct Folder {
+struct Folder<'a> {
     rel: String,
     stamp: Stamp,
-    entries: Entries,
+    entries: Entries<'a>,
 }
 
 /// A folder as loaded: its path and entries in the loaded file.
@@ -200,22 +211,20 @@ struct Spot {
 /// The loaded file: its bytes, the entries of all its folders, its folders sorted by path.
 #[derive(Debug, Default)]
 struct Loaded {
-    body: Arc<[u8]>,
-    items: Arc<[Item]>,
+    body: Vec<u8>,
+    items: Vec<Item>,
     folders: Vec<Spot>,
 }
 
 impl Loaded {
-    fn rel(&self, f: &Spot) -> &str {
-        // Checked UTF-8 when loaded.
-        std::str::from_utf8(self.body.get(f.rel.clone()).unwrap_or_default()).unwrap_or_default()
+    fn rel(&self, f: &Spot) -> &[u8] {
+        self.body.get(f.rel.clone()).unwrap_or_default()
     }
 
-    fn entries(&self, f: &Spot) -> Entries {
-        Entries {
-            names: Arc::clone(&self.body),
-            items: Arc::clone(&self.items),
-            range: f.entries.clone(),
+    fn entries(&self, f: &Spot) -> Entries<'_> {
+        Entries::Kept {
+            names: &self.body,
+            items: self.items.get(f.entries.clone()).unwrap_or_default(),
         }
     }
 }
@@ -234,14 +243,14 @@ pub struct Listings {
     /// The loaded folders this run found as they were (by place): marked without a lock.
     kept: Vec<AtomicBool>,
     /// The folders this run listed anew.
-    fresh: Mutex<Vec<Folder>>,
+    fresh: Mutex<Vec<Folder<'static>>>,
     started: SystemTime,
     /// Folders read from the system in this run (the others came from `loaded`).
     #[cfg(test)]
     read: std::sync::atomic::AtomicUsize,
 }
 
-fn path_hash(rel: &str) -> u64 {
+fn path_hash(rel: &[u8]) -> u64 {
     use std::hash::BuildHasher;
     foldhash::quality::FixedState::with_seed(0).hash_one(rel)
 }
@@ -265,7 +274,7 @@ impl Listings {
         let root = root_path.to_string_lossy().into_owned().into_bytes();
         let (file, bytes) = cache_file(dir, PREFIX, VERSION, &root, MAX_BYTES);
         let loaded = bytes
-            .and_then(|bytes| decode(&bytes, &root))
+            .and_then(|bytes| decode(bytes, &root))
             .unwrap_or_default();
         let by_path = loaded
             .folders
@@ -294,7 +303,7 @@ impl Listings {
     /// the one kept, else as the system lists them now (an entry whose type cannot be read
     /// left out); `None` when it cannot be listed, or, listings kept, when `lstat` says it is
     /// no folder (a link a forged listing called one is not followed).
-    pub fn list(&self, root: &Path, rel: &str) -> Option<Entries> {
+    pub fn list(&self, root: &Path, rel: &str) -> Option<Entries<'_>> {
         let abs = || {
             if rel.is_empty() {
                 root.to_owned()
@@ -307,9 +316,9 @@ impl Listings {
         };
         // Taken before the listing: a change after it moves the stamp, and is listed again.
         let stamp = base.folder(rel)?;
-        if let Some(&k) = self.by_path.get(&path_hash(rel))
+        if let Some(&k) = self.by_path.get(&path_hash(rel.as_bytes()))
             && let Some(f) = self.loaded.folders.get(k as usize)
-            && self.loaded.rel(f) == rel
+            && self.loaded.rel(f) == rel.as_bytes()
             && f.stamp == stamp
             && let Some(kept) = self.kept.get(k as usize)
         {
@@ -330,7 +339,7 @@ impl Listings {
 
     // `self` counts the reads in tests only.
     #[cfg_attr(not(test), allow(clippy::unused_self))]
-    fn read(&self, abs: &Path) -> Option<Entries> {
+    fn read(&self, abs: &Path) -> Option<Entries<'static>> {
         #[cfg(test)]
         self.read.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         #[cfg(target_os = "linux")]
@@ -357,7 +366,7 @@ impl Listings {
         let kept: Vec<usize> = (0..self.kept.len())
             .filter(|&k| self.kept[k].load(Ordering::Relaxed))
             .collect();
-        let fresh: Vec<&Folder> = fresh
+        let fresh: Vec<&Folder<'_>> = fresh
             .iter()
             .filter(|f| !f.stamp.is_racy(self.started))
             .collect();
@@ -365,16 +374,16 @@ impl Listings {
             // Every folder as loaded.
             return Ok(());
         }
-        let kept: Vec<Folder> = kept
+        let kept: Vec<Folder<'_>> = kept
             .iter()
             .filter_map(|&k| self.loaded.folders.get(k))
             .map(|f| Folder {
-                rel: self.loaded.rel(f).to_owned(),
+                rel: String::from_utf8_lossy(self.loaded.rel(f)).into_owned(),
                 stamp: f.stamp,
                 entries: self.loaded.entries(f),
             })
             .collect();
-        let mut next: Vec<&Folder> = kept.iter().chain(fresh).collect();
+        let mut next: Vec<&Folder<'_>> = kept.iter().chain(fresh).collect();
         next.sort_by(|a, b| a.rel.cmp(&b.rel));
         next.dedup_by(|a, b| a.rel == b.rel);
         let bytes = encode(&self.root, &next);
@@ -395,7 +404,7 @@ impl Listings {
 /// (`lstat`, as `DirEntry::file_type` does), and left out when that fails; an error
 /// reading the listing ends it there, as `read_dir`'s iterator does.
 #[cfg(target_os = "linux")]
-fn read_raw(abs: &Path) -> Option<Entries> {
+fn read_raw(abs: &Path) -> Option<Entries<'static>> {
     use rustix::fs::{AtFlags, CWD, FileType, Mode, OFlags, RawDir, openat, statat};
     let fd = openat(
         CWD,
@@ -433,7 +442,7 @@ fn read_raw(abs: &Path) -> Option<Entries> {
 /// A folder's entries as `std::fs::read_dir` lists them (an entry whose type cannot be read
 /// left out).
 #[cfg(not(target_os = "linux"))]
-fn read_std(abs: &Path) -> Option<Entries> {
+fn read_std(abs: &Path) -> Option<Entries<'static>> {
     let listing: Vec<(OsString, Kind)> = std::fs::read_dir(abs)
         .ok()?
         .flatten()
@@ -447,7 +456,7 @@ fn read_std(abs: &Path) -> Option<Entries> {
 }
 
 /// The file's bytes: header, root, folders (sorted by path), checksum.
-fn encode(root: &[u8], folders: &[&Folder]) -> Vec<u8> {
+fn encode(root: &[u8], folders: &[&Folder<'_>]) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(MAGIC);
     out.push(VERSION);
@@ -469,7 +478,7 @@ fn encode(root: &[u8], folders: &[&Folder]) -> Vec<u8> {
 
 /// The listings in `bytes`, when they decode whole, are this version's and `root`'s: the
 /// folders' places in the file, and every entry's, checked (names as [`name_ok`] wants).
-fn decode(bytes: &[u8], root: &[u8]) -> Option<Loaded> {
+fn decode(mut bytes: Vec<u8>, root: &[u8]) -> Option<Loaded> {
     let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(8)?)?;
     if checksum(body).to_le_bytes() != sum {
         return None;
@@ -510,9 +519,13 @@ fn decode(bytes: &[u8], root: &[u8]) -> Option<Loaded> {
             entries: first..items.len(),
         });
     }
-    (r.at == body.len()).then(|| Loaded {
-        body: body.into(),
-        items: items.into(),
+    if r.at != body.len() {
+        return None;
+    }
+    bytes.truncate(body.len());
+    Some(Loaded {
+        body: bytes,
+        items,
         folders,
     })
 }
@@ -539,7 +552,7 @@ mod tests {
         )
     }
 
-    fn names(e: &Entries) -> Vec<(String, Kind)> {
+    fn names(e: &Entries<'_>) -> Vec<(String, Kind)> {
         e.iter()
             .map(|(n, k)| (n.to_string_lossy().into_owned(), k))
             .collect()
@@ -642,15 +655,15 @@ mod tests {
         first.save().unwrap();
         let file = first.file.clone().unwrap();
         let good = std::fs::read(&file).unwrap();
-        assert!(decode(&good, &first.root).is_some());
-        assert!(decode(&good, b"/elsewhere").is_none());
+        assert!(decode(good.clone(), &first.root).is_some());
+        assert!(decode(good.clone(), b"/elsewhere").is_none());
         for cut in 0..good.len() {
-            assert!(decode(&good[..cut], &first.root).is_none());
+            assert!(decode(good[..cut].to_vec(), &first.root).is_none());
         }
         for at in 0..good.len() {
             let mut bad = good.clone();
             bad[at] ^= 0x20;
-            assert!(decode(&bad, &first.root).is_none(), "byte {at}");
+            assert!(decode(bad, &first.root).is_none(), "byte {at}");
         }
         // A forged listing that checksums names no path out of its folder.
         let forged = encode(
@@ -661,7 +674,7 @@ mod tests {
                 entries: Entries::new([(&b"../x"[..], Kind::File)]).unwrap(),
             }],
         );
-        assert!(decode(&forged, &first.root).is_none());
+        assert!(decode(forged, &first.root).is_none());
         std::fs::write(&file, b"not a listing").unwrap();
         let second = later(&cache, &root);
         second.list(&root, "src").unwrap();

@@ -252,15 +252,16 @@ fn look(
     query: &Query,
 ) -> Looked {
     let none = Looked::default();
-    let Ok(repo_path) = RepoPath::new(path) else {
-        return none;
-    };
-    if crate::compile::secrets::by_path(path).is_some() {
+    // A walk's path: normal, or nothing is stamped or read by it.
+    if !crate::util::paths::is_normal(path) || crate::compile::secrets::by_path(path).is_some() {
         return none;
     }
+    let read_as = || RepoPath::new(path).ok();
     if !i.index.is_enabled() {
         return Looked {
-            found: read_found(i, &repo_path, lang, names).map(Box::new),
+            found: read_as()
+                .and_then(|p| read_found(i, &p, lang, names))
+                .map(Box::new),
             entry: None,
         };
     }
@@ -309,7 +310,10 @@ fn look(
             _ => {}
         }
     }
-    read_entry(i, &repo_path, lang, names, stamp)
+    match read_as() {
+        Some(p) => read_entry(i, &p, lang, names, stamp),
+        None => none,
+    }
 }
 
 /// A file read (no index): its parse when it names an owned identifier and admission lets
