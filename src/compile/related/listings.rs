@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(unix))]
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -95,6 +95,10 @@ pub enum Entries<'a> {
 pub struct Listed {
     names: Vec<u8>,
     items: Vec<Item>,
+    /// Where a name is not bytes, each as listed (`names` holds their lossy UTF-8, for the
+    /// file, which is never kept there).
+    #[cfg(not(unix))]
+    os: Vec<OsString>,
 }
 
 /// An entry: where its name lies in its entries' names, and its kind.
@@ -138,6 +142,10 @@ impl Entries<'_> {
     pub fn get(&self, k: usize) -> Option<(&OsStr, Kind)> {
         let (names, items) = self.parts();
         let item = items.get(k)?;
+        #[cfg(not(unix))]
+        if let Entries::Listed(l) = self {
+            return Some((l.os.get(k)?.as_os_str(), item.kind));
+        }
         let name = names.get(item.start as usize..item.end as usize)?;
         Some((os_str(name), item.kind))
     }
@@ -158,11 +166,16 @@ impl PartialEq for Entries<'_> {
 struct Builder {
     names: Vec<u8>,
     items: Vec<Item>,
+    #[cfg(not(unix))]
+    os: Vec<OsString>,
 }
 
 impl Builder {
     /// Adds an entry (`None` past 4 GiB of names).
     fn push(&mut self, name: &[u8], kind: Kind) -> Option<()> {
+        #[cfg(not(unix))]
+        self.os
+            .push(OsString::from(String::from_utf8_lossy(name).into_owned()));
         let start = u32::try_from(self.names.len()).ok()?;
         self.names.extend_from_slice(name);
         let end = u32::try_from(self.names.len()).ok()?;
@@ -170,10 +183,20 @@ impl Builder {
         Some(())
     }
 
+    /// Adds an entry by its name as listed (where a name is not bytes).
+    #[cfg(not(unix))]
+    fn push_os(&mut self, name: OsString, kind: Kind) -> Option<()> {
+        self.push(name.to_string_lossy().as_bytes(), kind)?;
+        *self.os.last_mut()? = name;
+        Some(())
+    }
+
     fn finish(self) -> Entries<'static> {
         Entries::Listed(Arc::new(Listed {
             names: self.names,
             items: self.items,
+            #[cfg(not(unix))]
+            os: self.os,
         }))
     }
 }
@@ -187,7 +210,7 @@ fn os_str(bytes: &[u8]) -> &OsStr {
     }
     #[cfg(not(unix))]
     {
-        // Only UTF-8 names are kept where names are not bytes ([`name_ok`]).
+        // Only UTF-8 names are kept in the file where names are not bytes ([`name_ok`]).
         OsStr::new(std::str::from_utf8(bytes).unwrap_or_default())
     }
 }
@@ -443,16 +466,15 @@ fn read_raw(abs: &Path) -> Option<Entries<'static>> {
 /// left out).
 #[cfg(not(target_os = "linux"))]
 fn read_std(abs: &Path) -> Option<Entries<'static>> {
-    let listing: Vec<(OsString, Kind)> = std::fs::read_dir(abs)
-        .ok()?
-        .flatten()
-        .filter_map(|e| Some((e.file_name(), Kind::of(e.file_type().ok()?))))
-        .collect();
-    Entries::new(
-        listing
-            .iter()
-            .map(|(name, kind)| (name.as_encoded_bytes(), *kind)),
-    )
+    let mut out = Builder::default();
+    for e in std::fs::read_dir(abs).ok()?.flatten() {
+        let Ok(kind) = e.file_type() else { continue };
+        #[cfg(unix)]
+        out.push(e.file_name().as_encoded_bytes(), Kind::of(kind))?;
+        #[cfg(not(unix))]
+        out.push_os(e.file_name(), Kind::of(kind))?;
+    }
+    Some(out.finish())
 }
 
 /// The file's bytes: header, root, folders (sorted by path), checksum.
