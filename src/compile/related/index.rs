@@ -2,7 +2,7 @@
 //! repository, what the search for related files needs of it, so that a file whose metadata
 //! did not change is not read again.
 //!
-//! One file a repository in the cache folder, `related-v9-<12 hex digits of the root's
+//! One file a repository in the cache folder, `related-v10-<12 hex digits of the root's
 //! sha256>.bin`. Per file: its path; its stamp (size, modification and change times to the
 //! nanosecond, inode, device, from `lstat`); and what admission said of its text: refused
 //! (binary, or a secret by content: nothing else is kept of it), or admitted with its
@@ -26,7 +26,7 @@ use crate::model::Range;
 use crate::outline::{Def, Named, Symbols, Tags, Vocab};
 
 /// The format, in the file name and the header.
-const VERSION: u8 = 9;
+const VERSION: u8 = 10;
 const MAGIC: &[u8] = b"curate related index\n";
 /// A file modified less than this before the run started may change again within the same
 /// tick of the file system's clock, its stamp unchanged: it is read again next time.
@@ -211,11 +211,13 @@ pub enum Seen {
     },
 }
 
-/// A file's distinct words: ids into the index's vocabulary (sorted), or as read (each
-/// after its length in one byte, see [`Words::read`]).
+/// A file's distinct words: ids into the index's vocabulary as the loaded file holds them
+/// (`len` bytes at `at`: their count, then each id's difference from the one before; read
+/// only when asked, [`Index::word_ids`]), or as read (each after its length in one byte, see
+/// [`Words::read`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Words {
-    Ids(Vec<u32>),
+    Packed { at: u32, len: u32 },
     Read(Vec<u8>),
 }
 
@@ -269,6 +271,8 @@ pub enum Encoded {
 /// An index as loaded, for lookups.
 #[derive(Debug, Default)]
 struct Loaded {
+    /// The file's bytes (its checksum off), where the entries' words lie.
+    body: Vec<u8>,
     /// The words and names the entries use.
     vocab: Vocab,
     /// Sorted by path, paths distinct.
@@ -305,7 +309,7 @@ impl Index {
         let root = root.to_string_lossy().into_owned().into_bytes();
         let (file, bytes) = cache_file(dir, "related-v", VERSION, &root, MAX_BYTES);
         let loaded = bytes
-            .and_then(|bytes| decode(&bytes, &root))
+            .and_then(|bytes| decode(bytes, &root))
             .unwrap_or_default();
         Index {
             file,
@@ -367,6 +371,19 @@ impl Index {
     #[must_use]
     pub fn vocab(&self) -> &Vocab {
         &self.loaded.vocab
+    }
+
+    /// The ids of a loaded file's words, ascending, into `out` (cleared first); `None` when
+    /// they are not a file's words as loaded (or do not decode).
+    pub fn word_ids(&self, words: &Words, out: &mut Vec<u32>) -> Option<()> {
+        let Words::Packed { at, len } = *words else {
+            return None;
+        };
+        let block = self
+            .loaded
+            .body
+            .get(at as usize..(at as usize).checked_add(len as usize)?)?;
+        unpack(block, self.loaded.vocab.len(), out)
     }
 
     /// Loaded tags with their names as ids of [`Index::vocab`], and their outline; `None`
@@ -499,7 +516,8 @@ impl Index {
         // Streamed to the file as it is encoded: an index is never whole in memory.
         let mut too_large = false;
         let written = crate::util::atomic::write_with(file, |w| {
-            encode_to(&self.root, &self.loaded.vocab, &next, w).map_err(|e| {
+            let loaded = (&self.loaded.vocab, self.loaded.body.as_slice());
+            encode_to(&self.root, loaded, &next, w).map_err(|e| {
                 too_large = matches!(e, Spill::TooLarge);
                 let source = match e {
                     Spill::TooLarge => std::io::Error::other("over the index's size cap"),
@@ -703,9 +721,15 @@ fn names_of<'v, T: Copy>(
 /// The index file's bytes ([`encode_to`] into memory).
 #[cfg(test)]
 fn encode(root: &[u8], vocab: &Vocab, entries: &[Entry]) -> Vec<u8> {
+    encode_loaded(root, (vocab, &[]), entries)
+}
+
+/// [`encode`] of entries loaded from `body` ([`Words::Packed`]).
+#[cfg(test)]
+fn encode_loaded(root: &[u8], loaded: (&Vocab, &[u8]), entries: &[Entry]) -> Vec<u8> {
     let mut out = Vec::new();
     let entries: Vec<&Entry> = entries.iter().collect();
-    encode_to(root, vocab, &entries, &mut out).expect("an index in memory");
+    encode_to(root, loaded, &entries, &mut out).expect("an index in memory");
     out
 }
 
@@ -749,10 +773,21 @@ impl Sink<'_> {
 /// than one entry's is in memory at once.
 fn encode_to(
     root: &[u8],
-    vocab: &Vocab,
+    (vocab, body): (&Vocab, &[u8]),
     entries: &[&Entry],
     out: &mut dyn std::io::Write,
 ) -> Result<(), Spill> {
+    // A loaded entry's word ids (none when they do not decode: the file is searched by its
+    // other words no more, until it changes).
+    let packed = |at: u32, len: u32, out: &mut Vec<u32>| {
+        let block = body
+            .get(at as usize..(at as usize).saturating_add(len as usize))
+            .unwrap_or_default();
+        if unpack(block, vocab.len(), out).is_none() {
+            out.clear();
+        }
+    };
+    let mut scratch: Vec<u32> = Vec::new();
     // The words and names in use, by hash first (most recur in many files), then sorted.
     let mut old_used = vec![false; vocab.len()];
     let mut read: HashSet<&[u8]> = HashSet::new();
@@ -766,7 +801,10 @@ fn encode_to(
             continue;
         };
         match words {
-            Words::Ids(ids) => ids.iter().copied().for_each(&mut mark),
+            Words::Packed { at, len } => {
+                packed(*at, *len, &mut scratch);
+                scratch.iter().copied().for_each(&mut mark);
+            }
             Words::Read(buf) => read.extend(each_read(buf)),
         }
         match tagged(parsed, vocab) {
@@ -819,6 +857,7 @@ fn encode_to(
     }
     put_len(&mut s.buf, entries.len());
     let mut ids: Vec<u64> = Vec::new();
+    let mut block: Vec<u8> = Vec::new();
     for e in entries {
         let out = &mut s.buf;
         put_bytes(out, e.path.as_bytes());
@@ -829,17 +868,22 @@ fn encode_to(
                 out.push(1);
                 ids.clear();
                 match w {
-                    Words::Ids(had) => ids.extend(had.iter().map(|&k| old(k))),
+                    Words::Packed { at, len } => {
+                        packed(*at, *len, &mut scratch);
+                        ids.extend(scratch.iter().map(|&k| old(k)));
+                    }
                     Words::Read(read) => ids.extend(each_read(read).map(id)),
                 }
                 ids.sort_unstable();
                 ids.dedup();
-                put_len(out, ids.len());
+                block.clear();
+                put_len(&mut block, ids.len());
                 let mut last = 0;
                 for &k in &ids {
-                    put(out, k - last);
+                    put(&mut block, k - last);
                     last = k;
                 }
+                put_bytes(out, &block);
                 match (parsed, tagged(parsed, vocab)) {
                     (Parsed::Nothing, _) => out.push(1),
                     (Parsed::Tags { sha, .. }, Some(t)) => {
@@ -880,8 +924,34 @@ enum Tagged<'a> {
     Text(Decoded<&'a [u8]>),
 }
 
-/// The index in `bytes`, when it decodes whole, is this version's and is `root`'s.
-fn decode(bytes: &[u8], root: &[u8]) -> Option<Loaded> {
+/// The ids a packed words block holds ([`Words::Packed`]): a count, then differences, each
+/// id below `words` and above the one before; into `out` (cleared first).
+fn unpack(block: &[u8], words: usize, out: &mut Vec<u32>) -> Option<()> {
+    out.clear();
+    let mut r = Reader {
+        bytes: block,
+        at: 0,
+    };
+    let count = r.len()?;
+    out.reserve(count);
+    let mut last: u64 = 0;
+    for k in 0..count {
+        let delta = r.int()?;
+        if k > 0 && delta == 0 {
+            return None;
+        }
+        last = last.checked_add(delta)?;
+        if last >= words as u64 {
+            return None;
+        }
+        out.push(u32::try_from(last).ok()?);
+    }
+    (r.at == block.len()).then_some(())
+}
+
+/// The index in `bytes`, when it decodes whole, is this version's and is `root`'s (each
+/// file's words are checked when read, [`Index::word_ids`]).
+fn decode(mut bytes: Vec<u8>, root: &[u8]) -> Option<Loaded> {
     let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(8)?)?;
     if checksum(body).to_le_bytes() != sum {
         return None;
@@ -911,20 +981,13 @@ fn decode(bytes: &[u8], root: &[u8]) -> Option<Loaded> {
         let seen = match r.take(1)? {
             [0] => Seen::Refused,
             [1] => {
-                let count = r.len()?;
-                let mut ids = Vec::with_capacity(count.min(PREALLOCATED));
-                let mut last: u64 = 0;
-                for k in 0..count {
-                    let delta = r.int()?;
-                    if k > 0 && delta == 0 {
-                        return None;
-                    }
-                    last = last.checked_add(delta)?;
-                    if last >= vocab.len() as u64 {
-                        return None;
-                    }
-                    ids.push(u32::try_from(last).ok()?);
-                }
+                let len = r.len()?;
+                let at = r.at;
+                r.take(len)?;
+                let words = Words::Packed {
+                    at: u32::try_from(at).ok()?,
+                    len: u32::try_from(len).ok()?,
+                };
                 let parsed = match r.take(1)? {
                     [0] => Parsed::Not,
                     [1] => Parsed::Nothing,
@@ -934,16 +997,22 @@ fn decode(bytes: &[u8], root: &[u8]) -> Option<Loaded> {
                     },
                     _ => return None,
                 };
-                Seen::Admitted {
-                    words: Words::Ids(ids),
-                    parsed,
-                }
+                Seen::Admitted { words, parsed }
             }
             _ => return None,
         };
         entries.push(Entry { path, stamp, seen });
     }
-    (r.at == body.len()).then_some(Loaded { vocab, entries })
+    if r.at != body.len() {
+        return None;
+    }
+    let end = body.len();
+    bytes.truncate(end);
+    Some(Loaded {
+        body: bytes,
+        vocab,
+        entries,
+    })
 }
 
 /// A 64-bit checksum of `bytes` ([`Checksum`]).
@@ -1164,20 +1233,21 @@ mod tests {
     #[test]
     fn an_index_reads_back_as_written_its_words_in_one_vocabulary() {
         let bytes = encode(b"/repo", &Vocab::default(), &entries());
-        let loaded = decode(&bytes, b"/repo").unwrap();
+        let loaded = decode(bytes.clone(), b"/repo").unwrap();
         // The words and the tags' names, once each.
         assert_eq!(
             loaded.vocab.iter().collect::<Vec<_>>(),
             [&b"Session"[..], b"hash", b"login", b"zeta"]
         );
         assert_eq!(loaded.entries[0], entries()[0]);
-        assert_eq!(
-            loaded.entries[2].seen,
-            Seen::Admitted {
-                words: Words::Ids(vec![2, 3]),
-                parsed: Parsed::Nothing
-            }
-        );
+        let Seen::Admitted {
+            words,
+            parsed: Parsed::Nothing,
+        } = &loaded.entries[2].seen
+        else {
+            panic!("{:?}", loaded.entries[2]);
+        };
+        let words = words.clone();
         let index = Index {
             file: None,
             root: b"/repo".to_vec(),
@@ -1191,6 +1261,9 @@ mod tests {
         else {
             panic!("{:?}", index.loaded.entries[1]);
         };
+        let mut ids = Vec::new();
+        assert_eq!(index.word_ids(&words, &mut ids), Some(()));
+        assert_eq!(ids, [2, 3]);
         let (named, outline) = index.named(tags).unwrap();
         assert_eq!(named.defs, [(2, 3)]);
         assert_eq!(named.refs, [(0, 2), (1, 1)]);
@@ -1201,7 +1274,10 @@ mod tests {
         assert_eq!(text.ref_count("hash"), 1);
         // Written again from the ids, the same bytes.
         let loaded = &index.loaded;
-        assert_eq!(encode(b"/repo", &loaded.vocab, &loaded.entries), bytes);
+        assert_eq!(
+            encode_loaded(b"/repo", (&loaded.vocab, &loaded.body), &loaded.entries),
+            bytes
+        );
     }
 
     #[test]
@@ -1232,7 +1308,7 @@ mod tests {
         let index = Index {
             file: None,
             root: b"/repo".to_vec(),
-            loaded: decode(&bytes, b"/repo").unwrap(),
+            loaded: decode(bytes.clone(), b"/repo").unwrap(),
             next: Mutex::new(None),
         };
         let Seen::Admitted {
@@ -1274,9 +1350,12 @@ mod tests {
     #[test]
     fn a_damaged_foreign_or_other_repositorys_index_is_not_read() {
         let bytes = encode(b"/repo", &Vocab::default(), &entries());
-        assert!(decode(&bytes, b"/other").is_none());
+        assert!(decode(bytes.clone(), b"/other").is_none());
         for cut in [0, 1, 8, bytes.len() / 2, bytes.len() - 1] {
-            assert!(decode(&bytes[..cut], b"/repo").is_none(), "cut at {cut}");
+            assert!(
+                decode(bytes[..cut].to_vec(), b"/repo").is_none(),
+                "cut at {cut}"
+            );
         }
         for at in [
             0,
@@ -1287,14 +1366,14 @@ mod tests {
         ] {
             let mut flipped = bytes.clone();
             flipped[at] ^= 0x40;
-            assert!(decode(&flipped, b"/repo").is_none(), "flipped at {at}");
+            assert!(decode(flipped, b"/repo").is_none(), "flipped at {at}");
         }
         // A well-formed index of another version (checksum right, fingerprint not).
         let mut other = bytes[..bytes.len() - 8].to_vec();
         other[MAGIC.len() + 1] ^= 1;
         let sum = checksum(&other);
         other.extend_from_slice(&sum.to_le_bytes());
-        assert!(decode(&other, b"/repo").is_none());
+        assert!(decode(other, b"/repo").is_none());
     }
 
     #[test]
@@ -1316,7 +1395,7 @@ mod tests {
         assert!(!old.exists());
         assert!(other.exists());
         let kept = dir.path().join(format!("related-v{VERSION}-{name}.bin"));
-        assert!(decode(&std::fs::read(kept).unwrap(), b"/repo").is_some());
+        assert!(decode(std::fs::read(kept).unwrap(), b"/repo").is_some());
     }
 
     #[test]
@@ -1325,7 +1404,7 @@ mod tests {
         let index = Index {
             file: None,
             root: b"/repo".to_vec(),
-            loaded: decode(&bytes, b"/repo").unwrap(),
+            loaded: decode(bytes.clone(), b"/repo").unwrap(),
             next: Mutex::new(None),
         };
         let found = |paths: &[&str]| -> Vec<Option<String>> {
@@ -1402,7 +1481,7 @@ mod tests {
         let written = std::fs::read(file).unwrap();
         assert!(written.len() > 2 * Sink::PIECE, "{} bytes", written.len());
         assert_eq!(written, encode(b"/repo", &Vocab::default(), &many));
-        let loaded = decode(&written, b"/repo").unwrap();
+        let loaded = decode(written.clone(), b"/repo").unwrap();
         assert_eq!(loaded.entries.len(), 3000);
         assert_eq!(loaded.vocab.len(), 40);
         // Nothing but the index is left in the folder.
@@ -1472,13 +1551,47 @@ mod tests {
             SystemTime::now(),
         );
         again.save().unwrap();
-        let paths: Vec<String> = decode(&std::fs::read(&file).unwrap(), b"/repo")
+        let paths: Vec<String> = decode(std::fs::read(&file).unwrap(), b"/repo")
             .unwrap()
             .entries
             .into_iter()
             .map(|e| e.path)
             .collect();
         assert_eq!(paths, ["a.ts", "b2.ts", "c.ts"]);
+    }
+
+    #[test]
+    fn a_files_words_are_read_when_asked_and_a_block_that_is_no_words_gives_none() {
+        let block = |values: &[u64]| {
+            let mut b = Vec::new();
+            for &v in values {
+                put(&mut b, v);
+            }
+            b
+        };
+        let mut out = vec![99];
+        // Three ids, 1, 4 and 5, as their count and differences.
+        assert_eq!(unpack(&block(&[3, 1, 3, 1]), 6, &mut out), Some(()));
+        assert_eq!(out, [1, 4, 5]);
+        assert_eq!(unpack(&block(&[0]), 0, &mut out), Some(()));
+        assert!(out.is_empty());
+        for bad in [
+            block(&[3, 1, 3, 1]).as_slice()[..3].to_vec(), // cut short
+            block(&[2, 1, 0]),                             // the same id twice
+            block(&[2, 1, 5]),                             // past the vocabulary
+            block(&[1, 1, 7]),                             // a byte after the ids
+            block(&[200, 1]),                              // more ids than bytes
+            vec![0x80],                                    // a count that does not end
+        ] {
+            assert_eq!(unpack(&bad, 6, &mut out), None, "{bad:?}");
+        }
+        // Read from an index: words as read, or past the file, are none of its ids.
+        let index = Index::open(None, Path::new("/repo"));
+        assert_eq!(index.word_ids(&Words::read(&[b"abc"]), &mut out), None);
+        assert_eq!(
+            index.word_ids(&Words::Packed { at: 10, len: 5 }, &mut out),
+            None
+        );
     }
 
     #[test]

@@ -115,7 +115,9 @@ pub fn related(i: &Inputs<'_>) -> Vec<Found> {
         .par_iter()
         .zip(langs)
         .zip(entries)
-        .map(|((p, lang), e)| look(i, &base, p, lang, e, &search, &query))
+        .map_init(Vec::new, |ids, ((p, lang), e)| {
+            look(i, &base, (p, lang), e, (&search, &query), ids)
+        })
         .collect();
     // Names as ids: the index's as loaded, those of this run's parses numbered after them.
     let mut symbols = Symbols::new(i.index.vocab());
@@ -245,11 +247,10 @@ enum Parse {
 fn look(
     i: &Inputs<'_>,
     base: &Base,
-    path: &str,
-    lang: Lang,
+    (path, lang): (&str, Lang),
     kept: Option<(u32, &Entry)>,
-    names: &Names<'_>,
-    query: &Query,
+    (names, query): (&Names<'_>, &Query),
+    ids: &mut Vec<u32>,
 ) -> Looked {
     let none = Looked::default();
     // A walk's path: normal, or nothing is stamped or read by it.
@@ -283,9 +284,10 @@ fn look(
                 entry: Some(Keep::Loaded(at)),
             };
         };
-        let held = match words {
-            Words::Ids(ids) => query.held(ids),
-            Words::Read(_) => Held::Maybe,
+        // Words that do not decode cannot decide: the file is read.
+        let held = match i.index.word_ids(words, ids) {
+            Some(()) => query.held(ids),
+            None => Held::Maybe,
         };
         match (held, parsed) {
             (Held::No, _) | (Held::Yes, Parsed::Nothing) => {
