@@ -541,12 +541,14 @@ fn with_related(
         optional: true,
     };
     let dir = cache_dir(ws);
-    // The folders are listed as kept when their stamps are; the index loads while the tree
-    // is walked.
-    let listings = related::Listings::open(dir.clone(), &ws.root);
-    let (walked, index) = rayon::join(
-        || expand::expand_listed(scope, &[every], &listings),
-        || related::Index::open(dir, &ws.root),
+    // The folders are listed as kept when their stamps are; the index loads while the
+    // listings do and the tree is walked.
+    let ((walked, listings), index) = rayon::join(
+        || {
+            let listings = related::Listings::open(dir.clone(), &ws.root);
+            (expand::expand_listed(scope, &[every], &listings), listings)
+        },
+        || related::Index::open(dir.clone(), &ws.root),
     );
     // A cache, as the index: a failed save changes nothing else.
     let _ = listings.save();
