@@ -605,13 +605,13 @@ impl<'w> Walk<'w, '_> {
         let Some((entries, chain)) = self.list(rel, above) else {
             return Found::default();
         };
-        let each = |(name, kind): (&OsStr, Kind)| {
-            let mut found = Found::default();
-            if let Some(sub) = self.entry(name, kind, rel, depth, &chain, &mut found) {
+        // One entry, what it finds (a subfolder: all it holds) added to `found`.
+        let take = |(name, kind): (&OsStr, Kind), found: &mut Found| {
+            if let Some(sub) = self.entry(name, kind, rel, depth, &chain, found) {
                 found.append(self.folder(&sub, depth + 1, &chain));
             }
-            found
         };
+        let mut found = Found::default();
         // Two subfolders at least, or there is nothing to walk side by side.
         if entries
             .iter()
@@ -619,20 +619,18 @@ impl<'w> Walk<'w, '_> {
             .nth(1)
             .is_none()
         {
-            let mut found = Found::default();
-            for (name, kind) in entries.iter() {
-                if let Some(sub) = self.entry(name, kind, rel, depth, &chain, &mut found) {
-                    found.append(self.folder(&sub, depth + 1, &chain));
-                }
-            }
+            entries.iter().for_each(|e| take(e, &mut found));
             return found;
         }
         let parts: Vec<Found> = (0..entries.len())
             .into_par_iter()
             .filter_map(|k| entries.get(k))
-            .map(each)
+            .map(|e| {
+                let mut part = Found::default();
+                take(e, &mut part);
+                part
+            })
             .collect();
-        let mut found = Found::default();
         for part in parts {
             found.append(part);
         }

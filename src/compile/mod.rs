@@ -541,14 +541,15 @@ fn with_related(
         optional: true,
     };
     let dir = cache_dir(ws);
+    let listings_dir = dir.clone();
     // The folders are listed as kept when their stamps are; the index loads while the
     // listings do and the tree is walked.
     let ((walked, listings), index) = rayon::join(
         || {
-            let listings = related::Listings::open(dir.clone(), &ws.root);
+            let listings = related::Listings::open(listings_dir, &ws.root);
             (expand::expand_listed(scope, &[every], &listings), listings)
         },
-        || related::Index::open(dir.clone(), &ws.root),
+        || related::Index::open(dir, &ws.root),
     );
     // A cache, as the index: a failed save changes nothing else.
     let _ = listings.save();

@@ -50,13 +50,15 @@ pub struct Stamp {
 
 impl Stamp {
     /// The stamp of the regular file at `path` (not followed if a link); `None` for anything
-    /// else, or where the platform has no inode.
+    /// else, or where the platform has no inode. (A run stamps through [`Base`].)
+    #[cfg(test)]
     #[must_use]
     pub fn of(path: &Path) -> Option<Stamp> {
         Stamp::of_kind(path, false)
     }
 
     /// The stamp of the folder at `path` (not followed if a link); `None` for anything else.
+    #[cfg(test)]
     #[must_use]
     pub fn of_folder(path: &Path) -> Option<Stamp> {
         Stamp::of_kind(path, true)
@@ -171,13 +173,15 @@ impl Base {
         }
     }
 
-    /// [`Stamp::of`] the file at the repository-relative `rel`.
+    /// The stamp of the regular file at the repository-relative `rel` (not followed if a
+    /// link); `None` for anything else, or where the platform has no inode.
     #[must_use]
     pub fn file(&self, rel: &str) -> Option<Stamp> {
         self.stamp(rel, false)
     }
 
-    /// [`Stamp::of_folder`] the folder at the repository-relative `rel` (`""`: the root).
+    /// The stamp of the folder at the repository-relative `rel` (`""`: the root; not
+    /// followed if a link); `None` for anything else.
     #[must_use]
     pub fn folder(&self, rel: &str) -> Option<Stamp> {
         self.stamp(rel, true)
@@ -328,10 +332,15 @@ impl Index {
     /// The entry kept for `path`.
     #[must_use]
     pub fn get(&self, path: &str) -> Option<&Entry> {
-        let e = &self.loaded.entries;
-        e.binary_search_by(|x| x.path.as_str().cmp(path))
+        self.loaded.entries.get(self.place(path)?)
+    }
+
+    /// Where the entry kept for `path` is among the loaded ones.
+    fn place(&self, path: &str) -> Option<usize> {
+        self.loaded
+            .entries
+            .binary_search_by(|x| x.path.as_str().cmp(path))
             .ok()
-            .map(|k| &e[k])
     }
 
     /// [`Index::get`] of each of `paths`, with the entry's place (for [`Keep::Loaded`]),
@@ -347,10 +356,7 @@ impl Index {
             .map(|p| {
                 let p = p.as_ref();
                 if last.is_some_and(|l| l >= p) {
-                    return e
-                        .binary_search_by(|x| x.path.as_str().cmp(p))
-                        .ok()
-                        .and_then(placed);
+                    return self.place(p).and_then(placed);
                 }
                 last = Some(p);
                 while e.get(at).is_some_and(|x| x.path.as_str() < p) {
@@ -379,11 +385,7 @@ impl Index {
         let Words::Packed { at, len } = *words else {
             return None;
         };
-        let block = self
-            .loaded
-            .body
-            .get(at as usize..(at as usize).checked_add(len as usize)?)?;
-        unpack(block, self.loaded.vocab.len(), out)
+        unpack_in(&self.loaded.body, (at, len), self.loaded.vocab.len(), out)
     }
 
     /// Loaded tags with their names as ids of [`Index::vocab`], and their outline; `None`
@@ -466,19 +468,14 @@ impl Index {
                 Keep::Fresh(e) => !e.stamp.is_racy(started) || self.get(&e.path) == Some(&**e),
             })
             .collect();
-        if entries.iter().all(|k| matches!(k, Keep::Loaded(_))) {
-            // The loaded entries are sorted by path, paths distinct: their places sort and
-            // compare as their paths do.
-            let place = |k: &Keep| match k {
-                Keep::Loaded(at) => *at,
-                Keep::Fresh(_) => u32::MAX,
-            };
-            entries.sort_unstable_by_key(place);
-            entries.dedup_by(|a, b| place(a) == place(b));
-        } else {
-            entries.sort_by(|a, b| path(loaded, a).cmp(path(loaded, b)));
-            entries.dedup_by(|a, b| path(loaded, a) == path(loaded, b));
-        }
+        // By path; two loaded entries by their places, which sort as their paths do (the
+        // loaded ones are sorted by path, paths distinct), with no text compared.
+        let order = |a: &Keep, b: &Keep| match (a, b) {
+            (Keep::Loaded(x), Keep::Loaded(y)) => x.cmp(y),
+            _ => path(loaded, a).cmp(path(loaded, b)),
+        };
+        entries.sort_by(order);
+        entries.dedup_by(|a, b| order(a, b).is_eq());
         entries.truncate(MAX_ENTRIES);
         *self
             .next
@@ -780,10 +777,7 @@ fn encode_to(
     // A loaded entry's word ids (none when they do not decode: the file is searched by its
     // other words no more, until it changes).
     let packed = |at: u32, len: u32, out: &mut Vec<u32>| {
-        let block = body
-            .get(at as usize..(at as usize).saturating_add(len as usize))
-            .unwrap_or_default();
-        if unpack(block, vocab.len(), out).is_none() {
+        if unpack_in(body, (at, len), vocab.len(), out).is_none() {
             out.clear();
         }
     };
@@ -922,6 +916,12 @@ fn tagged<'a>(parsed: &'a Parsed, vocab: &Vocab) -> Option<Tagged<'a>> {
 enum Tagged<'a> {
     Ids(Decoded<u32>),
     Text(Decoded<&'a [u8]>),
+}
+
+/// [`unpack`] of the `len` bytes at `at` of `body` (a [`Words::Packed`]'s).
+fn unpack_in(body: &[u8], (at, len): (u32, u32), words: usize, out: &mut Vec<u32>) -> Option<()> {
+    let block = body.get(at as usize..(at as usize).checked_add(len as usize)?)?;
+    unpack(block, words, out)
 }
 
 /// The ids a packed words block holds ([`Words::Packed`]): a count, then differences, each
