@@ -560,6 +560,7 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
 fn refusal_finding(file: &str, refusal: &Refusal) -> String {
     let file = quoted(file);
     match refusal {
+        Refusal::SecretInPath(rule) => format!("an entry's path holds a secret ({rule})"),
         Refusal::SecretName(rule) => format!("{file} is a secret ({rule})"),
         Refusal::SecretContent { rule, line } => {
             format!("{file} holds a secret ({rule} on line {line})")

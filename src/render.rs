@@ -1136,6 +1136,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
     let counter = crate::compile::cache::Cached::new(&cache, &fast);
     let mut kept = Vec::new();
     let mut excluded = Vec::new();
+    let mut withheld = crate::compile::Withheld::default();
     let held = crate::compile::admit::Held::new(crate::compile::admit::HOLD_BYTES);
     for (line, value) in &parsed.entries {
         let entry: Entry = lenient_entry(value).map_err(|message| Error::Syntax {
@@ -1183,10 +1184,10 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
                 cut_at: None,
                 sha256: m.sha256,
             }),
-            Some(measure::Fate::Excluded(reason)) => {
+            Some(measure::Fate::Excluded(reason)) if withheld.keeps(rules, file.as_str()) => {
                 excluded.push(crate::model::Exclusion::new(file.as_str(), &reason));
             }
-            None => {}
+            Some(measure::Fate::Excluded(_)) | None => {}
         }
     }
     let _ = cache.save();
@@ -1211,6 +1212,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
             .map(|e| {
                 crate::model::Note::warning(format!("excluded {}: {}", quoted(&e.file), e.reason))
             })
+            .chain(withheld.notes())
             .collect(),
         excluded,
         curation: parsed.curation,

@@ -620,17 +620,10 @@ impl CompileSettings {
         // every path or glob given (a note names one that matched nothing).
         let refuse = |flag: &str, values: &[String]| -> Result<()> {
             for (i, value) in values.iter().enumerate() {
-                // Each of a path's parts too: a token the content rules want to end at a
-                // word's end is followed by `/` in a path.
-                let parts = value.replace('/', "\n");
-                if let Some(hit) = rules
-                    .scan(value.as_bytes())
-                    .or_else(|| rules.scan(parts.as_bytes()))
-                {
+                if let Some(rule) = rules.scan_path(value) {
                     return Err(Error::Failed(format!(
-                        "{flag} #{}: holds a secret ({}); curate would copy it into the manifest and the prompt",
+                        "{flag} #{}: holds a secret ({rule}); curate would copy it into the manifest and the prompt",
                         i + 1,
-                        hit.rule
                     )));
                 }
             }

@@ -310,7 +310,7 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
             c.sections = Sections::Whole;
         }
     }
-    let candidates = exclude_secrets(candidates, &mut ledger);
+    let candidates = exclude_secrets(candidates, &mut ledger)?;
     let drift = truth::drift(&ws.root, &ws.changes_root, &s.change, s.max_file_size);
     ledger.notes.extend(drift.notes);
     ledger.changed_truth = drift.changed;
@@ -591,17 +591,54 @@ fn with_related(
 }
 
 /// Secrets by name, whoever named the file (the content rules run while reading).
-fn exclude_secrets(candidates: Vec<Candidate>, ledger: &mut Ledger) -> Vec<Candidate> {
-    candidates
+fn exclude_secrets(candidates: Vec<Candidate>, ledger: &mut Ledger) -> Result<Vec<Candidate>> {
+    let rules = admit::rules()?;
+    let mut withheld = Withheld::default();
+    let candidates = candidates
         .into_iter()
-        .filter(|c| match secrets::by_path(&c.path) {
-            Some(rule) => {
+        .filter(|c| {
+            if let Some(rule) = secrets::by_path(&c.path) {
                 ledger.exclude(c, &format!("secret: {rule}"));
+                false
+            } else {
+                withheld.keeps(rules, &c.path)
+            }
+        })
+        .collect();
+    ledger.excluded.retain(|e| withheld.keeps(rules, &e.file));
+    ledger.notes.extend(withheld.notes());
+    Ok(candidates)
+}
+
+/// The files left out because their path holds a secret: counted by rule, never named (not
+/// in a note, the manifest, the lock, the report or the prompt's list of what was not given).
+#[derive(Default)]
+pub(crate) struct Withheld(std::collections::BTreeMap<&'static str, usize>);
+
+impl Withheld {
+    /// False (and counted) when `path` holds a secret.
+    pub(crate) fn keeps(&mut self, rules: &secrets::ContentRules, path: &str) -> bool {
+        match rules.scan_path(path) {
+            Some(rule) => {
+                *self.0.entry(rule).or_default() += 1;
                 false
             }
             None => true,
-        })
-        .collect()
+        }
+    }
+
+    /// One warning a rule.
+    pub(crate) fn notes(&self) -> Vec<Note> {
+        self.0
+            .iter()
+            .map(|(rule, n)| {
+                let files = if *n == 1 { "file" } else { "files" };
+                Note::warning(format!(
+                    "left out {n} {files} whose path holds a secret ({rule}); the path is never shown"
+                ))
+            })
+            .collect()
+    }
 }
 
 /// Reads every candidate in parallel: lines, sections, content rules, and tokens when a

@@ -141,6 +141,58 @@ fn a_compile_again_with_the_same_inputs_rewrites_nothing() {
     assert_ne!(inode(WORKER_LOCK), lock);
 }
 
+/// A token as a folder's or a file's name, or as the name of a link out, never reaches a
+/// manifest, its lock, the report, the JSON result or a rendered prompt: the files are left out
+/// with one note that counts them and names the rule, never the path.
+#[test]
+fn a_path_holding_a_secret_is_never_shown() {
+    let token = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5";
+    let repo = Repo::fixture("aiws-basic");
+    repo.write(&format!("src/{token}/notes.md"), "plain notes\n");
+    repo.write(&format!("src/keys-{token}.md"), "plain\n");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("/etc/hostname", repo.root.join(format!("src/l-{token}.md")))
+        .unwrap();
+    let owns = ["--owns", "src/**", "--max-files", "0", "--max-lines", "0"];
+    let compiled = repo.compile_worker(&owns);
+    assert_eq!(compiled.code, 0, "{}", compiled.stderr);
+    let left_out = if cfg!(unix) { 3 } else { 2 };
+    assert!(
+        compiled.stderr.contains(&format!(
+            "left out {left_out} files whose path holds a secret (github-pat); the path is never shown"
+        )),
+        "{}",
+        compiled.stderr
+    );
+    let manifest = repo.read("changes/add-auth/analysis/worker-context.jsonl");
+    assert!(manifest.contains("// curation: left out"), "{manifest}");
+    assert!(manifest.contains("\"src/auth/login.ts\""), "{manifest}");
+    let lock = repo.read("changes/add-auth/analysis/worker-context.lock.json");
+    let json = repo
+        .curate()
+        .args(["--role", "worker", "--change", "add-auth", "--dry-run"])
+        .args(["--format", "json", "--explain"])
+        .args(owns)
+        .run();
+    let bundle = repo
+        .curate()
+        .args(["render", "--role", "worker", "--change", "add-auth"])
+        .args(["--template", "bundle"])
+        .args(owns)
+        .run();
+    assert_eq!(bundle.code, 0, "{}", bundle.stderr);
+    assert!(bundle.stdout.contains("src/auth/login.ts"));
+    for (what, text) in [
+        ("the compile's output", compiled.all()),
+        ("the manifest", manifest),
+        ("the lock", lock),
+        ("the JSON result", json.all()),
+        ("the bundle", bundle.all()),
+    ] {
+        assert!(!text.contains("ghp_"), "the token is in {what}:\n{text}");
+    }
+}
+
 #[test]
 fn secrets_binaries_and_links_never_enter() {
     let repo = Repo::fixture("aiws-basic");

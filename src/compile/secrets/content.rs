@@ -32,7 +32,7 @@ const ASSIGN_TAIL: &str = r#"(?:['"`\s;\\<,)&}\]]|$)"#;
 /// What may precede a stand-alone token.
 const TOKEN_HEAD: &str = r"\b";
 /// What may follow a stand-alone token: anything that cannot continue it.
-const TOKEN_TAIL: &str = r"(?:[^0-9A-Za-z_+/=-]|$)";
+const TOKEN_TAIL: &str = r"(?:[^0-9A-Za-z_+=-]|$)";
 
 /// The rules whose keywords are words or parts of words of most text files (`key`, `token`,
 /// `secret`, `pass`; `acc`, `pat`, `ske`, `s.t` …), so that nearly every compile runs their
@@ -513,6 +513,20 @@ impl ContentRules {
             }
         }
         best.map(|(line, rule)| ContentHit { rule, line })
+    }
+
+    /// The rule a path or glob holds a secret by, if any: the text as given, then each of its
+    /// `/` parts as a line of its own (a value the assignment rules want to end at a word's
+    /// end is followed by `/` in a path: `password=hunter2/x`).
+    #[must_use]
+    pub fn scan_path(&self, path: &str) -> Option<&'static str> {
+        self.first_hit(path.as_bytes())
+            .or_else(|| {
+                path.contains('/')
+                    .then(|| self.first_hit(path.replace('/', "\n").as_bytes()))
+                    .flatten()
+            })
+            .map(|(_, rule)| rule)
     }
 
     /// Offset of the earliest hit's match and its rule: one keyword pass,

@@ -599,6 +599,29 @@ fn earliest_line_wins_and_reports_its_line() {
     );
 }
 
+/// A token ends where a path or URL goes on (`/`, `?`, `#`, `.`), not where a base64 run
+/// does (`+`, `=`, `-`, `_`, more letters): `ghp_…/x.md` is a GitHub token in a path.
+#[test]
+fn a_token_followed_by_a_slash_is_caught() {
+    let token = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5";
+    for text in [
+        format!("see src/{token}/x.md\n"),
+        format!("git clone https://x.example/{token}/repo.git\n"),
+        format!("{token}?ref=main\n"),
+        format!("a-{token}.md\n"),
+    ] {
+        let hit = scan(&text).unwrap_or_else(|| panic!("not caught: {text}"));
+        assert_eq!(hit.rule, "github-pat", "{text}");
+    }
+    for text in [
+        format!("{token}B\n"),
+        format!("{token}+more/base64==\n"),
+        format!("{token}=\n"),
+    ] {
+        assert_eq!(scan(&text), None, "{text}");
+    }
+}
+
 #[test]
 fn clean_inputs() {
     assert_eq!(rules().scan(b""), None);
