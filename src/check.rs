@@ -308,7 +308,18 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
         let Some(obj) = value.as_object() else {
             continue;
         };
-        entry.replace(obj.get("file").and_then(Value::as_str).map(str::to_owned));
+        let file = obj.get("file").and_then(Value::as_str);
+        entry.replace(None);
+        if let Some(rule) = file.and_then(secret_path_rule) {
+            // Never named: the finding is the line's.
+            add(
+                line,
+                Severity::Error,
+                format!("the entry's path holds a secret ({rule}); remove the line"),
+            );
+            continue;
+        }
+        entry.replace(file.map(str::to_owned));
         // In a file that is also the author's list, a row without a file is the author's
         // (Trellis' seed row, a drop), and a row curate did not mark is the author's entry.
         let author_row =
@@ -556,11 +567,19 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
     }
 }
 
+/// The rule a path holds a secret by (content rules over the path; without the rules, all
+/// paths are suspect).
+fn secret_path_rule(path: &str) -> Option<&'static str> {
+    match crate::compile::admit::rules() {
+        Ok(rules) => rules.scan_path(path),
+        Err(_) => Some("the secret rules did not build"),
+    }
+}
+
 /// A refusal of the admission checks, as a finding about an entry.
 fn refusal_finding(file: &str, refusal: &Refusal) -> String {
     let file = quoted(file);
     match refusal {
-        Refusal::SecretInPath(rule) => format!("an entry's path holds a secret ({rule})"),
         Refusal::SecretName(rule) => format!("{file} is a secret ({rule})"),
         Refusal::SecretContent { rule, line } => {
             format!("{file} holds a secret ({rule} on line {line})")

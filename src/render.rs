@@ -1152,6 +1152,9 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
             path: entry.file.clone(),
             problem: e.problem(),
         })?;
+        if !withheld.keeps(rules, file.as_str()) {
+            continue;
+        }
         let reading = measure::Reading {
             root: &ws.root,
             limits: measure::Limits {
@@ -1184,10 +1187,10 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
                 cut_at: None,
                 sha256: m.sha256,
             }),
-            Some(measure::Fate::Excluded(reason)) if withheld.keeps(rules, file.as_str()) => {
+            Some(measure::Fate::Excluded(reason)) => {
                 excluded.push(crate::model::Exclusion::new(file.as_str(), &reason));
             }
-            Some(measure::Fate::Excluded(_)) | None => {}
+            None => {}
         }
     }
     let _ = cache.save();

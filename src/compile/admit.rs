@@ -32,9 +32,6 @@ pub enum Refusal {
     GitFolder,
     /// A secret by its name (as named, or the name of the file a link leads to).
     SecretName(&'static str),
-    /// A secret the content rules find in the path itself (a token as a folder's or a
-    /// file's name): the path is never shown.
-    SecretInPath(&'static str),
     /// A secret by its content: the rule and the line, never the value.
     SecretContent { rule: &'static str, line: usize },
     /// A link that leads out of the repository.
@@ -51,8 +48,6 @@ pub enum Refusal {
     Binary,
     /// Read again, it no longer has the content admitted before.
     Changed,
-    /// The content rules did not build: nothing is admitted.
-    NoRules,
 }
 
 impl Refusal {}
@@ -63,7 +58,6 @@ impl fmt::Display for Refusal {
             Refusal::ControlChar => f.write_str("its name holds a control character"),
             Refusal::GitFolder => f.write_str("inside `.git/`, never read"),
             Refusal::SecretName(rule) => write!(f, "secret: {rule}"),
-            Refusal::SecretInPath(rule) => write!(f, "its path holds a secret ({rule})"),
             Refusal::SecretContent { rule, line } => {
                 write!(f, "secret by content: {rule} on line {line}")
             }
@@ -75,7 +69,6 @@ impl fmt::Display for Refusal {
             }
             Refusal::Binary => f.write_str("binary (a NUL byte in the first 8 KiB)"),
             Refusal::Changed => f.write_str("changed while curate was reading it"),
-            Refusal::NoRules => f.write_str("the secret rules did not build, nothing is read"),
         }
     }
 }
@@ -92,8 +85,9 @@ pub fn rules() -> crate::error::Result<&'static ContentRules> {
     ContentRules::shared().map_err(|e| crate::error::Error::SecretRules(Box::new(e.clone())))
 }
 
-/// The judgement of a path by its name alone (no disk access): control characters, `.git/`,
-/// the secret name rules, and the content rules over the path itself.
+/// The judgement of a path by its name alone (no disk access): control characters, `.git/`
+/// and the secret name rules. (A path that holds a secret by content is left out before
+/// anything reads it, by the compile.)
 pub fn judge_name(path: &str) -> Result<(), Refusal> {
     if has_control_char(path) {
         return Err(Refusal::ControlChar);
@@ -101,13 +95,8 @@ pub fn judge_name(path: &str) -> Result<(), Refusal> {
     if path.split('/').any(|s| s.eq_ignore_ascii_case(".git")) {
         return Err(Refusal::GitFolder);
     }
-    if let Some(rule) = secrets::by_path(path) {
-        return Err(Refusal::SecretName(rule));
-    }
-    // Without the rules nothing is admitted (fail closed).
-    let rules = ContentRules::shared().map_err(|_| Refusal::NoRules)?;
-    match rules.scan_path(path) {
-        Some(rule) => Err(Refusal::SecretInPath(rule)),
+    match secrets::by_path(path) {
+        Some(rule) => Err(Refusal::SecretName(rule)),
         None => Ok(()),
     }
 }

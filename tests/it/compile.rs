@@ -182,12 +182,43 @@ fn a_path_holding_a_secret_is_never_shown() {
         .run();
     assert_eq!(bundle.code, 0, "{}", bundle.stderr);
     assert!(bundle.stdout.contains("src/auth/login.ts"));
+    // A hand edit that lists such a file: `check` names its line, the render leaves it out.
+    let path = "changes/add-auth/analysis/worker-context.jsonl";
+    repo.write(
+        path,
+        &format!(
+            "{manifest}{{\"file\":\"src/{token}/notes.md\",\"reason\":\"r\",\"sections\":null,\"priority\":\"high\",\"kind\":\"assigned\"}}\n"
+        ),
+    );
+    let last = repo.read(path).lines().count();
+    let checked = repo.curate().args(["check", path]).run();
+    assert_eq!(checked.code, 1, "{}", checked.all());
+    assert!(
+        checked.stderr.contains(&format!(
+            "{path}:{last}: error: the entry's path holds a secret (github-pat); remove the line"
+        )),
+        "{}",
+        checked.all()
+    );
+    let from_manifest = repo
+        .curate()
+        .args(["render", "--manifest", path, "--role", "worker"])
+        .args(["--change", "add-auth", "--template", "bundle"])
+        .run();
+    assert_eq!(from_manifest.code, 0, "{}", from_manifest.stderr);
+    assert!(
+        from_manifest
+            .stderr
+            .contains("left out 1 file whose path holds a secret")
+    );
     for (what, text) in [
         ("the compile's output", compiled.all()),
         ("the manifest", manifest),
         ("the lock", lock),
         ("the JSON result", json.all()),
         ("the bundle", bundle.all()),
+        ("check's findings", checked.all()),
+        ("the render of the edited manifest", from_manifest.all()),
     ] {
         assert!(!text.contains("ghp_"), "the token is in {what}:\n{text}");
     }
