@@ -1147,14 +1147,14 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
             },
             message,
         })?;
+        if !withheld.keeps(rules, &entry.file) {
+            continue;
+        }
         let file = crate::util::paths::RepoPath::new(&entry.file).map_err(|e| Error::Escape {
             origin: format!("{shown}:{line}"),
             path: entry.file.clone(),
             problem: e.problem(),
         })?;
-        if !withheld.keeps(rules, file.as_str()) {
-            continue;
-        }
         let reading = measure::Reading {
             root: &ws.root,
             limits: measure::Limits {
