@@ -1132,6 +1132,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
     let rules = crate::compile::admit::rules()?;
     let cache = compile::token_cache(ws);
     let verdicts = compile::verdict_cache(ws, parsed.entries.len());
+    let known = compile::known_files(ws, parsed.entries.len());
     let fast = crate::compile::tokens::Fast(ws.encoding);
     let counter = crate::compile::cache::Cached::new(&cache, &fast);
     let mut kept = Vec::new();
@@ -1166,6 +1167,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
             counter: &counter,
             count_all: true,
             held: &held,
+            known: &known,
         };
         let fates = measure::read_all(
             reading,
@@ -1195,6 +1197,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
     }
     let _ = cache.save();
     let _ = verdicts.save();
+    let _ = known.save();
     kept.sort_by_key(|k| k.entry.priority);
     let status = if kept.is_empty() {
         Status::Blocked

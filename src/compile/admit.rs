@@ -22,6 +22,7 @@ use crate::compile::cache::{DigestCache, key_of};
 use crate::compile::secrets::{self, ContentRules};
 use crate::util::paths::{RepoPath, has_control_char};
 use crate::util::read::{ReadError, open_regular_inside, read_limited};
+use crate::util::stamp::Stamp;
 
 /// Why a file may not enter.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -139,26 +140,45 @@ pub fn admit(
     Ok(bytes)
 }
 
+/// What [`admit_hashed`] admitted.
+#[derive(Debug)]
+pub struct Admitted {
+    pub bytes: Vec<u8>,
+    /// Their sha256.
+    pub key: [u8; 32],
+    /// The file's stamp taken after the bytes were read, when asked for.
+    pub stamp: Option<Stamp>,
+}
+
 /// [`admit`], with the content scan's clean verdicts kept by the text's sha256 in
 /// `verdicts` (a [`DigestCache::verdicts`]): a text the scanner passed before is not
-/// scanned again. The bytes and their sha256 (hex), which the caller needs anyway.
+/// scanned again. The bytes, their sha256, which the caller needs anyway, and with
+/// `stamped` the file's stamp after the read.
 pub fn admit_hashed(
     root: &Path,
     path: &RepoPath,
     max_file_size: u64,
     rules: &ContentRules,
     verdicts: &DigestCache,
-) -> Result<(Vec<u8>, String), Refusal> {
-    let bytes = read_inside(root, path, max_file_size)?;
+    stamped: bool,
+) -> Result<Admitted, Refusal> {
+    let (bytes, stamp) = read_inside_stamped(root, path, max_file_size, stamped)?;
     if is_binary(&bytes) {
         return Err(Refusal::Binary);
     }
     let key = key_of(&bytes);
-    if verdicts.get_key(&key) != Some(CLEAN) {
+    if !is_clean(verdicts, &key) {
         scan(&bytes, rules)?;
         verdicts.put_key(key, CLEAN);
     }
-    Ok((bytes, hex::encode(key)))
+    Ok(Admitted { bytes, key, stamp })
+}
+
+/// True when the content scan passed the text whose sha256 is `key` before (`verdicts`, a
+/// [`DigestCache::verdicts`]).
+#[must_use]
+pub fn is_clean(verdicts: &DigestCache, key: &[u8; 32]) -> bool {
+    verdicts.get_key(key) == Some(CLEAN)
 }
 
 /// A verdict of [`admit_hashed`]'s cache: no content rule matched.
@@ -199,8 +219,21 @@ pub fn reread(
     max_file_size: u64,
     sha256: &str,
 ) -> Result<Vec<u8>, Refusal> {
-    let bytes = read_inside(root, path, max_file_size)?;
-    if crate::util::digest::hex(&bytes) == sha256 {
+    reread_vouched(root, path, max_file_size, sha256, None)
+}
+
+/// [`reread`]; when `vouched` (a stamp the compile trusted, taken after it read the bytes
+/// of hash `sha256`) is the file's stamp after this read too, the file has not been written
+/// since and its hash is not computed again.
+fn reread_vouched(
+    root: &Path,
+    path: &RepoPath,
+    max_file_size: u64,
+    sha256: &str,
+    vouched: Option<Stamp>,
+) -> Result<Vec<u8>, Refusal> {
+    let (bytes, stamp) = read_inside_stamped(root, path, max_file_size, vouched.is_some())?;
+    if (stamp.is_some() && stamp == vouched) || crate::util::digest::hex(&bytes) == sha256 {
         Ok(bytes)
     } else {
         Err(Refusal::Changed)
@@ -210,11 +243,14 @@ pub fn reread(
 /// What a compile admitted, held for the rest of the process's work on it (the token
 /// count after the budgets, a degraded file's outline, the render's excerpt): one read and
 /// one hash per file. Bounded by a byte budget: a file past it is not held, and is read
-/// again by [`reread`] (its hash checked) when it is needed.
+/// again by [`reread`] when it is needed, checked by the stamp the compile trusted when it
+/// has one (the file not written since), else by its hash.
 pub struct Held {
     budget: u64,
     used: AtomicU64,
     files: Mutex<Files>,
+    /// Files not held, by the sha256 admitted and a stamp that vouches for those bytes.
+    vouched: Mutex<HashMap<String, (String, Stamp)>>,
 }
 
 /// Held bytes by file, with the sha256 they were admitted with.
@@ -232,6 +268,7 @@ impl Held {
             budget,
             used: AtomicU64::new(0),
             files: Mutex::new(HashMap::new()),
+            vouched: Mutex::new(HashMap::new()),
         }
     }
 
@@ -241,18 +278,41 @@ impl Held {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Holds the bytes `path` was admitted with (`sha256` their hash), if the budget allows.
-    pub fn hold(&self, path: &RepoPath, sha256: &str, bytes: Vec<u8>) {
+    /// Holds the bytes `path` was admitted with (`sha256` their hash), if the budget allows;
+    /// else keeps `stamp`, when given, as the file's stamp that vouches for them.
+    pub fn hold(&self, path: &RepoPath, sha256: &str, bytes: Vec<u8>, stamp: Option<Stamp>) {
         let size = bytes.len() as u64;
         let before = self.used.fetch_add(size, Ordering::Relaxed);
         if before + size > self.budget {
             self.used.fetch_sub(size, Ordering::Relaxed);
+            if let Some(stamp) = stamp {
+                self.vouch(path, sha256, stamp);
+            }
             return;
         }
         self.files().insert(
             path.as_str().to_owned(),
             (sha256.to_owned(), Arc::new(bytes)),
         );
+    }
+
+    /// Keeps `stamp` as what vouches that `path`'s bytes are those of hash `sha256` (a file
+    /// known by its stamp, not read by the compile): its read is checked by the stamp.
+    pub fn vouch(&self, path: &RepoPath, sha256: &str, stamp: Stamp) {
+        self.vouched
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(path.as_str().to_owned(), (sha256.to_owned(), stamp));
+    }
+
+    /// The stamp that vouches for `path`'s bytes of hash `sha256`, if any.
+    fn vouched(&self, path: &RepoPath, sha256: &str) -> Option<Stamp> {
+        self.vouched
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(path.as_str())
+            .filter(|(sha, _)| sha == sha256)
+            .map(|(_, stamp)| *stamp)
     }
 
     /// The bytes of `path` admitted with hash `sha256`: the held ones, else read again
@@ -265,7 +325,7 @@ impl Held {
         sha256: &str,
     ) -> Result<Arc<Vec<u8>>, Refusal> {
         let held = self.files().get(path.as_str()).cloned();
-        Held::or_reread(held, root, path, max_file_size, sha256)
+        self.or_reread(held, root, path, max_file_size, sha256)
     }
 
     /// [`Held::read`], and `path` is no longer held: for the last use (the render).
@@ -280,11 +340,12 @@ impl Held {
         if let Some((_, bytes)) = &held {
             self.used.fetch_sub(bytes.len() as u64, Ordering::Relaxed);
         }
-        Held::or_reread(held, root, path, max_file_size, sha256)
+        self.or_reread(held, root, path, max_file_size, sha256)
     }
 
     /// The held bytes when they have the hash asked for, else the file read again.
     fn or_reread(
+        &self,
         held: Option<(String, Arc<Vec<u8>>)>,
         root: &Path,
         path: &RepoPath,
@@ -293,7 +354,10 @@ impl Held {
     ) -> Result<Arc<Vec<u8>>, Refusal> {
         match held {
             Some((sha, bytes)) if sha == sha256 => Ok(bytes),
-            _ => reread(root, path, max_file_size, sha256).map(Arc::new),
+            _ => {
+                let vouched = self.vouched(path, sha256);
+                reread_vouched(root, path, max_file_size, sha256, vouched).map(Arc::new)
+            }
         }
     }
 }
@@ -324,35 +388,48 @@ pub fn hash(root: &Path, path: &RepoPath, max_file_size: u64) -> Result<String, 
 
 /// Steps 1–3 of [`admit`]: the name, the link, the regular file and its size.
 fn read_inside(root: &Path, path: &RepoPath, max_file_size: u64) -> Result<Vec<u8>, Refusal> {
+    read_inside_stamped(root, path, max_file_size, false).map(|(bytes, _)| bytes)
+}
+
+/// [`read_inside`], and with `stamped` the file's stamp taken after its bytes were read
+/// (`None` where the platform has none).
+fn read_inside_stamped(
+    root: &Path,
+    path: &RepoPath,
+    max_file_size: u64,
+    stamped: bool,
+) -> Result<(Vec<u8>, Option<Stamp>), Refusal> {
     judge_name(path.as_str())?;
     // Most paths have no link on the way: the kernel says so by opening them beneath the
     // root with links refused, and the link step has nothing to judge. Any refusal there
     // (a link, a missing or odd file) takes the full path below, which says why.
     #[cfg(target_os = "linux")]
     if let Some(Ok((file, size))) = crate::util::read::open_regular_beneath(root, path.as_str()) {
-        return read_opened(file, size, &root.join(path), max_file_size);
+        return read_opened(&file, size, &root.join(path), max_file_size, stamped);
     }
     let target = resolve(root, path)?;
     let full = root.join(&target);
     // The target has no link on its way: opened so that none can be put there meanwhile.
     let (file, size) = open_regular_inside(root, &target).map_err(refusal)?;
-    read_opened(file, size, &full, max_file_size)
+    read_opened(&file, size, &full, max_file_size, stamped)
 }
 
 /// Step 4 of [`admit`] on an opened regular file: the size cap, then the bytes.
 fn read_opened(
-    file: std::fs::File,
+    file: &std::fs::File,
     size: u64,
     full: &Path,
     max_file_size: u64,
-) -> Result<Vec<u8>, Refusal> {
+    stamped: bool,
+) -> Result<(Vec<u8>, Option<Stamp>), Refusal> {
     if max_file_size > 0 && size > max_file_size {
         return Err(Refusal::TooLarge {
             size,
             cap: max_file_size,
         });
     }
-    read_limited(file, full, max_file_size, size).map_err(refusal)
+    let bytes = read_limited(file, full, max_file_size, size).map_err(refusal)?;
+    Ok((bytes, stamped.then(|| Stamp::of_file(file)).flatten()))
 }
 
 /// A read's failure as a refusal.
@@ -449,6 +526,36 @@ mod tests {
         RepoPath::new(path).unwrap()
     }
 
+    /// A file not held is read again and checked by the stamp that vouched for it: while
+    /// the stamp is the file's, the bytes are taken without a hash; once the file is
+    /// written, even to the same size, the hash decides, and other bytes are refused.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_vouched_file_is_checked_by_its_stamp_then_by_its_hash() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = &dir.path().canonicalize().unwrap();
+        std::fs::write(root.join("a.md"), b"one\n").unwrap();
+        let stamp = crate::util::stamp::Base::open(root)
+            .regular_beneath("a.md")
+            .unwrap();
+        let held = Held::new(0);
+        let sha = crate::util::digest::hex(b"one\n");
+        held.hold(&rp("a.md"), &sha, b"one\n".to_vec(), Some(stamp));
+        assert_eq!(held.vouched(&rp("a.md"), &sha), Some(stamp));
+        assert_eq!(held.vouched(&rp("a.md"), "other"), None);
+        assert_eq!(*held.read(root, &rp("a.md"), 0, &sha).unwrap(), b"one\n");
+        // Vouched for other bytes than the hash asked: the hash decides.
+        assert_eq!(
+            held.read(root, &rp("a.md"), 0, &crate::util::digest::hex(b"two\n")),
+            Err(Refusal::Changed)
+        );
+        std::fs::write(root.join("a.md"), b"two\n").unwrap();
+        assert_eq!(held.take(root, &rp("a.md"), 0, &sha), Err(Refusal::Changed));
+        // Written back: another stamp, but the same bytes, so the hash lets them in.
+        std::fs::write(root.join("a.md"), b"one\n").unwrap();
+        assert_eq!(*held.take(root, &rp("a.md"), 0, &sha).unwrap(), b"one\n");
+    }
+
     #[test]
     fn what_is_held_is_used_without_reading_the_file_again() {
         let dir = tempfile::tempdir().unwrap();
@@ -459,7 +566,7 @@ mod tests {
         let held = Held::new(1 << 20);
         let bytes = admit(root, &rp("docs/a.md"), 0, rules).unwrap();
         let sha = crate::util::digest::hex(&bytes);
-        held.hold(&rp("docs/a.md"), &sha, bytes);
+        held.hold(&rp("docs/a.md"), &sha, bytes, None);
         // Changed on disk after admission: the count and the render use what was admitted.
         std::fs::write(root.join("docs/a.md"), "changed since\n").unwrap();
         let read = held.read(root, &rp("docs/a.md"), 0, &sha).unwrap();
@@ -481,8 +588,8 @@ mod tests {
         std::fs::write(root.join("b.md"), "bbbb").unwrap();
         let held = Held::new(6);
         let sha = |text: &[u8]| crate::util::digest::hex(text);
-        held.hold(&rp("a.md"), &sha(b"aaaa"), b"aaaa".to_vec());
-        held.hold(&rp("b.md"), &sha(b"bbbb"), b"bbbb".to_vec());
+        held.hold(&rp("a.md"), &sha(b"aaaa"), b"aaaa".to_vec(), None);
+        held.hold(&rp("b.md"), &sha(b"bbbb"), b"bbbb".to_vec(), None);
         std::fs::remove_file(root.join("a.md")).unwrap();
         std::fs::remove_file(root.join("b.md")).unwrap();
         assert_eq!(

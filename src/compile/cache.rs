@@ -48,7 +48,7 @@ use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use sha2::{Digest, Sha256};
 
@@ -696,6 +696,13 @@ impl<C: TokenCounter + ?Sized> TokenCounter for Cached<'_, C> {
             .unwrap_or_else(|| key_of(bytes));
         self.cache.get_key(&key)
     }
+
+    fn known_key(&self, len: u64, sha256: &[u8; 32]) -> Option<u64> {
+        if len == 0 {
+            return Some(0);
+        }
+        self.cache.get_key(sha256)
+    }
 }
 
 /// The cache key of `bytes`: their sha256.
@@ -855,6 +862,54 @@ impl FileLock {
                 Err(std::fs::TryLockError::Error(e)) => return Err(e),
             }
         }
+    }
+}
+
+/// At most this many files of one kind a repository (the related index, the folders'
+/// listings, the known files) in the cache folder: the least recently written go first.
+pub const MAX_REPO_FILES: usize = 16;
+
+/// A repository's cache file in the folder `dir`, `<prefix><version>-<12 hex digits of the
+/// root's sha256>.bin` (none but on unix), and its bytes when it can be read within `max`.
+pub fn repo_file(
+    dir: Option<PathBuf>,
+    prefix: &str,
+    version: u8,
+    root: &[u8],
+    max: usize,
+) -> (Option<PathBuf>, Option<Vec<u8>>) {
+    let file = dir.filter(|_| cfg!(unix)).map(|d| {
+        let name = crate::util::digest::hex12(root);
+        d.join(format!("{prefix}{version}-{name}.bin"))
+    });
+    let bytes = file
+        .as_ref()
+        .and_then(|f| crate::util::read::read_capped(f, max as u64).ok());
+    (file, bytes)
+}
+
+/// Removes the least recently written files named `<prefix>….bin` in `dir` beyond
+/// [`MAX_REPO_FILES`] (of any version: an older curate's count too, and go first once no
+/// run writes them).
+pub fn sweep_repo_files(dir: &Path, prefix: &str) {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut found: Vec<(SystemTime, PathBuf)> = read
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with(prefix) && name.ends_with(".bin")
+        })
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    if found.len() <= MAX_REPO_FILES {
+        return;
+    }
+    found.sort();
+    for (_, path) in &found[..found.len() - MAX_REPO_FILES] {
+        let _ = std::fs::remove_file(path);
     }
 }
 

@@ -10,8 +10,9 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use crate::compile::admit::{Held, admit_hashed};
+use crate::compile::admit::{Admitted, Held, admit_hashed, is_clean, judge_name};
 use crate::compile::cache::DigestCache;
+use crate::compile::known::Known;
 use crate::compile::secrets::ContentRules;
 use crate::compile::tokens::TokenCounter;
 use crate::model::Note;
@@ -183,6 +184,8 @@ pub struct Reading<'a> {
     /// Count every file's tokens now (else only the counts the cache knows).
     pub count_all: bool,
     pub held: &'a Held,
+    /// What is known of files by their stamp (facts are learned here too).
+    pub known: &'a Known,
 }
 
 /// Reads and checks every candidate (`(path, sections)`), in parallel, in order.
@@ -213,7 +216,46 @@ pub fn read_all(
     fates
 }
 
+/// A whole file known by its stamp ([`Known`]), measured without reading it: its name
+/// admitted, its hash passed by the content scan before, its tokens known when they must
+/// be. `None`: read it.
+fn by_stamp(r: Reading<'_>, path: &RepoPath, sections: &Sections) -> Option<Measured> {
+    if !matches!(sections, Sections::Whole) || r.limits.cut_bytes > 0 {
+        return None;
+    }
+    judge_name(path.as_str()).ok()?;
+    let fact = r.known.still(path.as_str())?;
+    let size = fact.stamp.size;
+    if (r.limits.max_file_size > 0 && size > r.limits.max_file_size)
+        || !is_clean(r.verdicts, &fact.sha256)
+    {
+        return None;
+    }
+    let tokens = r.counter.known_key(size, &fact.sha256);
+    if tokens.is_none() && r.count_all {
+        return None;
+    }
+    let sha256 = hex::encode(fact.sha256);
+    r.held.vouch(path, &sha256, fact.stamp);
+    Some(Measured {
+        file_lines: fact.lines,
+        sections: Sections::Whole,
+        lines: fact.lines,
+        bytes: size,
+        injected: size,
+        sha256,
+        tokens,
+        notes: Vec::new(),
+        anchors: Vec::new(),
+    })
+}
+
 fn read_one(r: Reading<'_>, path: &RepoPath, sections: &Sections) -> Fate {
+    if r.known.is_enabled()
+        && let Some(measured) = by_stamp(r, path, sections)
+    {
+        return Fate::Measured(measured);
+    }
     let Reading {
         root,
         limits,
@@ -222,12 +264,20 @@ fn read_one(r: Reading<'_>, path: &RepoPath, sections: &Sections) -> Fate {
         counter,
         count_all,
         held,
+        known,
     } = r;
-    let (bytes, sha256) = match admit_hashed(root, path, limits.max_file_size, rules, verdicts) {
+    let stamped = known.is_enabled();
+    let admitted = admit_hashed(root, path, limits.max_file_size, rules, verdicts, stamped);
+    let Admitted { bytes, key, stamp } = match admitted {
         Ok(admitted) => admitted,
         Err(refusal) => return Fate::Excluded(refusal.to_string()),
     };
+    let sha256 = hex::encode(key);
     let file_lines = count_lines(&bytes);
+    let stamp = stamp.filter(|s| known.trusts(s));
+    if let Some(stamp) = stamp {
+        known.learn(path.as_str(), stamp, key, file_lines);
+    }
     let mut notes = Vec::new();
     let resolved = crate::compile::anchors::resolve(sections, path.as_str(), &bytes);
     for anchor in &resolved.missing {
@@ -282,7 +332,7 @@ fn read_one(r: Reading<'_>, path: &RepoPath, sections: &Sections) -> Fate {
         counter.known(read, key)
     };
     drop(chosen);
-    held.hold(path, &sha256, bytes);
+    held.hold(path, &sha256, bytes, stamp);
     Fate::Measured(Measured {
         file_lines,
         lines,

@@ -21,6 +21,7 @@ pub mod contract;
 pub mod degrade;
 pub mod expand;
 pub mod ignore;
+pub mod known;
 pub mod manifest;
 pub mod measure;
 pub mod overrides;
@@ -42,6 +43,7 @@ use budget::{Allocation, Caps, Degraded, Item, Overrun, Rule, Status, Step};
 use cache::{Cached, DigestCache};
 use contract::{Contracts, Role};
 use expand::{Candidate, Origin, Request, Scope};
+use known::Known;
 use manifest::{FileRef, Inputs, Lock, LockContracts, LockEntry};
 use measure::{Fate, Limits, Measured};
 use overrides::Directive;
@@ -317,6 +319,7 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
     // What is admitted is held for the count, the outlines and the render: read once.
     let held = Held::new(admit::HOLD_BYTES);
     let verdicts = verdict_cache(ws, candidates.len());
+    let known = known_files(ws, candidates.len());
     let reading = measure::Reading {
         root: &ws.root,
         limits: Limits {
@@ -328,6 +331,7 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
         counter: &counter,
         count_all: s.caps.max_tokens > 0 || s.explain,
         held: &held,
+        known: &known,
     };
     let measured = measure_candidates(ws, reading, candidates, &mut ledger)?;
     let caps = reserve_for_injected(ws, s, &mut ledger);
@@ -378,6 +382,7 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
     // The caches are an optimisation: a failed save changes nothing else.
     let _ = cache.save();
     let _ = verdicts.save();
+    let _ = known.save();
     Ok(finish(
         ws,
         s,
@@ -1470,6 +1475,14 @@ pub fn token_cache(ws: &Workspace) -> DigestCache {
 #[must_use]
 pub fn verdict_cache(ws: &Workspace, files: usize) -> DigestCache {
     DigestCache::verdicts(cache_dir(ws).filter(|_| files >= VERDICTS_FROM))
+}
+
+/// What is known of the repository's files by their stamps ([`known`]), for a compile of
+/// `files` files (disabled by `--no-cache`, and below [`VERDICTS_FROM`] files, as the
+/// verdicts it relies on: a stamp is still taken, to check a file read again).
+#[must_use]
+pub fn known_files(ws: &Workspace, files: usize) -> Known {
+    Known::open(cache_dir(ws).filter(|_| files >= VERDICTS_FROM), &ws.root)
 }
 
 /// The fewest files a compile reads for it to use the kept verdicts.

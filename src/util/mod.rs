@@ -7,3 +7,4 @@ pub mod jsonpos;
 pub mod lock;
 pub mod paths;
 pub mod read;
+pub mod stamp;

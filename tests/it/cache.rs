@@ -1,7 +1,7 @@
 //! The on-disk caches (token counts, the content scan's verdicts): used, bounded by their
 //! own checks, never trusted when damaged.
 
-use crate::{Repo, WORKER_MANIFEST};
+use crate::{Repo, WORKER_LOCK, WORKER_MANIFEST};
 
 fn cache_file(repo: &Repo) -> std::path::PathBuf {
     repo.cache_dir().join("tokens-o200k_base.txt")
@@ -174,4 +174,111 @@ fn the_scanners_clean_verdicts_are_kept_and_a_secret_is_refused_warm_too() {
     let edited = repo.curate().args(args).run();
     let excluded = edited.json()["excluded"].to_string();
     assert!(excluded.contains("src/auth/login.ts"), "{excluded}");
+}
+
+/// Sets the modification time of `rel` back to `then` (its change time moves to now: what a
+/// tool that restores times after an edit does).
+fn set_modified(repo: &Repo, rel: &str, then: std::time::SystemTime) {
+    let f = std::fs::File::options()
+        .write(true)
+        .open(repo.root.join(rel))
+        .unwrap();
+    f.set_modified(then).unwrap();
+}
+
+/// A compile of many files keeps each file's stamp with its hash and lines (`known-v1-*.bin`)
+/// and, warm, does not read a file whose stamp is unchanged: the same manifest and the same
+/// bundle as a cold run. A file rewritten with the same size and its modification time set
+/// back is read again (its change time moved): its new hash is in the manifest, and a
+/// secret planted that way is refused, never rendered.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_file_known_by_its_stamp_is_read_again_once_it_changes_whatever_its_times_say() {
+    let repo = Repo::fixture("aiws-basic");
+    for i in 0..70 {
+        repo.write(
+            &format!("src/auth/gen/part{i:02}.ts"),
+            &format!("export const part{i:02} = \"{}\";\n", "x".repeat(40)),
+        );
+    }
+    // A stamp younger than a second is never trusted: let the files age.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let args = [
+        "--role",
+        "worker",
+        "--change",
+        "add-auth",
+        "--owns",
+        "src/auth/**",
+        "--max-files",
+        "0",
+        "--format",
+        "json",
+    ];
+    let bundle = |out: &str| {
+        let rendered = repo
+            .curate()
+            .args(["render", "--template", "bundle", "-q", "-o", out])
+            .args(&args[..8])
+            .run();
+        assert_eq!(rendered.code, 0, "{}", rendered.stderr);
+        repo.read(out)
+    };
+    let cold = repo.curate().args(args).run();
+    assert_eq!(cold.code, 0, "{}", cold.stderr);
+    let manifest = repo.read(WORKER_MANIFEST);
+    let known: Vec<_> = std::fs::read_dir(repo.cache_dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("known-v1-"))
+        .collect();
+    assert_eq!(known.len(), 1, "{known:?}");
+    let cold_bundle = bundle("cold.md");
+    // Warm: the same bytes.
+    let warm = repo.curate().args(args).run();
+    assert_eq!(warm.code, 0, "{}", warm.stderr);
+    assert_eq!(repo.read(WORKER_MANIFEST), manifest);
+    assert_eq!(bundle("warm.md"), cold_bundle);
+    // The same size, other bytes, the old modification time.
+    let then = std::fs::metadata(repo.root.join("src/auth/gen/part07.ts"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    let edited = format!("export const part07 = \"{}\";\n", "y".repeat(40));
+    repo.write("src/auth/gen/part07.ts", &edited);
+    set_modified(&repo, "src/auth/gen/part07.ts", then);
+    let again = repo.curate().args(args).run();
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    let sha = {
+        use sha2::Digest;
+        hex::encode(sha2::Sha256::digest(edited.as_bytes()))
+    };
+    let lock: serde_json::Value = serde_json::from_str(&repo.read(WORKER_LOCK)).unwrap();
+    let entry = lock["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["file"] == "src/auth/gen/part07.ts")
+        .unwrap();
+    assert_eq!(entry["sha256"], sha.as_str(), "{entry}");
+    assert!(bundle("edited.md").contains(&"y".repeat(40)));
+    // A secret of the same size, the old time again: refused.
+    let token = format!("ghp_{}", "u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d");
+    let secret = format!("export const part08 = \"{token}\";\n");
+    let then = std::fs::metadata(repo.root.join("src/auth/gen/part08.ts"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    repo.write("src/auth/gen/part08.ts", &secret);
+    set_modified(&repo, "src/auth/gen/part08.ts", then);
+    let refused = repo.curate().args(args).run();
+    assert_eq!(refused.code, 0, "{}", refused.stderr);
+    assert!(
+        refused.json()["excluded"]
+            .to_string()
+            .contains("src/auth/gen/part08.ts"),
+        "{}",
+        refused.stdout
+    );
+    assert!(!bundle("refused.md").contains(&token));
 }

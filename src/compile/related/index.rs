@@ -12,7 +12,7 @@
 //! file whose text passed the content scan, so the index holds no secret's value.
 //!
 //! A file whose stamp differs (or who is no regular file, or over the size cap) is read
-//! again; a stamp the file's change may not have moved yet (modified less than [`RACY`] before
+//! again; a stamp the file's change may not have moved yet (modified less than [`RACY`](crate::util::stamp::RACY) before
 //! the run started) is not kept. The index is a binary file with a checksum, streamed to a
 //! temporary file as it is encoded and renamed over the last when anything changed; one that does not decode, or was written by another
 //! version of curate or its secret rules, is ignored and written anew. Never a panic.
@@ -20,181 +20,19 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
+use crate::compile::cache::{repo_file, sweep_repo_files};
 use crate::model::Range;
 use crate::outline::{Def, Named, Symbols, Tags, Vocab};
+pub use crate::util::stamp::{Base, Stamp};
 
 /// The format, in the file name and the header.
 const VERSION: u8 = 10;
 const MAGIC: &[u8] = b"curate related index\n";
-/// A file modified less than this before the run started may change again within the same
-/// tick of the file system's clock, its stamp unchanged: it is read again next time.
-pub const RACY: Duration = Duration::from_secs(1);
-/// At most this many files an index, this many bytes, this many indexes (repositories)
-/// in the cache folder (the least recently written go first).
+/// At most this many files an index, this many bytes.
 const MAX_ENTRIES: usize = 2_000_000;
 const MAX_BYTES: usize = 512 * 1024 * 1024;
-const MAX_INDEXES: usize = 16;
-
-/// A file's metadata, as `lstat` gives it: a file whose stamp is the same is taken to have
-/// the same bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stamp {
-    pub size: u64,
-    pub mtime: (i64, u32),
-    pub ctime: (i64, u32),
-    pub ino: u64,
-    pub dev: u64,
-}
-
-impl Stamp {
-    /// The stamp of the regular file at `path` (not followed if a link); `None` for anything
-    /// else, or where the platform has no inode. (A run stamps through [`Base`].)
-    #[cfg(test)]
-    #[must_use]
-    pub fn of(path: &Path) -> Option<Stamp> {
-        Stamp::of_kind(path, false)
-    }
-
-    /// The stamp of the folder at `path` (not followed if a link); `None` for anything else.
-    #[cfg(test)]
-    #[must_use]
-    pub fn of_folder(path: &Path) -> Option<Stamp> {
-        Stamp::of_kind(path, true)
-    }
-
-    fn of_kind(path: &Path, folder: bool) -> Option<Stamp> {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::MetadataExt;
-            let m = std::fs::symlink_metadata(path).ok()?;
-            let kind = m.file_type();
-            if !(if folder {
-                kind.is_dir()
-            } else {
-                kind.is_file()
-            }) {
-                return None;
-            }
-            Some(Stamp {
-                size: m.size(),
-                mtime: (m.mtime(), u32::try_from(m.mtime_nsec()).ok()?),
-                ctime: (m.ctime(), u32::try_from(m.ctime_nsec()).ok()?),
-                ino: m.ino(),
-                dev: m.dev(),
-            })
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = (path, folder);
-            None
-        }
-    }
-
-    /// The stamp `lstat` gives of what `rel` names under the folder `fd`, when it is a
-    /// folder (`folder`) or a regular file.
-    #[cfg(unix)]
-    // The fields' types differ between platforms (`st_dev` is signed on macOS).
-    #[allow(clippy::useless_conversion)]
-    fn at(fd: &rustix::fd::OwnedFd, rel: &str, folder: bool) -> Option<Stamp> {
-        use rustix::fs::{AtFlags, FileType, statat};
-        let st = statat(
-            fd,
-            if rel.is_empty() { "." } else { rel },
-            AtFlags::SYMLINK_NOFOLLOW,
-        )
-        .ok()?;
-        let want = if folder {
-            FileType::Directory
-        } else {
-            FileType::RegularFile
-        };
-        if FileType::from_raw_mode(st.st_mode) != want {
-            return None;
-        }
-        Some(Stamp {
-            size: u64::try_from(st.st_size).ok()?,
-            mtime: (
-                i64::try_from(st.st_mtime).ok()?,
-                u32::try_from(st.st_mtime_nsec).ok()?,
-            ),
-            ctime: (
-                i64::try_from(st.st_ctime).ok()?,
-                u32::try_from(st.st_ctime_nsec).ok()?,
-            ),
-            ino: u64::try_from(st.st_ino).ok()?,
-            dev: u64::try_from(st.st_dev).ok()?,
-        })
-    }
-
-    /// True when the file may still change within the stamp's tick (see [`RACY`]).
-    pub(super) fn is_racy(&self, started: SystemTime) -> bool {
-        let Ok(since) = started.duration_since(SystemTime::UNIX_EPOCH) else {
-            return true;
-        };
-        let cut = since.saturating_sub(RACY);
-        let at = |(s, ns): (i64, u32)| {
-            u64::try_from(s).map_or(Duration::ZERO, |s| Duration::new(s, ns.min(999_999_999)))
-        };
-        at(self.mtime) >= cut || at(self.ctime) >= cut
-    }
-}
-
-/// The repository's folder, held open: a stamp is taken by the path relative to it, so the
-/// kernel walks that path's own components, not the root's again for every file (100,000
-/// stamps in a warm `--related` run of a large tree).
-#[derive(Debug)]
-pub struct Base {
-    root: PathBuf,
-    #[cfg(unix)]
-    fd: Option<rustix::fd::OwnedFd>,
-}
-
-impl Base {
-    /// The folder at `root`; its stamps are taken by full path if it cannot be opened.
-    #[must_use]
-    pub fn open(root: &Path) -> Base {
-        #[cfg(unix)]
-        {
-            use rustix::fs::{CWD, Mode, OFlags, openat};
-            #[cfg(target_os = "linux")]
-            let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
-            #[cfg(not(target_os = "linux"))]
-            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-            Base {
-                root: root.to_owned(),
-                fd: openat(CWD, root, flags, Mode::empty()).ok(),
-            }
-        }
-        #[cfg(not(unix))]
-        Base {
-            root: root.to_owned(),
-        }
-    }
-
-    /// The stamp of the regular file at the repository-relative `rel` (not followed if a
-    /// link); `None` for anything else, or where the platform has no inode.
-    #[must_use]
-    pub fn file(&self, rel: &str) -> Option<Stamp> {
-        self.stamp(rel, false)
-    }
-
-    /// The stamp of the folder at the repository-relative `rel` (`""`: the root; not
-    /// followed if a link); `None` for anything else.
-    #[must_use]
-    pub fn folder(&self, rel: &str) -> Option<Stamp> {
-        self.stamp(rel, true)
-    }
-
-    fn stamp(&self, rel: &str, folder: bool) -> Option<Stamp> {
-        #[cfg(unix)]
-        if let Some(fd) = &self.fd {
-            return Stamp::at(fd, rel, folder);
-        }
-        Stamp::of_kind(&self.root.join(rel), folder)
-    }
-}
 
 /// What the index keeps of one file.
 #[derive(Debug, Clone, PartialEq)]
@@ -311,7 +149,7 @@ impl Index {
     #[must_use]
     pub fn open(dir: Option<PathBuf>, root: &Path) -> Index {
         let root = root.to_string_lossy().into_owned().into_bytes();
-        let (file, bytes) = cache_file(dir, "related-v", VERSION, &root, MAX_BYTES);
+        let (file, bytes) = repo_file(dir, "related-v", VERSION, &root, MAX_BYTES);
         let loaded = bytes
             .and_then(|bytes| decode(bytes, &root))
             .unwrap_or_default();
@@ -484,7 +322,7 @@ impl Index {
     }
 
     /// Writes the entries kept, atomically, when they differ from those loaded, and keeps at
-    /// most `MAX_INDEXES` (16) indexes in the folder. An index is an optimisation: callers may
+    /// most 16 indexes in the folder. An index is an optimisation: callers may
     /// ignore the error.
     pub fn save(&self) -> crate::error::Result<()> {
         let Some(file) = &self.file else {
@@ -537,52 +375,9 @@ impl Index {
             for v in 1..VERSION {
                 let _ = std::fs::remove_file(dir.join(format!("related-v{v}-{name}.bin")));
             }
-            sweep(dir, "related-v");
+            sweep_repo_files(dir, "related-v");
         }
         Ok(())
-    }
-}
-
-/// A repository's cache file in the folder `dir`, `<prefix><version>-<12 hex digits of the
-/// root's sha256>.bin` (none but on unix), and its bytes when it can be read within `max`.
-pub(super) fn cache_file(
-    dir: Option<PathBuf>,
-    prefix: &str,
-    version: u8,
-    root: &[u8],
-    max: usize,
-) -> (Option<PathBuf>, Option<Vec<u8>>) {
-    let file = dir.filter(|_| cfg!(unix)).map(|d| {
-        let name = crate::util::digest::hex12(root);
-        d.join(format!("{prefix}{version}-{name}.bin"))
-    });
-    let bytes = file
-        .as_ref()
-        .and_then(|f| crate::util::read::read_capped(f, max as u64).ok());
-    (file, bytes)
-}
-
-/// Removes the least recently written indexes beyond [`MAX_INDEXES`] (of any version: an
-/// older curate's count too, and go first once no run writes them).
-pub(super) fn sweep(dir: &Path, prefix: &str) {
-    let Ok(read) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut found: Vec<(SystemTime, PathBuf)> = read
-        .filter_map(Result::ok)
-        .filter(|e| {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            name.starts_with(prefix) && name.ends_with(".bin")
-        })
-        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
-        .collect();
-    if found.len() <= MAX_INDEXES {
-        return;
-    }
-    found.sort();
-    for (_, path) in &found[..found.len() - MAX_INDEXES] {
-        let _ = std::fs::remove_file(path);
     }
 }
 
@@ -1488,35 +1283,6 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 
-    #[cfg(unix)]
-    #[test]
-    fn a_stamp_taken_from_the_open_root_is_the_stamp_taken_by_path() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        std::fs::create_dir_all(root.join("src/sub")).unwrap();
-        std::fs::write(root.join("src/sub/a.ts"), "export const a = 1;\n").unwrap();
-        std::os::unix::fs::symlink("sub/a.ts", root.join("src/link.ts")).unwrap();
-        std::os::unix::fs::symlink("sub", root.join("src/linked")).unwrap();
-        let base = Base::open(root);
-        let file = base.file("src/sub/a.ts");
-        assert!(file.is_some());
-        assert_eq!(file, Stamp::of(&root.join("src/sub/a.ts")));
-        assert_eq!(base.folder(""), Stamp::of_folder(root));
-        assert_eq!(
-            base.folder("src/sub"),
-            Stamp::of_folder(&root.join("src/sub"))
-        );
-        // Links are not followed; a folder is no file, a file no folder; missing is none.
-        assert_eq!(base.file("src/link.ts"), None);
-        assert_eq!(base.folder("src/linked"), None);
-        assert_eq!(base.file("src/sub"), None);
-        assert_eq!(base.folder("src/sub/a.ts"), None);
-        assert_eq!(base.file("src/missing.ts"), None);
-        // The file changed: its stamp did.
-        std::fs::write(root.join("src/sub/a.ts"), "export const a = 22;\n").unwrap();
-        assert_ne!(base.file("src/sub/a.ts"), file);
-    }
-
     #[test]
     fn entries_kept_as_loaded_are_not_written_again_and_a_new_one_joins_them() {
         let dir = tempfile::tempdir().unwrap();
@@ -1592,19 +1358,6 @@ mod tests {
             index.word_ids(&Words::Packed { at: 10, len: 5 }, &mut out),
             None
         );
-    }
-
-    #[test]
-    fn a_file_modified_within_the_racy_window_is_not_kept() {
-        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_600_000_000);
-        let mut s = stamp(1);
-        s.ctime = (1_500_000_000, 0);
-        s.mtime = (1_600_000_000, 0);
-        assert!(s.is_racy(now));
-        s.mtime = (1_599_999_998, 0);
-        assert!(!s.is_racy(now));
-        s.ctime = (1_599_999_999, 500);
-        assert!(s.is_racy(now));
     }
 
     #[test]

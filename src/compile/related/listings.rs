@@ -7,7 +7,7 @@
 //! file, folder, link or other) in the order the folder listed them. Adding, removing or
 //! renaming an entry, or making one a link, moves the folder's modification and change times,
 //! and a change time cannot be set back; a folder mounted over, or replaced, has another inode
-//! or device. A stamp taken less than [`RACY`](super::index::RACY) before the run started is not kept, as the
+//! or device. A stamp taken less than [`RACY`](crate::util::stamp::RACY) before the run started is not kept, as the
 //! index does not keep such a file: the folder may still change within that tick.
 //!
 //! A listing only says which names to look at: every file is still stamped, read and
@@ -25,9 +25,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
-use super::index::{
-    Base, Reader, Stamp, cache_file, checksum, put_bytes, put_len, put_stamp, sweep,
-};
+use super::index::{Base, Reader, Stamp, checksum, put_bytes, put_len, put_stamp};
+use crate::compile::cache::{repo_file, sweep_repo_files};
 
 /// The format, in the file name and the header.
 const VERSION: u8 = 1;
@@ -295,7 +294,7 @@ impl Listings {
     /// [`Listings::open`] for a run that started at `started`.
     fn at(dir: Option<PathBuf>, root_path: &Path, started: SystemTime) -> Listings {
         let root = root_path.to_string_lossy().into_owned().into_bytes();
-        let (file, bytes) = cache_file(dir, PREFIX, VERSION, &root, MAX_BYTES);
+        let (file, bytes) = repo_file(dir, PREFIX, VERSION, &root, MAX_BYTES);
         let loaded = bytes
             .and_then(|bytes| decode(bytes, &root))
             .unwrap_or_default();
@@ -415,7 +414,7 @@ impl Listings {
         }
         crate::util::atomic::write_unsynced(file, &bytes)?;
         if let Some(dir) = file.parent() {
-            sweep(dir, PREFIX);
+            sweep_repo_files(dir, PREFIX);
         }
         Ok(())
     }

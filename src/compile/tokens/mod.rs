@@ -29,6 +29,13 @@ pub trait TokenCounter: Sync {
         let _ = (bytes, sha256);
         None
     }
+
+    /// The count of a text not at hand, known by its length and sha256 (a cache hit), else
+    /// `None`.
+    fn known_key(&self, len: u64, sha256: &[u8; 32]) -> Option<u64> {
+        let _ = (len, sha256);
+        None
+    }
 }
 
 /// The default, fast, exact counter.
