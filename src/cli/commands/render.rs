@@ -86,9 +86,11 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
     } else if let Some(path) = &a.output {
         refuse_an_input(&ws, &s, &compiled, &ws.arg_path(path), path)?;
         // Streamed into the temporary file: memory stays near the largest entry.
-        atomic::write_with_bounded(&ws.arg_path(path), atomic::Bound::Named(&ws.root), |w| {
-            render::render_to(&job, template, w)
-        })?;
+        atomic::write_with_bounded_unsynced(
+            &ws.arg_path(path),
+            atomic::Bound::Named(&ws.root),
+            |w| render::render_to(&job, template, w),
+        )?;
         if !printer.quiet {
             report_text.push_str(&format!("wrote {}\n", path.display()));
             printer.err(&report_text);

@@ -350,7 +350,7 @@ impl Index {
             .collect();
         // Streamed to the file as it is encoded: an index is never whole in memory.
         let mut too_large = false;
-        let written = crate::util::atomic::write_with(file, |w| {
+        let written = crate::util::atomic::write_with_unsynced(file, |w| {
             let loaded = (&self.loaded.vocab, self.loaded.body.as_slice());
             encode_to(&self.root, loaded, &next, w).map_err(|e| {
                 too_large = matches!(e, Spill::TooLarge);
