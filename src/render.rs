@@ -556,7 +556,7 @@ pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
     let excerpt = Excerpt::new(job, rules);
     if main_text.contains("excerpt") {
         // Read ahead while the context is made and checked.
-        excerpt.start_producer();
+        excerpt.start_producers();
     }
     let views: Vec<EntryView> = job
         .kept
@@ -730,19 +730,20 @@ pub fn envelope(task: &Task) -> Value {
     })
 }
 
-/// The `excerpt(file=…)` template function: gives one entry's excerpt. A producer thread
-/// (started before the render when the template names `excerpt`, else at the first call)
-/// reads, checks and formats the entries' files in manifest order, a batch at a time in
-/// parallel, a bounded window ahead of the template, so the files are read while the
-/// template renders on its own thread.
+/// The `excerpt(file=…)` template function: gives one entry's excerpt. Producer threads
+/// (one a core, started before the render when the template names `excerpt`, else at the
+/// first call) each take the next entry in manifest order, read, check and format it, a
+/// bounded window ahead of the template, so the files are read while the template renders
+/// on its own thread. An entry the template asks for before any producer took it is made on
+/// the template's thread.
 struct Excerpt {
     shared: std::sync::Arc<Shared>,
-    producer: Mutex<Option<std::thread::JoinHandle<()>>>,
+    producers: Mutex<Vec<std::thread::JoinHandle<()>>>,
     caps: ByteCaps,
     used: Mutex<u64>,
 }
 
-/// What the template's thread and the producer share.
+/// What the template's thread and the producers share.
 struct Shared {
     root: std::path::PathBuf,
     held: std::sync::Arc<Held>,
@@ -754,8 +755,10 @@ struct Shared {
     /// An entry's place in `order`, by file.
     place: HashMap<String, usize>,
     ahead: Mutex<Ahead>,
-    /// Signalled whenever an excerpt is ready or taken, and at the end.
-    changed: std::sync::Condvar,
+    /// Signalled when an excerpt is ready, and at the end (the template's thread waits).
+    ready: std::sync::Condvar,
+    /// Signalled when an excerpt is taken, and at the end (the producers wait for room).
+    room: std::sync::Condvar,
 }
 
 /// What an excerpt needs of an entry.
@@ -781,9 +784,11 @@ enum Stage {
 struct Ahead {
     stage: Vec<Stage>,
     ready: HashMap<usize, Prepared>,
-    /// The lines of the ready excerpts (the window's memory).
-    ready_lines: u64,
-    /// Where the producer looks for its next batch.
+    /// The excerpts the producers are making or made and the template has not taken yet,
+    /// and their lines (the window's memory).
+    window_files: usize,
+    window_lines: u64,
+    /// Where the producers look for the next entry.
     next: usize,
     stop: bool,
 }
@@ -792,17 +797,15 @@ struct Ahead {
 /// or why the file may not be read.
 type Prepared = std::result::Result<(u64, String), String>;
 
-/// Entries the template's thread prepares together when it asks for one never started: at
-/// most this many files, read, checked and formatted in parallel…
+/// Entries the template's thread prepares together when it asks for one never started and
+/// no producer runs: at most this many files, read, checked and formatted in parallel…
 const BATCH_FILES: usize = 16;
 /// … and this many lines between them (the batch's memory).
 const BATCH_LINES: u64 = 40_000;
-/// The producer's batches, at most this many files and lines; it starts one while fewer
-/// excerpts than these, and fewer lines of them, are ready and not taken (so about twice
-/// these are held at most). Twice these were no faster on the bench corpus, and held
-/// 3 MiB more.
-const WINDOW_FILES: usize = 32;
-const WINDOW_LINES: u64 = 40_000;
+/// The producers take an entry while fewer than these excerpts, and fewer lines of them,
+/// are being made or ready and not taken.
+const WINDOW_FILES: usize = 64;
+const WINDOW_LINES: u64 = 80_000;
 
 impl Excerpt {
     fn new(job: &Job<'_>, rules: &'static ContentRules) -> Excerpt {
@@ -830,24 +833,25 @@ impl Excerpt {
             ahead: Mutex::new(Ahead {
                 stage: vec![Stage::NotStarted; order.len()],
                 ready: HashMap::new(),
-                ready_lines: 0,
+                window_files: 0,
+                window_lines: 0,
                 next: 0,
                 stop: false,
             }),
             order,
-            changed: std::sync::Condvar::new(),
+            ready: std::sync::Condvar::new(),
+            room: std::sync::Condvar::new(),
         };
         Excerpt {
             shared: std::sync::Arc::new(shared),
-            producer: Mutex::new(None),
+            producers: Mutex::new(Vec::new()),
             caps: job.caps,
             used: Mutex::new(0),
         }
     }
 
-    /// The excerpt of `file`: prepared ahead if it was (or as soon as the batch holding it
-    /// is), else prepared now with the entries after it that were never started. The
-    /// first call starts the producer.
+    /// The excerpt of `file`: made ahead if it was (or as soon as the producer making it is
+    /// done), else made now. The first call starts the producers.
     fn take(&self, file: &str) -> Prepared {
         let shared = &self.shared;
         let Some((from, wanted)) = shared
@@ -868,18 +872,24 @@ impl Excerpt {
                         .ready
                         .remove(&from)
                         .unwrap_or_else(|| Err(format!("excerpt(): {} was lost", quoted(file))));
-                    ahead.ready_lines -= wanted.lines;
+                    ahead.window_files -= 1;
+                    ahead.window_lines -= wanted.lines;
                     ahead.stage[from] = Stage::Taken;
-                    shared.changed.notify_all();
+                    shared.room.notify_all();
                     return prepared;
                 }
                 Stage::Preparing => {
                     ahead = shared
-                        .changed
+                        .ready
                         .wait(ahead)
                         .unwrap_or_else(std::sync::PoisonError::into_inner);
                 }
                 Stage::Taken => {
+                    drop(ahead);
+                    return shared.prepare(wanted);
+                }
+                Stage::NotStarted if self.has_producers() => {
+                    ahead.stage[from] = Stage::Taken;
                     drop(ahead);
                     return shared.prepare(wanted);
                 }
@@ -888,46 +898,59 @@ impl Excerpt {
                     drop(ahead);
                     let prepared = shared.prepare_all(&batch);
                     let mine = shared.finish(prepared, Some(from));
-                    self.start_producer();
+                    self.start_producers();
                     return mine.unwrap_or_else(|| shared.prepare(wanted));
                 }
             }
         }
     }
 
-    /// Starts the producer once, unless every entry fits in one batch of the template's.
-    fn start_producer(&self) {
-        let mut producer = self
-            .producer
+    fn has_producers(&self) -> bool {
+        !self
+            .producers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .is_empty()
+    }
+
+    /// Starts the producers once, one a thread of the pool, unless every entry fits in one
+    /// batch of the template's.
+    fn start_producers(&self) {
+        let mut producers = self
+            .producers
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        // On one of the pool's own threads no producer: the template's waits for it would
-        // hold a thread the producer's batch needs (with `-j 1`, the only one).
-        if producer.is_some()
+        // On one of the pool's own threads no producer: the template's waits for one would
+        // hold a thread of the pool (with `-j 1`, the only one) for nothing.
+        if !producers.is_empty()
             || self.shared.order.len() <= BATCH_FILES
             || rayon::current_thread_index().is_some()
         {
             return;
         }
-        let shared = self.shared.clone();
-        *producer = std::thread::Builder::new()
-            .name("curate-excerpts".to_owned())
-            .spawn(move || shared.produce())
-            .ok();
+        for _ in 0..rayon::current_num_threads().max(1) {
+            let shared = self.shared.clone();
+            let spawned = std::thread::Builder::new()
+                .name("curate-excerpts".to_owned())
+                .spawn(move || shared.produce());
+            if let Ok(handle) = spawned {
+                producers.push(handle);
+            }
+        }
     }
 }
 
 impl Drop for Excerpt {
-    /// Stops the producer and waits for its batch: nothing reads on after the render.
+    /// Stops the producers and waits for them: nothing reads on after the render.
     fn drop(&mut self) {
         self.shared.lock().stop = true;
-        self.shared.changed.notify_all();
-        let producer = self
-            .producer
-            .get_mut()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
-        if let Some(producer) = producer {
+        self.shared.room.notify_all();
+        let producers = std::mem::take(
+            self.producers
+                .get_mut()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        for producer in producers {
             let _ = producer.join();
         }
     }
@@ -985,7 +1008,8 @@ impl Shared {
             .collect()
     }
 
-    /// Makes a batch's excerpts ready, but for the one at `mine`, which is returned.
+    /// Makes a batch's excerpts ready, but for the one at `mine`, which is returned. (The
+    /// template's own batch: not counted in the producers' window.)
     fn finish(&self, prepared: Vec<(usize, Prepared)>, mine: Option<usize>) -> Option<Prepared> {
         let mut ahead = self.lock();
         let mut kept = None;
@@ -995,19 +1019,21 @@ impl Shared {
                 kept = Some(excerpt);
             } else {
                 ahead.stage[place] = Stage::Ready;
-                ahead.ready_lines += self.order[place].lines;
+                ahead.window_files += 1;
+                ahead.window_lines += self.order[place].lines;
                 ahead.ready.insert(place, excerpt);
             }
         }
-        self.changed.notify_all();
+        self.ready.notify_all();
         kept
     }
 
-    /// The producer: batch after batch in manifest order while the window has room.
+    /// A producer: the next entry never started, in manifest order, while the window has
+    /// room; each excerpt is ready as soon as it is made.
     fn produce(&self) {
         loop {
             let mut ahead = self.lock();
-            let batch = loop {
+            let place = loop {
                 if ahead.stop {
                     return;
                 }
@@ -1021,46 +1047,52 @@ impl Shared {
                 if ahead.next >= self.order.len() {
                     return;
                 }
-                if ahead.ready.len() < WINDOW_FILES && ahead.ready_lines < WINDOW_LINES {
-                    let next = ahead.next;
-                    break self.batch(&mut ahead, next, (WINDOW_FILES, WINDOW_LINES));
+                if ahead.window_files < WINDOW_FILES && ahead.window_lines < WINDOW_LINES {
+                    let place = ahead.next;
+                    ahead.stage[place] = Stage::Preparing;
+                    ahead.window_files += 1;
+                    ahead.window_lines += self.order[place].lines;
+                    break place;
                 }
                 ahead = self
-                    .changed
+                    .room
                     .wait(ahead)
                     .unwrap_or_else(std::sync::PoisonError::into_inner);
             };
             drop(ahead);
-            // Were `prepare` to panic, the batch's places must not stay `Preparing` (the
-            // template's thread would wait on them for ever).
+            // Were `prepare` to panic, the place must not stay `Preparing` (the template's
+            // thread would wait on it for ever).
             let guard = Unfinished {
                 shared: self,
-                batch: &batch,
+                place,
             };
-            // Each excerpt is ready as soon as it is made, not when its batch is.
-            batch.par_iter().for_each(|&place| {
-                let prepared = self.prepare(&self.order[place]);
-                self.finish(vec![(place, prepared)], None);
-            });
+            let prepared = self.prepare(&self.order[place]);
             std::mem::forget(guard);
+            let mut ahead = self.lock();
+            ahead.stage[place] = Stage::Ready;
+            ahead.ready.insert(place, prepared);
+            drop(ahead);
+            self.ready.notify_all();
         }
     }
 }
 
-/// A producer's batch while it is prepared: on unwinding, its places are given back.
+/// An entry while a producer prepares it: on unwinding, it is given back and every producer
+/// stops.
 struct Unfinished<'a> {
     shared: &'a Shared,
-    batch: &'a [usize],
+    place: usize,
 }
 
 impl Drop for Unfinished<'_> {
     fn drop(&mut self) {
         let mut ahead = self.shared.lock();
-        for &place in self.batch {
-            ahead.stage[place] = Stage::NotStarted;
-        }
+        ahead.stage[self.place] = Stage::NotStarted;
+        ahead.window_files -= 1;
+        ahead.window_lines -= self.shared.order[self.place].lines;
         ahead.stop = true;
-        self.shared.changed.notify_all();
+        self.shared.ready.notify_all();
+        self.shared.room.notify_all();
     }
 }
 
