@@ -27,23 +27,42 @@ impl Stamp {
     pub fn of_file(file: &std::fs::File) -> Option<Stamp> {
         #[cfg(unix)]
         {
-            use std::os::unix::fs::MetadataExt;
             let m = file.metadata().ok()?;
             if !m.file_type().is_file() {
                 return None;
             }
-            Some(Stamp {
-                size: m.size(),
-                mtime: (m.mtime(), u32::try_from(m.mtime_nsec()).ok()?),
-                ctime: (m.ctime(), u32::try_from(m.ctime_nsec()).ok()?),
-                ino: m.ino(),
-                dev: m.dev(),
-            })
+            Stamp::of_metadata(&m)
         }
         #[cfg(not(unix))]
         {
             let _ = file;
             None
+        }
+    }
+
+    /// The stamp in `m`.
+    #[cfg(unix)]
+    fn of_metadata(m: &std::fs::Metadata) -> Option<Stamp> {
+        use std::os::unix::fs::MetadataExt;
+        Some(Stamp {
+            size: m.size(),
+            mtime: (m.mtime(), u32::try_from(m.mtime_nsec()).ok()?),
+            ctime: (m.ctime(), u32::try_from(m.ctime_nsec()).ok()?),
+            ino: m.ino(),
+            dev: m.dev(),
+        })
+    }
+
+    /// A stamp of `size` bytes with fixed times and numbers, for tests.
+    #[cfg(test)]
+    #[must_use]
+    pub fn sample(size: u64) -> Stamp {
+        Stamp {
+            size,
+            mtime: (1_600_000_000, 5),
+            ctime: (-3, 999_999_999),
+            ino: 42,
+            dev: 7,
         }
     }
 
@@ -65,7 +84,6 @@ impl Stamp {
     fn of_kind(path: &Path, folder: bool) -> Option<Stamp> {
         #[cfg(unix)]
         {
-            use std::os::unix::fs::MetadataExt;
             let m = std::fs::symlink_metadata(path).ok()?;
             let kind = m.file_type();
             if !(if folder {
@@ -75,13 +93,7 @@ impl Stamp {
             }) {
                 return None;
             }
-            Some(Stamp {
-                size: m.size(),
-                mtime: (m.mtime(), u32::try_from(m.mtime_nsec()).ok()?),
-                ctime: (m.ctime(), u32::try_from(m.ctime_nsec()).ok()?),
-                ino: m.ino(),
-                dev: m.dev(),
-            })
+            Stamp::of_metadata(&m)
         }
         #[cfg(not(unix))]
         {
@@ -228,16 +240,6 @@ impl Base {
 mod tests {
     use super::*;
 
-    fn stamp(size: u64) -> Stamp {
-        Stamp {
-            size,
-            mtime: (1_600_000_000, 5),
-            ctime: (-3, 999_999_999),
-            ino: 42,
-            dev: 7,
-        }
-    }
-
     #[cfg(unix)]
     #[test]
     fn a_stamp_taken_from_the_open_root_is_the_stamp_taken_by_path() {
@@ -270,7 +272,7 @@ mod tests {
     #[test]
     fn a_file_modified_within_the_racy_window_is_not_kept() {
         let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_600_000_000);
-        let mut s = stamp(1);
+        let mut s = Stamp::sample(1);
         s.ctime = (1_500_000_000, 0);
         s.mtime = (1_600_000_000, 0);
         assert!(s.is_racy(now));

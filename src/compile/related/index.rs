@@ -978,13 +978,7 @@ mod tests {
     use super::*;
 
     fn stamp(size: u64) -> Stamp {
-        Stamp {
-            size,
-            mtime: (1_600_000_000, 5),
-            ctime: (-3, 999_999_999),
-            ino: 42,
-            dev: 7,
-        }
+        Stamp::sample(size)
     }
 
     fn entries() -> Vec<Entry> {
