@@ -1009,8 +1009,8 @@ impl Shared {
             .collect()
     }
 
-    /// Makes a batch's excerpts ready, but for the one at `mine`, which is returned. (The
-    /// template's own batch: not counted in the producers' window.)
+    /// Makes a batch's excerpts ready, but for the one at `mine`, which is returned; the
+    /// others count in the producers' window until the template takes them.
     fn finish(&self, prepared: Vec<(usize, Prepared)>, mine: Option<usize>) -> Option<Prepared> {
         let mut ahead = self.lock();
         let mut kept = None;

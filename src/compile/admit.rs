@@ -146,23 +146,22 @@ pub struct Admitted {
     pub bytes: Vec<u8>,
     /// Their sha256.
     pub key: [u8; 32],
-    /// The file's stamp taken after the bytes were read, when asked for.
+    /// The file's stamp taken after the bytes were read (`None` where the platform has none).
     pub stamp: Option<Stamp>,
 }
 
 /// [`admit`], with the content scan's clean verdicts kept by the text's sha256 in
 /// `verdicts` (a [`DigestCache::verdicts`]): a text the scanner passed before is not
-/// scanned again. The bytes, their sha256, which the caller needs anyway, and with
-/// `stamped` the file's stamp after the read.
+/// scanned again. The bytes, their sha256, which the caller needs anyway, and the file's
+/// stamp after the read (what checks it when it is read again).
 pub fn admit_hashed(
     root: &Path,
     path: &RepoPath,
     max_file_size: u64,
     rules: &ContentRules,
     verdicts: &DigestCache,
-    stamped: bool,
 ) -> Result<Admitted, Refusal> {
-    let (bytes, stamp) = read_inside_stamped(root, path, max_file_size, stamped)?;
+    let (bytes, stamp) = read_inside_stamped(root, path, max_file_size, true)?;
     if is_binary(&bytes) {
         return Err(Refusal::Binary);
     }

@@ -266,14 +266,15 @@ fn read_one(r: Reading<'_>, path: &RepoPath, sections: &Sections) -> Fate {
         held,
         known,
     } = r;
-    let stamped = known.is_enabled();
-    let admitted = admit_hashed(root, path, limits.max_file_size, rules, verdicts, stamped);
+    let admitted = admit_hashed(root, path, limits.max_file_size, rules, verdicts);
     let Admitted { bytes, key, stamp } = match admitted {
         Ok(admitted) => admitted,
         Err(refusal) => return Fate::Excluded(refusal.to_string()),
     };
     let sha256 = hex::encode(key);
     let file_lines = count_lines(&bytes);
+    // A trusted stamp checks the file when it is read again (past what is held), with or
+    // without a cache to keep it in.
     let stamp = stamp.filter(|s| known.trusts(s));
     if let Some(stamp) = stamp {
         known.learn(path.as_str(), stamp, key, file_lines);
