@@ -27,30 +27,13 @@ impl Stamp {
     pub fn of_file(file: &std::fs::File) -> Option<Stamp> {
         #[cfg(unix)]
         {
-            let m = file.metadata().ok()?;
-            if !m.file_type().is_file() {
-                return None;
-            }
-            Stamp::of_metadata(&m)
+            Stamp::of_stat(&rustix::fs::fstat(file).ok()?, false)
         }
         #[cfg(not(unix))]
         {
             let _ = file;
             None
         }
-    }
-
-    /// The stamp in `m`.
-    #[cfg(unix)]
-    fn of_metadata(m: &std::fs::Metadata) -> Option<Stamp> {
-        use std::os::unix::fs::MetadataExt;
-        Some(Stamp {
-            size: m.size(),
-            mtime: (m.mtime(), u32::try_from(m.mtime_nsec()).ok()?),
-            ctime: (m.ctime(), u32::try_from(m.ctime_nsec()).ok()?),
-            ino: m.ino(),
-            dev: m.dev(),
-        })
     }
 
     /// A stamp of `size` bytes with fixed times and numbers, for tests.
@@ -84,16 +67,7 @@ impl Stamp {
     fn of_kind(path: &Path, folder: bool) -> Option<Stamp> {
         #[cfg(unix)]
         {
-            let m = std::fs::symlink_metadata(path).ok()?;
-            let kind = m.file_type();
-            if !(if folder {
-                kind.is_dir()
-            } else {
-                kind.is_file()
-            }) {
-                return None;
-            }
-            Stamp::of_metadata(&m)
+            Stamp::of_stat(&rustix::fs::lstat(path).ok()?, folder)
         }
         #[cfg(not(unix))]
         {
@@ -105,16 +79,23 @@ impl Stamp {
     /// The stamp `lstat` gives of what `rel` names under the folder `fd`, when it is a
     /// folder (`folder`) or a regular file.
     #[cfg(unix)]
-    // The fields' types differ between platforms (`st_dev` is signed on macOS).
-    #[allow(clippy::useless_conversion)]
     fn at(fd: &rustix::fd::OwnedFd, rel: &str, folder: bool) -> Option<Stamp> {
-        use rustix::fs::{AtFlags, FileType, statat};
+        use rustix::fs::{AtFlags, statat};
         let st = statat(
             fd,
             if rel.is_empty() { "." } else { rel },
             AtFlags::SYMLINK_NOFOLLOW,
         )
         .ok()?;
+        Stamp::of_stat(&st, folder)
+    }
+
+    /// The stamp in `st`, when it is a folder's (`folder`) or a regular file's.
+    #[cfg(unix)]
+    // The fields' types differ between platforms (`st_dev` is signed on macOS).
+    #[allow(clippy::useless_conversion)]
+    fn of_stat(st: &rustix::fs::Stat, folder: bool) -> Option<Stamp> {
+        use rustix::fs::FileType;
         let want = if folder {
             FileType::Directory
         } else {

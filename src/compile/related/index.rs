@@ -977,10 +977,6 @@ impl<'a> Reader<'a> {
 mod tests {
     use super::*;
 
-    fn stamp(size: u64) -> Stamp {
-        Stamp::sample(size)
-    }
-
     fn entries() -> Vec<Entry> {
         let tags = Tags {
             defs: vec![Def {
@@ -994,12 +990,12 @@ mod tests {
         vec![
             Entry {
                 path: "a.ts".into(),
-                stamp: stamp(1),
+                stamp: Stamp::sample(1),
                 seen: Seen::Refused,
             },
             Entry {
                 path: "b.ts".into(),
-                stamp: stamp(2),
+                stamp: Stamp::sample(2),
                 seen: Seen::Admitted {
                     words: Words::read(&[b"Session", b"login"]),
                     parsed: Parsed::Tags {
@@ -1010,7 +1006,7 @@ mod tests {
             },
             Entry {
                 path: "c.ts".into(),
-                stamp: stamp(3),
+                stamp: Stamp::sample(3),
                 seen: Seen::Admitted {
                     words: Words::read(&[b"login", b"zeta"]),
                     parsed: Parsed::Nothing,
@@ -1084,7 +1080,7 @@ mod tests {
         };
         let entry = Entry {
             path: "a.rb".into(),
-            stamp: stamp(9),
+            stamp: Stamp::sample(9),
             seen: Seen::Admitted {
                 words: Words::read(&[b"save"]),
                 parsed: Parsed::Tags {
@@ -1254,7 +1250,7 @@ mod tests {
                 let of: Vec<&[u8]> = words.iter().skip(k % 7).map(Vec::as_slice).collect();
                 Entry {
                     path: format!("src/file{k:05}.rs"),
-                    stamp: stamp(k as u64),
+                    stamp: Stamp::sample(k as u64),
                     seen: Seen::Admitted {
                         words: Words::read(&of),
                         parsed: Parsed::Not,
@@ -1303,7 +1299,7 @@ mod tests {
         let again = Index::open(Some(dir.path().to_path_buf()), root);
         let new = Entry {
             path: "b2.ts".into(),
-            stamp: stamp(9),
+            stamp: Stamp::sample(9),
             seen: Seen::Refused,
         };
         again.keep(
