@@ -261,8 +261,28 @@ fn cache_file(c: &mut Criterion) {
     g.finish();
 }
 
+/// An excerpt as the bundle inlines it (numbered lines in a fence), whole and in sections:
+/// the render's own work per file once the bytes are read.
+fn excerpt(c: &mut Criterion) {
+    let text = corpus(8 << 20, 6);
+    let whole = curate::model::Sections::Whole;
+    let lines = curate::compile::measure::count_lines(&text);
+    let ranges =
+        curate::model::Sections::ranges((1..lines).step_by(40).map(|s| [s, s + 19]).collect());
+    let mut g = c.benchmark_group("excerpt_8MiB");
+    g.throughput(Throughput::Bytes(text.len() as u64));
+    g.bench_function("whole", |b| {
+        b.iter(|| curate::render::excerpt_text("a.rs", black_box(&text), &whole, 0));
+    });
+    g.bench_function("sections", |b| {
+        b.iter(|| curate::render::excerpt_text("a.rs", black_box(&text), &ranges, 0));
+    });
+    g.finish();
+}
+
 criterion_group!(
     benches,
+    excerpt,
     tokens,
     tokens_parallel,
     lines,

@@ -47,7 +47,7 @@ pub const TEMPLATES: [(&str, &str); 5] = [
 ];
 
 /// Byte caps of the bundle (0 = off).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ByteCaps {
     pub per_file: u64,
     pub total: u64,
@@ -192,39 +192,128 @@ pub fn fence_language(path: &str) -> &'static str {
 /// The label of a line in an excerpt, `{n:>width$} |`, counted up in place from one line to
 /// the next (formatting each number anew was a tenth of a bulk bundle's render).
 struct Numbering {
-    /// `width` digits (spaces on the left) and " |"; ASCII throughout.
-    label: Vec<u8>,
+    /// `width` characters: the number's digits, spaces on the left.
+    digits: String,
 }
 
 impl Numbering {
     fn new(first: u64, width: usize) -> Self {
         Self {
-            label: format!("{first:>width$} |").into_bytes(),
+            digits: format!("{first:>width$}"),
         }
     }
 
-    fn label(&self) -> &str {
-        // Only ASCII digits, spaces and '|' are ever written into the label.
-        std::str::from_utf8(&self.label).unwrap_or_default()
+    /// Writes the label, `digits |`.
+    fn write(&self, out: &mut String) {
+        out.push_str(&self.digits);
+        out.push_str(" |");
     }
 
-    /// The next number. Within a range the numbers never grow wider than the label, whose
-    /// width is that of the range's last line.
+    /// The next number: the last digit replaced, carried left past each 9. Within a range
+    /// the numbers never grow wider than the label, whose width is that of the range's last
+    /// line.
     fn advance(&mut self) {
-        let digits = self.label.len() - 2;
-        for d in self.label[..digits].iter_mut().rev() {
-            match *d {
-                b'9' => *d = b'0',
-                b' ' => {
-                    *d = b'1';
-                    return;
+        let mut nines = 0;
+        while let Some(last) = self.digits.pop() {
+            match last {
+                '9' => nines += 1,
+                ' ' => {
+                    self.digits.push('1');
+                    break;
                 }
                 _ => {
-                    *d += 1;
-                    return;
+                    let next = last.to_digit(10).and_then(|d| char::from_digit(d + 1, 10));
+                    self.digits.push(next.unwrap_or(last));
+                    break;
                 }
             }
         }
+        for _ in 0..nines {
+            self.digits.push('0');
+        }
+    }
+}
+
+/// The lines of a text in order, numbered from 1, each without its line end (`\n`, and any
+/// `\r` before it): read forward only, one `memchr` a line, nothing built per line.
+struct LineWalk<'a> {
+    text: &'a str,
+    /// Where line `next` starts.
+    at: usize,
+    next: u64,
+}
+
+impl<'a> LineWalk<'a> {
+    fn new(text: &'a str) -> Self {
+        Self {
+            text,
+            at: 0,
+            next: 1,
+        }
+    }
+
+    /// Line `n` (at or after the next one; `""` past the end).
+    fn line(&mut self, n: u64) -> &'a str {
+        while self.next < n {
+            self.step();
+        }
+        self.step()
+    }
+
+    fn step(&mut self) -> &'a str {
+        let rest = self.text.get(self.at..).unwrap_or_default();
+        let line = match memchr::memchr(b'\n', rest.as_bytes()) {
+            Some(end) => {
+                self.at += end + 1;
+                rest.get(..end).unwrap_or_default()
+            }
+            None => {
+                self.at = self.text.len();
+                rest
+            }
+        };
+        self.next += 1;
+        // `\r` is one byte: cut before the last of them is a character boundary.
+        let kept = line.len() - line.bytes().rev().take_while(|&b| b == b'\r').count();
+        line.get(..kept).unwrap_or_default()
+    }
+}
+
+/// What a whole file's excerpt holds, counted over its bytes without a line's own: for a
+/// text without `\r` (whose lines are then exactly the bytes between `\n`s).
+struct Whole {
+    /// Each line's bytes and one newline.
+    used: u64,
+    lines: usize,
+    /// The lines that are not empty (a space between number and text).
+    spaced: usize,
+}
+
+impl Whole {
+    fn of(text: &[u8], lines: u64) -> Option<Whole> {
+        if memchr::memchr(b'\r', text).is_some() {
+            return None;
+        }
+        let lines = usize::try_from(lines).ok()?;
+        // An empty line is a `\n` at the start or right after another; counted in blocks a
+        // byte-wide sum holds (which the compiler turns into vector code).
+        let pairs = text.get(1..).unwrap_or_default();
+        let empty = usize::from(text.first() == Some(&b'\n'))
+            + text
+                .chunks(255)
+                .zip(pairs.chunks(255))
+                .map(|(a, b)| {
+                    let block = a.iter().zip(b).fold(0u8, |n, (a, b)| {
+                        n + (u8::from(*a == b'\n') & u8::from(*b == b'\n'))
+                    });
+                    usize::from(block)
+                })
+                .sum::<usize>();
+        Some(Whole {
+            used: text.len() as u64 + u64::from(text.last().is_some_and(|&b| b != b'\n')),
+            lines,
+            spaced: lines - empty,
+        })
     }
 }
 
@@ -232,48 +321,45 @@ impl Numbering {
 #[must_use]
 pub fn excerpt_text(path: &str, bytes: &[u8], sections: &Sections, per_file: u64) -> String {
     let text = crate::util::read::text_of(bytes);
-    let mut lines: Vec<&str> = Vec::with_capacity(bytes.len() / 32 + 1);
-    let mut from = 0;
-    for newline in memchr::memchr_iter(b'\n', text.as_bytes()) {
-        lines.push(text.get(from..newline).unwrap_or_default());
-        from = newline + 1;
-    }
-    lines.push(text.get(from..).unwrap_or_default());
+    let count = measure::count_lines(text.as_bytes());
     // Most files hold no backtick: then no line needs looking at for the fence.
     let backticks = memchr::memchr(b'`', text.as_bytes()).is_some();
-    // A final "\n" does not start another line (as `measure::count_lines` counts).
-    let count = lines.len() - usize::from(bytes.is_empty() || bytes.ends_with(b"\n"));
     let ranges: Vec<[u64; 2]> = match sections.as_ranges() {
         None => {
             if count == 0 {
                 vec![]
             } else {
-                vec![[1, count as u64]]
+                vec![[1, count]]
             }
         }
         Some(r) => r
             .iter()
-            .filter(|[s, _]| *s as usize <= count)
-            .map(|&[s, e]| [s, e.min(count as u64)])
+            .filter(|[s, _]| *s <= count)
+            .map(|&[s, e]| [s, e.min(count)])
             .collect(),
     };
     let width = ranges.last().map_or(1, |[_, e]| e.to_string().len());
-    let line_at = |n: u64| {
-        lines
-            .get(usize::try_from(n - 1).unwrap_or(usize::MAX))
-            .copied()
-            .unwrap_or("")
-            .trim_end_matches('\r')
-    };
     // First pass: which lines fit the byte cap, and the longest backtick run among them
     // (the fence must be longer). Second pass: write them, with no copy per line.
     let mut used: u64 = 0;
     let (mut shown, mut spaced): (usize, usize) = (0, 0);
     let mut cut = None;
     let mut longest_run = 0;
-    'measure: for &[s, e] in &ranges {
+    let mut lines = LineWalk::new(&text);
+    let whole = (!backticks && sections.as_ranges().is_none() && per_file == 0)
+        .then(|| Whole::of(text.as_bytes(), count))
+        .flatten();
+    let measured = match whole {
+        // Nearly every file of a bulk bundle: counted over the bytes, not line by line.
+        Some(whole) => {
+            (used, shown, spaced) = (whole.used, whole.lines, whole.spaced);
+            &[][..]
+        }
+        _ => &ranges[..],
+    };
+    'measure: for &[s, e] in measured {
         for n in s..=e {
-            let line = line_at(n);
+            let line = lines.line(n);
             let size = line.len() as u64 + 1;
             if per_file > 0 && used + size > per_file {
                 cut = Some(n);
@@ -303,6 +389,7 @@ pub fn excerpt_text(path: &str, bytes: &[u8], sections: &Sections, per_file: u64
     out.push_str(&fence);
     out.push_str(fence_language(path));
     out.push('\n');
+    let mut lines = LineWalk::new(&text);
     'write: for (i, &[s, e]) in ranges.iter().enumerate() {
         if i > 0 {
             out.push_str("...\n");
@@ -312,8 +399,8 @@ pub fn excerpt_text(path: &str, bytes: &[u8], sections: &Sections, per_file: u64
             if Some(n) == cut {
                 break 'write;
             }
-            let line = line_at(n);
-            out.push_str(number.label());
+            let line = lines.line(n);
+            number.write(&mut out);
             number.advance();
             if !line.is_empty() {
                 out.push(' ');
@@ -519,16 +606,87 @@ pub fn preview_json(compiled: &Compiled, prompt: Option<&str>, warnings: &[Strin
     })
 }
 
-/// Renders template `name` (a name or a path) into `out`.
-pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
-    let mut tera = tera::Tera::default();
-    tera.autoescape_on(vec![]);
-    let is_path = name.contains('/')
+/// The excerpts of a render read ahead of it, from the moment a compile has decided what it
+/// keeps ([`compile::compile_then`]), while the rest of the compile and the render's context
+/// are made: for [`render_to_with`].
+pub struct ReadAhead {
+    excerpt: std::sync::Arc<Excerpt>,
+}
+
+impl ReadAhead {
+    /// Starts reading the excerpts of `kept` (what a compile of `root` keeps, `held` the
+    /// bytes it holds), as a render with these caps shows them.
+    pub fn start(
+        root: &Path,
+        kept: &[Kept],
+        held: &std::sync::Arc<Held>,
+        max_file_size: u64,
+        caps: ByteCaps,
+    ) -> Result<ReadAhead> {
+        let from = Source {
+            root,
+            kept,
+            held,
+            max_file_size,
+            caps,
+        };
+        let excerpt = Excerpt::new(&from, crate::compile::admit::rules()?);
+        excerpt.start_producers();
+        Ok(ReadAhead {
+            excerpt: std::sync::Arc::new(excerpt),
+        })
+    }
+
+    /// Made for these entries, in this order, with these caps.
+    fn serves(&self, job: &Job<'_>) -> bool {
+        let shared = &self.excerpt.shared;
+        shared.root == job.ws.root
+            && shared.max_file_size == job.max_file_size
+            && self.excerpt.caps == job.caps
+            && shared.order.len() == job.kept.len()
+            && shared.order.iter().zip(job.kept).all(|(w, k)| {
+                w.file == k.entry.file && w.sha256 == k.sha256 && w.sections == k.entry.sections
+            })
+    }
+}
+
+/// A template named by its path (`a/b`, `x.tera`), not by its name.
+fn is_template_path(name: &str) -> bool {
+    name.contains('/')
         || Path::new(name)
             .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("tera"));
+            .is_some_and(|e| e.eq_ignore_ascii_case("tera"))
+}
+
+/// Whether template `name` (a name or a path) calls `excerpt`, and so reads files' text:
+/// the render then reads them ahead. `false` when it cannot be read (the render says why).
+pub fn names_excerpt(ws: &Workspace, name: &str, lang: Lang) -> bool {
+    if is_template_path(name) {
+        let path = ws.arg_path(Path::new(name));
+        return crate::util::read::read_capped(&path, crate::util::read::INPUT_CAP)
+            .is_ok_and(|bytes| memchr::memmem::find(&bytes, b"excerpt").is_some());
+    }
+    lookup(&ws.root, name, lang)
+        .is_ok_and(|found| found.is_some_and(|f| f.text.contains("excerpt")))
+}
+
+/// Renders template `name` (a name or a path) into `out`.
+pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
+    render_to_with(job, name, out, None)
+}
+
+/// [`render_to`], taking the excerpts from `ahead` when it was started for this job's
+/// entries (else, as `render_to`, reading them during the render).
+pub fn render_to_with(
+    job: &Job<'_>,
+    name: &str,
+    out: &mut dyn Write,
+    ahead: Option<ReadAhead>,
+) -> Result<()> {
+    let mut tera = tera::Tera::default();
+    tera.autoescape_on(vec![]);
     let main_text: Cow<'static, str>;
-    let main_name = if is_path {
+    let main_name = if is_template_path(name) {
         let path = job.ws.arg_path(Path::new(name));
         let bytes = crate::util::read::read_capped(&path, crate::util::read::INPUT_CAP)?;
         let text = String::from_utf8(bytes).map_err(|_| Error::Invalid {
@@ -553,11 +711,24 @@ pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
         add_found(&mut tera, "sticky", &found)?;
     }
     let rules = crate::compile::admit::rules()?;
-    let excerpt = Excerpt::new(job, rules);
-    if main_text.contains("excerpt") {
-        // Read ahead while the context is made and checked.
-        excerpt.start_producers();
-    }
+    let excerpt = match ahead.filter(|a| a.serves(job)) {
+        Some(ahead) => ahead.excerpt,
+        None => {
+            let from = Source {
+                root: &job.ws.root,
+                kept: job.kept,
+                held: &job.held,
+                max_file_size: job.max_file_size,
+                caps: job.caps,
+            };
+            let excerpt = Excerpt::new(&from, rules);
+            if main_text.contains("excerpt") {
+                // Read ahead while the context is made and checked.
+                excerpt.start_producers();
+            }
+            std::sync::Arc::new(excerpt)
+        }
+    };
     let views: Vec<EntryView> = job
         .kept
         .iter()
@@ -623,7 +794,8 @@ pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
         }),
     );
     let ctx = refuse_secrets(rules, &main_name, &main_text, ctx)?;
-    tera.register_function("excerpt", excerpt);
+    tera.register_function("excerpt_text", ExcerptText(excerpt.clone()));
+    tera.register_function("excerpt", ExcerptFn(excerpt));
     tera.render_to(&main_name, &ctx, out)
         .map_err(|source| Error::Template {
             line: undefined_variable_line(&source, &main_text),
@@ -741,7 +913,20 @@ struct Excerpt {
     producers: Mutex<Vec<std::thread::JoinHandle<()>>>,
     caps: ByteCaps,
     used: Mutex<u64>,
+    /// The text of the last `excerpt(file=…, text=false)` that was inlined, by file, for
+    /// `excerpt_text(file=…)`: handed over, not copied (tera copies a `set` variable's
+    /// field at every use: a bulk bundle's whole text once more).
+    waiting: Mutex<Option<(String, String)>>,
 }
+
+/// The `excerpt(file=…)` template function (see [`Excerpt`]); with `text=false` the text is
+/// left waiting for `excerpt_text`.
+struct ExcerptFn(std::sync::Arc<Excerpt>);
+
+/// The `excerpt_text(file=…)` template function: the text of one entry's excerpt, the one
+/// `excerpt(file=…, text=false)` left waiting, else made as `excerpt(file=…)` makes it
+/// (counted against the total byte cap; `""` when not inlined).
+struct ExcerptText(std::sync::Arc<Excerpt>);
 
 /// What the template's thread and the producers share.
 struct Shared {
@@ -785,9 +970,9 @@ struct Ahead {
     stage: Vec<Stage>,
     ready: HashMap<usize, Prepared>,
     /// The excerpts the producers are making or made and the template has not taken yet,
-    /// and their lines (the window's memory).
+    /// and the bytes of those made (the window's memory).
     window_files: usize,
-    window_lines: u64,
+    window_bytes: u64,
     /// Where the producers look for the next entry.
     next: usize,
     stop: bool,
@@ -797,20 +982,37 @@ struct Ahead {
 /// or why the file may not be read.
 type Prepared = std::result::Result<(u64, String), String>;
 
+/// The bytes an excerpt made ahead holds until it is taken.
+fn made_bytes(prepared: &Prepared) -> u64 {
+    prepared.as_ref().map_or(0, |(_, text)| text.len() as u64)
+}
+
 /// Entries the template's thread prepares together when it asks for one never started and
 /// no producer runs: at most this many files, read, checked and formatted in parallel…
 const BATCH_FILES: usize = 16;
 /// … and this many lines between them (the batch's memory).
 const BATCH_LINES: u64 = 40_000;
-/// The producers take an entry while fewer than these excerpts, and fewer lines of them,
-/// are being made or ready and not taken. Twice these were ×0.96 on the warm bench bundle but
-/// raised its cold peak by 5 MiB (moby's cold bundle must stay under 150 MiB).
-const WINDOW_FILES: usize = 32;
-const WINDOW_LINES: u64 = 40_000;
+/// The producers take an entry while fewer than this many excerpts are being made or ready
+/// and not taken, and those ready hold fewer bytes than the compile's hold has room for
+/// (they share its budget: the held bytes of a cold bulk bundle leave the floor below, a
+/// warm one's, nothing held, lets them run well ahead of the template), …
+const WINDOW_FILES: usize = 4096;
+/// … or than this floor, whatever is held.
+const WINDOW_BYTES: u64 = 2 << 20;
+
+/// Where the excerpts of a render come from.
+struct Source<'a> {
+    root: &'a Path,
+    kept: &'a [Kept],
+    held: &'a std::sync::Arc<Held>,
+    /// The size cap of a file read (`--max-file-size`).
+    max_file_size: u64,
+    caps: ByteCaps,
+}
 
 impl Excerpt {
-    fn new(job: &Job<'_>, rules: &'static ContentRules) -> Excerpt {
-        let order: Vec<Wanted> = job
+    fn new(from: &Source<'_>, rules: &'static ContentRules) -> Excerpt {
+        let order: Vec<Wanted> = from
             .kept
             .iter()
             .map(|k| Wanted {
@@ -821,11 +1023,11 @@ impl Excerpt {
             })
             .collect();
         let shared = Shared {
-            root: job.ws.root.clone(),
-            held: job.held.clone(),
+            root: from.root.to_owned(),
+            held: from.held.clone(),
             rules,
-            max_file_size: job.max_file_size,
-            per_file: job.caps.per_file,
+            max_file_size: from.max_file_size,
+            per_file: from.caps.per_file,
             place: order
                 .iter()
                 .enumerate()
@@ -835,7 +1037,7 @@ impl Excerpt {
                 stage: vec![Stage::NotStarted; order.len()],
                 ready: HashMap::new(),
                 window_files: 0,
-                window_lines: 0,
+                window_bytes: 0,
                 next: 0,
                 stop: false,
             }),
@@ -846,8 +1048,9 @@ impl Excerpt {
         Excerpt {
             shared: std::sync::Arc::new(shared),
             producers: Mutex::new(Vec::new()),
-            caps: job.caps,
+            caps: from.caps,
             used: Mutex::new(0),
+            waiting: Mutex::new(None),
         }
     }
 
@@ -874,7 +1077,7 @@ impl Excerpt {
                         .remove(&from)
                         .unwrap_or_else(|| Err(format!("excerpt(): {} was lost", quoted(file))));
                     ahead.window_files -= 1;
-                    ahead.window_lines -= wanted.lines;
+                    ahead.window_bytes -= made_bytes(&prepared);
                     ahead.stage[from] = Stage::Taken;
                     shared.room.notify_all();
                     return prepared;
@@ -1021,7 +1224,7 @@ impl Shared {
             } else {
                 ahead.stage[place] = Stage::Ready;
                 ahead.window_files += 1;
-                ahead.window_lines += self.order[place].lines;
+                ahead.window_bytes += made_bytes(&excerpt);
                 ahead.ready.insert(place, excerpt);
             }
         }
@@ -1048,11 +1251,11 @@ impl Shared {
                 if ahead.next >= self.order.len() {
                     return;
                 }
-                if ahead.window_files < WINDOW_FILES && ahead.window_lines < WINDOW_LINES {
+                let room = self.held.room().max(WINDOW_BYTES);
+                if ahead.window_files < WINDOW_FILES && ahead.window_bytes < room {
                     let place = ahead.next;
                     ahead.stage[place] = Stage::Preparing;
                     ahead.window_files += 1;
-                    ahead.window_lines += self.order[place].lines;
                     break place;
                 }
                 ahead = self
@@ -1071,6 +1274,7 @@ impl Shared {
             std::mem::forget(guard);
             let mut ahead = self.lock();
             ahead.stage[place] = Stage::Ready;
+            ahead.window_bytes += made_bytes(&prepared);
             ahead.ready.insert(place, prepared);
             drop(ahead);
             self.ready.notify_all();
@@ -1090,19 +1294,16 @@ impl Drop for Unfinished<'_> {
         let mut ahead = self.shared.lock();
         ahead.stage[self.place] = Stage::NotStarted;
         ahead.window_files -= 1;
-        ahead.window_lines -= self.shared.order[self.place].lines;
         ahead.stop = true;
         self.shared.ready.notify_all();
         self.shared.room.notify_all();
     }
 }
 
-impl tera::Function for Excerpt {
-    fn call(&self, args: &HashMap<String, Value>) -> tera::Result<Value> {
-        let file = args
-            .get("file")
-            .and_then(Value::as_str)
-            .ok_or_else(|| tera::Error::msg("excerpt() needs file=<an entry's file>"))?;
+impl Excerpt {
+    /// One entry's excerpt as the template gets it: whether it is inlined (the total byte
+    /// cap), its selected size and its text (`""` when not inlined).
+    fn inlined(&self, file: &str) -> tera::Result<(bool, u64, String)> {
         let (size, text) = self.take(file).map_err(tera::Error::msg)?;
         // What this entry adds to the total: its selected bytes, or its cut when capped.
         let shown = if self.caps.per_file > 0 {
@@ -1115,10 +1316,56 @@ impl tera::Function for Excerpt {
             .lock()
             .map_err(|_| tera::Error::msg("excerpt(): poisoned lock"))?;
         if self.caps.total > 0 && *used + shown > self.caps.total {
-            return Ok(json!({"inlined": false, "size": size, "text": ""}));
+            return Ok((false, size, String::new()));
         }
         *used += shown;
-        Ok(json!({"inlined": true, "size": size, "text": text}))
+        Ok((true, size, text))
+    }
+
+    fn waiting(&self) -> std::sync::MutexGuard<'_, Option<(String, String)>> {
+        self.waiting
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// The `file=` argument of `function`.
+fn file_arg<'a>(args: &'a HashMap<String, Value>, function: &str) -> tera::Result<&'a str> {
+    args.get("file")
+        .and_then(Value::as_str)
+        .ok_or_else(|| tera::Error::msg(format!("{function}() needs file=<an entry's file>")))
+}
+
+impl tera::Function for ExcerptFn {
+    fn call(&self, args: &HashMap<String, Value>) -> tera::Result<Value> {
+        let file = file_arg(args, "excerpt")?;
+        let with_text = match args.get("text") {
+            None => true,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => return Err(tera::Error::msg("excerpt(): text= takes true or false")),
+        };
+        let (inlined, size, text) = self.0.inlined(file)?;
+        if with_text {
+            return Ok(json!({"inlined": inlined, "size": size, "text": text}));
+        }
+        *self.0.waiting() = inlined.then(|| (file.to_owned(), text));
+        Ok(json!({"inlined": inlined, "size": size}))
+    }
+
+    fn is_safe(&self) -> bool {
+        true
+    }
+}
+
+impl tera::Function for ExcerptText {
+    fn call(&self, args: &HashMap<String, Value>) -> tera::Result<Value> {
+        let file = file_arg(args, "excerpt_text")?;
+        let mut waiting = self.0.waiting();
+        if let Some((_, text)) = waiting.take_if(|(waited, _)| waited == file) {
+            return Ok(Value::String(text));
+        }
+        drop(waiting);
+        Ok(Value::String(self.0.inlined(file)?.2))
     }
 
     fn is_safe(&self) -> bool {
@@ -1324,7 +1571,9 @@ mod tests {
             let width = last.to_string().len();
             let mut number = Numbering::new(first, width);
             for n in first..=last {
-                assert_eq!(number.label(), format!("{n:>width$} |"));
+                let mut label = String::new();
+                number.write(&mut label);
+                assert_eq!(label, format!("{n:>width$} |"));
                 number.advance();
             }
         }
@@ -1387,6 +1636,35 @@ mod tests {
         }
         let out = excerpt_text("x.txt", b"``` a\r\nb", &Sections::Whole, 0);
         assert_eq!(out.capacity(), out.len());
+    }
+
+    #[test]
+    fn a_whole_file_counted_over_its_bytes_is_written_as_its_lines_are() {
+        // The whole-file excerpt counts its size over the bytes (empty lines in blocks of
+        // 255); a range over every line counts line by line: the same text, at its size.
+        let mut seed: u64 = 7;
+        for n in 0..300 {
+            let len = (n * 37) % 900;
+            let text: String = (0..len)
+                .map(|_| {
+                    seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                    ['a', 'b', '\n', '\n', ' ', 'é'][((seed >> 33) % 6) as usize]
+                })
+                .collect();
+            let lines = measure::count_lines(text.as_bytes());
+            let whole = excerpt_text("x.md", text.as_bytes(), &Sections::Whole, 0);
+            let ranged = if lines == 0 {
+                Sections::Ranges(vec![])
+            } else {
+                Sections::ranges(vec![[1, lines]])
+            };
+            assert_eq!(
+                whole,
+                excerpt_text("x.md", text.as_bytes(), &ranged, 0),
+                "{text:?}"
+            );
+            assert_eq!(whole.capacity(), whole.len(), "{text:?}");
+        }
     }
 
     #[test]

@@ -271,6 +271,13 @@ impl Held {
         }
     }
 
+    /// The bytes the budget has left: what is not held now.
+    #[must_use]
+    pub fn room(&self) -> u64 {
+        self.budget
+            .saturating_sub(self.used.load(Ordering::Relaxed))
+    }
+
     fn files(&self) -> std::sync::MutexGuard<'_, Files> {
         self.files
             .lock()

@@ -281,6 +281,17 @@ impl Ledger {
 
 /// Runs layers 0–2, secrets, measurement and budgets in memory, one stage a line.
 pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
+    compile_then(ws, s, |_, _| {})
+}
+
+/// [`compile`], calling `on_kept` with what a READY compile keeps and the bytes it holds as
+/// soon as the budgets have decided (before the manifest's text and the rest are made): a
+/// render starts reading its excerpts there.
+pub fn compile_then(
+    ws: &Workspace,
+    s: &CompileSettings,
+    on_kept: impl FnOnce(&[Kept], &std::sync::Arc<Held>),
+) -> Result<Compiled> {
     let contracts = ws.load_contracts()?;
     let role = contracts.role(&s.contract_role)?.clone();
     let scope = Scope {
@@ -317,7 +328,7 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
     ledger.notes.extend(drift.notes);
     ledger.changed_truth = drift.changed;
     // What is admitted is held for the count, the outlines and the render: read once.
-    let held = Held::new(admit::HOLD_BYTES);
+    let held = std::sync::Arc::new(Held::new(admit::HOLD_BYTES));
     let verdicts = verdict_cache(ws, candidates.len());
     let known = known_files(ws, candidates.len());
     let reading = measure::Reading {
@@ -365,6 +376,11 @@ pub fn compile(ws: &Workspace, s: &CompileSettings) -> Result<Compiled> {
         &lowered,
         &mut ledger,
     );
+    if let Ok(kept) = &kept
+        && allocation.status == Status::Ready
+    {
+        on_kept(kept, &held);
+    }
     let related_read = kept.as_ref().map_or(0, |k| {
         k.iter().filter(|k| k.entry.kind == "related").count()
     });
@@ -1332,7 +1348,7 @@ fn finish(
     allocation: &Allocation,
     overrides: OverridesRead,
     mut ledger: Ledger,
-    held: Held,
+    held: std::sync::Arc<Held>,
 ) -> Compiled {
     let OverridesRead {
         mut curation,
@@ -1413,7 +1429,7 @@ fn finish(
         changed_truth: ledger.changed_truth,
         role_name: s.role.clone(),
         workflow: Workflowed::of(ws),
-        held: std::sync::Arc::new(held),
+        held,
     }
 }
 

@@ -389,6 +389,66 @@ fn excerpts_are_the_same_in_any_order_the_template_asks_for_them() {
 }
 
 #[test]
+fn excerpt_text_hands_over_the_text_excerpt_gives_within_the_byte_cap() {
+    // `excerpt(file, text=false)` then `excerpt_text(file)` (the bundle's way: the text is
+    // handed over, not copied) prints what `x.text` prints; `excerpt_text` alone too; both
+    // under the total byte cap, where a file not inlined gives "".
+    let repo = Repo::fixture("aiws-basic");
+    repo.write(
+        "copied.tera",
+        "{% for e in entries %}{% set x = excerpt(file=e.file) %}@@@ {{ e.file }} {{ x.inlined }} {{ x.size }}\n{{ x.text }}\n{% endfor %}",
+    );
+    repo.write(
+        "handed.tera",
+        "{% for e in entries %}{% set x = excerpt(file=e.file, text=false) %}@@@ {{ e.file }} {{ x.inlined }} {{ x.size }}\n{{ excerpt_text(file=e.file) }}\n{% endfor %}",
+    );
+    repo.write(
+        "text-only.tera",
+        "{% for e in entries %}{% set x = excerpt(file=e.file) %}@@@ {{ e.file }}\n{{ x.text }}\n{% endfor %}",
+    );
+    repo.write(
+        "alone.tera",
+        "{% for e in entries %}@@@ {{ e.file }}\n{{ excerpt_text(file=e.file) }}\n{% endfor %}",
+    );
+    let run = |template: &str, cap: &str| {
+        let out = render(
+            &repo,
+            &[
+                "--template",
+                template,
+                "--owns",
+                "src/auth/**",
+                "--max-total-bytes",
+                cap,
+            ],
+        );
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        out.stdout
+    };
+    for cap in ["0", "2500"] {
+        let copied = run("copied.tera", cap);
+        assert_eq!(copied.contains("```typescript\n"), cap == "0", "{copied}");
+        let not_inlined = copied
+            .lines()
+            .any(|l| l.starts_with("@@@ ") && l.contains(" false "));
+        assert_eq!(not_inlined, cap != "0", "{copied}");
+        assert_eq!(run("handed.tera", cap), copied, "--max-total-bytes {cap}");
+        assert_eq!(run("alone.tera", cap), run("text-only.tera", cap));
+    }
+    repo.write(
+        "bad.tera",
+        "{% for e in entries %}{% set x = excerpt(file=e.file, text=\"no\") %}{% endfor %}",
+    );
+    let out = render(&repo, &["--template", "bad.tera", "--owns", "src/auth/**"]);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.contains("excerpt(): text= takes true or false"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
 fn the_bundle_ends_its_context_with_what_was_not_given() {
     let repo = Repo::fixture("aiws-basic");
     let out = repo

@@ -36,9 +36,25 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
     let (ws, options) = resolve::change_workspace(g, &a.compile)?;
     crate::warm::lang(a.lang.unwrap_or(ws.config.lang));
     let s = CompileSettings::resolve(&ws, &options)?;
+    let template = a.template.as_str();
+    let config = ByteCaps::of(&ws.config);
+    let caps = ByteCaps {
+        per_file: a.max_file_bytes.unwrap_or(config.per_file),
+        total: a.max_total_bytes.unwrap_or(config.total),
+    };
+    let lang = a.lang.unwrap_or(ws.config.lang);
+    // A render that writes files' text reads them while the compile finishes and the
+    // context is made (the excerpts of a bulk bundle are most of its work).
+    let mut ahead = None;
+    let reads_ahead =
+        !(preview && printer.format == Format::Json) && render::names_excerpt(&ws, template, lang);
     let compiled = match &a.manifest {
         Some(m) => render::from_manifest(&ws, &s, &ws.arg_path(m))?,
-        None => compile::compile(&ws, &s)?,
+        None => compile::compile_then(&ws, &s, |kept, held| {
+            if reads_ahead {
+                ahead = render::ReadAhead::start(&ws.root, kept, held, s.max_file_size, caps).ok();
+            }
+        })?,
     };
     let warnings = if a.manifest.is_none() {
         let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
@@ -47,18 +63,12 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
     } else {
         Vec::new()
     };
-    let template = a.template.as_str();
     if template == "handoff" && s.task.is_none() {
         return Err(Error::Usage(
             "the handoff template needs --task-file".to_owned(),
         ));
     }
-    let config = ByteCaps::of(&ws.config);
-    let caps = ByteCaps {
-        per_file: a.max_file_bytes.unwrap_or(config.per_file),
-        total: a.max_total_bytes.unwrap_or(config.total),
-    };
-    let job = Job::new(&ws, &s, &compiled, a.lang.unwrap_or(ws.config.lang), caps);
+    let job = Job::new(&ws, &s, &compiled, lang, caps);
     let mut report_text = report::human(
         &compiled,
         printer.style,
@@ -89,7 +99,7 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
         atomic::write_with_bounded_unsynced(
             &ws.arg_path(path),
             atomic::Bound::Named(&ws.root),
-            |w| render::render_to(&job, template, w),
+            |w| render::render_to_with(&job, template, w, ahead),
         )?;
         if !printer.quiet {
             report_text.push_str(&format!("wrote {}\n", path.display()));
@@ -97,7 +107,7 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
         }
     } else {
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-        let result = render::render_to(&job, template, &mut out);
+        let result = render::render_to_with(&job, template, &mut out, ahead);
         let flushed = out.flush();
         match result {
             Err(Error::Template { source, .. }) if is_broken_pipe(&source) => {}
