@@ -613,18 +613,29 @@ fn with_related(
 
 /// Secrets by name, whoever named the file (the content rules run while reading).
 fn exclude_secrets(candidates: Vec<Candidate>, ledger: &mut Ledger) -> Result<Vec<Candidate>> {
+    use rayon::prelude::*;
     let rules = admit::rules()?;
     let mut withheld = Withheld::default();
+    // The rules looked up in parallel (a bulk bundle has thousands of paths), the verdicts
+    // taken in order.
+    let verdicts: Vec<(Option<&'static str>, Option<&'static str>)> = candidates
+        .par_iter()
+        .map(|c: &Candidate| match secrets::by_path(&c.path) {
+            Some(rule) => (Some(rule), None),
+            None => (None, rules.scan_path(&c.path)),
+        })
+        .collect();
     let candidates = candidates
         .into_iter()
-        .filter(|c| {
-            if let Some(rule) = secrets::by_path(&c.path) {
+        .zip(verdicts)
+        .filter(|(c, verdict)| match *verdict {
+            (Some(rule), _) => {
                 ledger.exclude(c, &format!("secret: {rule}"));
                 false
-            } else {
-                withheld.keeps(rules, &c.path)
             }
+            (None, withheld_by) => withheld.counts(withheld_by),
         })
+        .map(|(c, _)| c)
         .collect();
     ledger.excluded.retain(|e| withheld.keeps(rules, &e.file));
     ledger.notes.extend(withheld.notes());
@@ -639,7 +650,12 @@ pub(crate) struct Withheld(std::collections::BTreeMap<&'static str, usize>);
 impl Withheld {
     /// False (and counted) when `path` holds a secret.
     pub(crate) fn keeps(&mut self, rules: &secrets::ContentRules, path: &str) -> bool {
-        match rules.scan_path(path) {
+        self.counts(rules.scan_path(path))
+    }
+
+    /// False (and counted) when a path's scan found `rule`.
+    fn counts(&mut self, rule: Option<&'static str>) -> bool {
+        match rule {
             Some(rule) => {
                 *self.0.entry(rule).or_default() += 1;
                 false
@@ -1238,7 +1254,8 @@ fn keep(
         })
         .collect::<Result<_>>()?;
     let mut counted = measure::count_tokens(reading, &to_count).into_iter();
-    let mut kept: Vec<(usize, Kept)> = Vec::new();
+    let mut kept: Vec<(usize, Kept)> = Vec::with_capacity(measured.len());
+    ledger.traces.reserve(measured.len());
     for (position, ((c, m), st)) in measured.iter().zip(standings).enumerate() {
         let (sections, lines, tokens, bytes, degraded) = match st {
             Standing::Dropped(rule) => {
