@@ -935,6 +935,8 @@ struct Shared {
     rules: &'static ContentRules,
     max_file_size: u64,
     per_file: u64,
+    /// The bytes of excerpts made ahead and not taken, at most ([`WINDOW_BYTES`]).
+    window_bytes: u64,
     /// The entries in manifest order: the order a template most likely asks for them in.
     order: Vec<Wanted>,
     /// An entry's place in `order`, by file.
@@ -993,9 +995,11 @@ const BATCH_FILES: usize = 16;
 /// … and this many lines between them (the batch's memory).
 const BATCH_LINES: u64 = 40_000;
 /// The producers take an entry while fewer than this many excerpts are being made or ready
-/// and not taken, and those ready hold fewer bytes than the compile's hold has room for
-/// (they share its budget: the held bytes of a cold bulk bundle leave the floor below, a
-/// warm one's, nothing held, lets them run well ahead of the template), …
+/// and not taken, and those ready hold fewer bytes than the compile's hold had room for when
+/// they started (they share its budget: a cold bulk bundle's held bytes leave the floor
+/// below, a warm one, nothing held, runs well ahead of the template; the room held bytes
+/// leave as they are taken is not given to the window, as the memory they free is seldom
+/// the one the producers' threads allocate from), …
 const WINDOW_FILES: usize = 4096;
 /// … or than this floor, whatever is held.
 const WINDOW_BYTES: u64 = 2 << 20;
@@ -1028,6 +1032,7 @@ impl Excerpt {
             rules,
             max_file_size: from.max_file_size,
             per_file: from.caps.per_file,
+            window_bytes: from.held.room().max(WINDOW_BYTES),
             place: order
                 .iter()
                 .enumerate()
@@ -1251,8 +1256,7 @@ impl Shared {
                 if ahead.next >= self.order.len() {
                     return;
                 }
-                let room = self.held.room().max(WINDOW_BYTES);
-                if ahead.window_files < WINDOW_FILES && ahead.window_bytes < room {
+                if ahead.window_files < WINDOW_FILES && ahead.window_bytes < self.window_bytes {
                     let place = ahead.next;
                     ahead.stage[place] = Stage::Preparing;
                     ahead.window_files += 1;
