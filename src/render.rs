@@ -978,6 +978,11 @@ struct Ahead {
     /// Where the producers look for the next entry.
     next: usize,
     stop: bool,
+    /// Threads waiting on `ready` (the template's) and on `room` (producers): a condition
+    /// is signalled only when someone waits on it (each signal is a system call, and a warm
+    /// bulk bundle makes 10,000 excerpts).
+    waiting_ready: usize,
+    waiting_room: usize,
 }
 
 /// One entry's excerpt made ahead of its call: the selected size and the text,
@@ -1045,6 +1050,8 @@ impl Excerpt {
                 window_bytes: 0,
                 next: 0,
                 stop: false,
+                waiting_ready: 0,
+                waiting_room: 0,
             }),
             order,
             ready: std::sync::Condvar::new(),
@@ -1084,14 +1091,18 @@ impl Excerpt {
                     ahead.window_files -= 1;
                     ahead.window_bytes -= made_bytes(&prepared);
                     ahead.stage[from] = Stage::Taken;
-                    shared.room.notify_all();
+                    if ahead.waiting_room > 0 {
+                        shared.room.notify_all();
+                    }
                     return prepared;
                 }
                 Stage::Preparing => {
+                    ahead.waiting_ready += 1;
                     ahead = shared
                         .ready
                         .wait(ahead)
                         .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    ahead.waiting_ready -= 1;
                 }
                 Stage::Taken => {
                     drop(ahead);
@@ -1262,10 +1273,12 @@ impl Shared {
                     ahead.window_files += 1;
                     break place;
                 }
+                ahead.waiting_room += 1;
                 ahead = self
                     .room
                     .wait(ahead)
                     .unwrap_or_else(std::sync::PoisonError::into_inner);
+                ahead.waiting_room -= 1;
             };
             drop(ahead);
             // Were `prepare` to panic, the place must not stay `Preparing` (the template's
@@ -1280,8 +1293,11 @@ impl Shared {
             ahead.stage[place] = Stage::Ready;
             ahead.window_bytes += made_bytes(&prepared);
             ahead.ready.insert(place, prepared);
+            let wake = ahead.waiting_ready > 0;
             drop(ahead);
-            self.ready.notify_all();
+            if wake {
+                self.ready.notify_all();
+            }
         }
     }
 }
@@ -1668,6 +1684,80 @@ mod tests {
                 "{text:?}"
             );
             assert_eq!(whole.capacity(), whole.len(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn producers_held_back_by_a_full_window_give_every_excerpt_in_any_order() {
+        // A window of one excerpt: the producers wait for room and the template for
+        // excerpts being made, on both conditions, in every order it asks in.
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let files: Vec<(String, String)> = (0..40)
+            .map(|i| {
+                let body: String = (0..200).map(|l| format!("file {i} line {l}\n")).collect();
+                (format!("f{i:02}.txt"), body)
+            })
+            .collect();
+        let kept: Vec<Kept> = files
+            .iter()
+            .map(|(file, body)| {
+                std::fs::write(root.join(file), body).unwrap();
+                Kept {
+                    entry: Entry {
+                        file: file.clone(),
+                        reason: String::new(),
+                        sections: Sections::Whole,
+                        priority: crate::model::Priority::High,
+                        kind: "k".to_owned(),
+                    },
+                    lines: 200,
+                    tokens: 0,
+                    bytes: None,
+                    anchors: Vec::new(),
+                    degraded: None,
+                    cut_at: None,
+                    sha256: String::new(),
+                }
+            })
+            .collect();
+        let held = std::sync::Arc::new(Held::default());
+        let from = Source {
+            root: &root,
+            kept: &kept,
+            held: &held,
+            max_file_size: 1 << 20,
+            caps: ByteCaps::default(),
+        };
+        let rules = crate::compile::admit::rules().unwrap();
+        let forward: Vec<usize> = (0..40).collect();
+        let backward: Vec<usize> = (0..40).rev().collect();
+        let apart: Vec<usize> = (0..40).map(|i| (i * 7) % 40).collect();
+        for order in [forward, backward, apart] {
+            let mut excerpt = Excerpt::new(&from, rules);
+            std::sync::Arc::get_mut(&mut excerpt.shared)
+                .unwrap()
+                .window_bytes = 1;
+            excerpt.start_producers();
+            let (done, finished) = std::sync::mpsc::channel();
+            let files = files.clone();
+            let asked = order.clone();
+            std::thread::spawn(move || {
+                for i in asked {
+                    let (file, body) = &files[i];
+                    let (_, text) = excerpt.take(file).unwrap();
+                    assert_eq!(
+                        text,
+                        excerpt_text(file, body.as_bytes(), &Sections::Whole, 0)
+                    );
+                }
+                drop(excerpt);
+                done.send(()).unwrap();
+            });
+            // A lost wake-up would hang the render: here it fails the test.
+            finished
+                .recv_timeout(std::time::Duration::from_secs(60))
+                .unwrap_or_else(|_| panic!("the excerpts in order {order:?} never came"));
         }
     }
 
