@@ -902,12 +902,12 @@ pub fn envelope(task: &Task) -> Value {
     })
 }
 
-/// The `excerpt(file=…)` template function: gives one entry's excerpt. Producer threads
-/// (one a core, started before the render when the template names `excerpt`, else at the
-/// first call) each take the next entry in manifest order, read, check and format it, a
-/// bounded window ahead of the template, so the files are read while the template renders
-/// on its own thread. An entry the template asks for before any producer took it is made on
-/// the template's thread.
+/// The excerpts behind the `excerpt(file=…)` and `excerpt_text(file=…)` template functions.
+/// Producer threads (one a core; started by [`ReadAhead`] inside the compile, else before the
+/// render when the template names `excerpt`, else at the first call) each take the next
+/// entry in manifest order, read, check and format it, a bounded window ahead of the
+/// template, so the files are read while the template renders on its own thread. An entry
+/// the template asks for before any producer took it is made on the template's thread.
 struct Excerpt {
     shared: std::sync::Arc<Shared>,
     producers: Mutex<Vec<std::thread::JoinHandle<()>>>,
