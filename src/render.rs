@@ -658,54 +658,61 @@ fn is_template_path(name: &str) -> bool {
             .is_some_and(|e| e.eq_ignore_ascii_case("tera"))
 }
 
-/// Whether template `name` (a name or a path) calls `excerpt`, and so reads files' text:
-/// the render then reads them ahead. `false` when it cannot be read (the render says why).
-pub fn names_excerpt(ws: &Workspace, name: &str, lang: Lang) -> bool {
-    if is_template_path(name) {
-        let path = ws.arg_path(Path::new(name));
-        return crate::util::read::read_capped(&path, crate::util::read::INPUT_CAP)
-            .is_ok_and(|bytes| memchr::memmem::find(&bytes, b"excerpt").is_some());
+/// A template to render, read once: the one at a path, or found by name ([`lookup`]).
+pub struct Template(Found);
+
+impl Template {
+    /// The template `name` (a name or a path) names.
+    pub fn resolve(ws: &Workspace, name: &str, lang: Lang) -> Result<Template> {
+        if is_template_path(name) {
+            let path = ws.arg_path(Path::new(name));
+            let bytes = crate::util::read::read_capped(&path, crate::util::read::INPUT_CAP)?;
+            let text = String::from_utf8(bytes).map_err(|_| Error::Invalid {
+                path: path.clone(),
+                message: "the template is not UTF-8".to_owned(),
+            })?;
+            return Ok(Template(Found {
+                shown: name.to_owned(),
+                text: text.into(),
+                embedded: None,
+            }));
+        }
+        match lookup(&ws.root, name, lang)? {
+            Some(found) => Ok(Template(found)),
+            None => Err(Error::Usage(format!(
+                "unknown template {name:?}: use sticky, bundle, handoff or a path"
+            ))),
+        }
     }
-    lookup(&ws.root, name, lang)
-        .is_ok_and(|found| found.is_some_and(|f| f.text.contains("excerpt")))
+
+    /// Whether it calls `excerpt`, and so reads files' text: a render then reads them
+    /// ahead.
+    #[must_use]
+    pub fn names_excerpt(&self) -> bool {
+        self.0.text.contains("excerpt")
+    }
 }
 
 /// Renders template `name` (a name or a path) into `out`.
 pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
-    render_to_with(job, name, out, None)
+    let template = Template::resolve(job.ws, name, job.lang)?;
+    render_to_with(job, &template, out, None)
 }
 
-/// [`render_to`], taking the excerpts from `ahead` when it was started for this job's
-/// entries (else, as `render_to`, reading them during the render).
+/// Renders `template` into `out`, taking the excerpts from `ahead` when it was started for
+/// this job's entries (else reading them during the render).
 pub fn render_to_with(
     job: &Job<'_>,
-    name: &str,
+    template: &Template,
     out: &mut dyn Write,
     ahead: Option<ReadAhead>,
 ) -> Result<()> {
     let mut tera = tera::Tera::default();
     tera.autoescape_on(vec![]);
-    let main_text: Cow<'static, str>;
-    let main_name = if is_template_path(name) {
-        let path = job.ws.arg_path(Path::new(name));
-        let bytes = crate::util::read::read_capped(&path, crate::util::read::INPUT_CAP)?;
-        let text = String::from_utf8(bytes).map_err(|_| Error::Invalid {
-            path: path.clone(),
-            message: "the template is not UTF-8".to_owned(),
-        })?;
-        add(&mut tera, name, &text)?;
-        main_text = text.into();
-        name.to_owned()
-    } else {
-        let Some(found) = lookup(&job.ws.root, name, job.lang)? else {
-            return Err(Error::Usage(format!(
-                "unknown template {name:?}: use sticky, bundle, handoff or a path"
-            )));
-        };
-        add_found(&mut tera, &found.shown, &found)?;
-        main_text = found.text;
-        found.shown
-    };
+    let Template(found) = template;
+    let main_name = found.shown.as_str();
+    let main_text = &found.text;
+    add_found(&mut tera, main_name, found)?;
     // `sticky` is available to every template by that name (the bundle includes it).
     if let Some(found) = lookup(&job.ws.root, "sticky", job.lang)? {
         add_found(&mut tera, "sticky", &found)?;
@@ -722,7 +729,7 @@ pub fn render_to_with(
                 caps: job.caps,
             };
             let excerpt = Excerpt::new(&from, rules);
-            if main_text.contains("excerpt") {
+            if template.names_excerpt() {
                 // Read ahead while the context is made and checked.
                 excerpt.start_producers();
             }
@@ -793,13 +800,13 @@ pub fn render_to_with(
             "values": workflow.template_values(&job.ws.root, &located),
         }),
     );
-    let ctx = refuse_secrets(rules, &main_name, &main_text, ctx)?;
+    let ctx = refuse_secrets(rules, main_name, main_text, ctx)?;
     tera.register_function("excerpt_text", ExcerptText(excerpt.clone()));
     tera.register_function("excerpt", ExcerptFn(excerpt));
-    tera.render_to(&main_name, &ctx, out)
+    tera.render_to(main_name, &ctx, out)
         .map_err(|source| Error::Template {
-            line: undefined_variable_line(&source, &main_text),
-            name: main_name.clone(),
+            line: undefined_variable_line(&source, main_text),
+            name: main_name.to_owned(),
             source,
         })
 }

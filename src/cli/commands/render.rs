@@ -46,8 +46,10 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
     // A render that writes files' text reads them while the compile finishes and the
     // context is made (the excerpts of a bulk bundle are most of its work).
     let mut ahead = None;
-    let reads_ahead =
-        !(preview && printer.format == Format::Json) && render::names_excerpt(&ws, template, lang);
+    // Read once; an error is the render's, said after the compile's report.
+    let resolved = render::Template::resolve(&ws, template, lang);
+    let reads_ahead = !(preview && printer.format == Format::Json)
+        && resolved.as_ref().is_ok_and(render::Template::names_excerpt);
     let compiled = match &a.manifest {
         Some(m) => render::from_manifest(&ws, &s, &ws.arg_path(m))?,
         None => compile::compile_then(&ws, &s, |kept, held| {
@@ -89,8 +91,11 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
         }
         return Ok(ExitCode::of_status(compiled.status));
     }
+    let resolved = resolved?;
     if preview && printer.format == Format::Json {
-        let prompt = render::render_string(&job, template)?;
+        let mut prompt = Vec::new();
+        render::render_to_with(&job, &resolved, &mut prompt, None)?;
+        let prompt = String::from_utf8_lossy(&prompt);
         let v = render::preview_json(&compiled, Some(&prompt), &warnings);
         printer.out_json(&v)?;
     } else if let Some(path) = &a.output {
@@ -99,7 +104,7 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
         atomic::write_with_bounded_unsynced(
             &ws.arg_path(path),
             atomic::Bound::Named(&ws.root),
-            |w| render::render_to_with(&job, template, w, ahead),
+            |w| render::render_to_with(&job, &resolved, w, ahead),
         )?;
         if !printer.quiet {
             report_text.push_str(&format!("wrote {}\n", path.display()));
@@ -107,7 +112,7 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
         }
     } else {
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-        let result = render::render_to_with(&job, template, &mut out, ahead);
+        let result = render::render_to_with(&job, &resolved, &mut out, ahead);
         let flushed = out.flush();
         match result {
             Err(Error::Template { source, .. }) if is_broken_pipe(&source) => {}
