@@ -272,6 +272,16 @@ pub fn quoted(path: &str) -> String {
     }
 }
 
+/// [`one_line`], borrowed when there is nothing to escape (a report's column, a label).
+#[must_use]
+pub fn one_line_cow(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.chars().any(char::is_control) {
+        std::borrow::Cow::Owned(one_line(text))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
 /// The text with control characters escaped (a newline as the two characters `\` `n`).
 #[must_use]
 pub fn one_line(text: &str) -> String {

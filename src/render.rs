@@ -439,7 +439,8 @@ struct EntryView<'a> {
     reason: std::borrow::Cow<'a, str>,
     sections: &'a Sections,
     priority: crate::model::Priority,
-    kind: &'a str,
+    /// As [`shown_reason`] makes it.
+    kind: std::borrow::Cow<'a, str>,
     lines: u64,
     tokens: u64,
 }
@@ -744,7 +745,7 @@ pub fn render_to_with(
             reason: shown_reason(&k.entry.reason),
             sections: &k.entry.sections,
             priority: k.entry.priority,
-            kind: &k.entry.kind,
+            kind: shown_reason(&k.entry.kind),
             lines: k.lines,
             tokens: k.tokens,
         })

@@ -98,7 +98,7 @@ pub fn human(
             "  {:<width$}  {:<6}  {:<9}  {:>6}  {:>7}  {}",
             k.entry.file,
             k.entry.priority.name(),
-            k.entry.kind,
+            crate::model::one_line_cow(&k.entry.kind),
             k.lines,
             k.tokens,
             match k.degraded {
@@ -120,7 +120,7 @@ pub fn human(
             "  {:<width$}  {:<6}  {:<9}  {:>6}  {:>7}  {}",
             d.file,
             d.priority.name(),
-            d.kind,
+            crate::model::one_line_cow(&d.kind),
             num(d.lines),
             num(d.tokens),
             style.warn(&format!("named only, by the {}", d.by))
@@ -136,7 +136,11 @@ pub fn human(
             } else {
                 d.priority.name()
             },
-            if d.kind.is_empty() { "-" } else { &d.kind },
+            if d.kind.is_empty() {
+                "-".into()
+            } else {
+                crate::model::one_line_cow(&d.kind)
+            },
             num(d.lines),
             num(d.tokens),
             style.warn(&format!("dropped by {}", d.by))

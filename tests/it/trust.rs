@@ -1245,6 +1245,45 @@ fn a_newline_in_a_name_forges_no_line_of_output() {
     );
 }
 
+/// A kind is a label someone else chose (an overrides line, a contracts file): a newline or
+/// a terminal escape in it starts no line in the report or in `contracts show`, and sends
+/// no escape to whoever reads the prompt.
+#[test]
+fn a_newline_or_an_escape_in_a_kind_forges_no_line() {
+    let repo = repo_with(&[]);
+    let kind = r"a\u001b]0;pwn\u0007\nerror: forged";
+    repo.write(
+        "o.jsonl",
+        &format!("{{\"file\":\"README.md\",\"kind\":\"{kind}\"}}\n"),
+    );
+    repo.write(
+        "k.json",
+        &format!(
+            r#"{{"roleTypes":[{{"id":"worker","contextFiles":[{{"glob":"README.md","priority":"high","kind":"{kind}"}}]}}]}}"#
+        ),
+    );
+    let outputs = [
+        repo.curate()
+            .args(["--role", "worker", "--change", CHANGE, "--overrides", "o.jsonl"])
+            .args(["--dry-run"])
+            .run(),
+        repo.curate()
+            .args(["--contracts", "k.json", "contracts", "show"])
+            .run(),
+        repo.curate()
+            .args(["render", "--role", "worker", "--change", CHANGE])
+            .args(["--overrides", "o.jsonl"])
+            .run(),
+    ];
+    for out in &outputs {
+        assert!(!out.all().contains('\u{1b}'), "an escape in:\n{}", out.all());
+        for line in out.stdout.lines().chain(out.stderr.lines()) {
+            assert!(!line.starts_with("error: forged"), "a forged line in\n{}", out.all());
+        }
+        assert!(out.all().contains("a\\u{1b}]0;pwn\\u{7}\\nerror: forged"), "{}", out.all());
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Fault 11: a repository contracts file linked outside
 

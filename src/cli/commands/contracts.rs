@@ -63,7 +63,7 @@ pub fn show(
     {
         text.push_str(&format!(
             "{} ({} baseline entries)\n",
-            r.id,
+            crate::model::one_line_cow(&r.id),
             r.context_files.len()
         ));
         let mut items = Vec::new();
@@ -85,8 +85,8 @@ pub fn show(
             text.push_str(&format!(
                 "  {:<6} {:<9} {}{}\n",
                 cf.priority.name(),
-                cf.kind,
-                cf.glob,
+                crate::model::one_line_cow(&cf.kind),
+                crate::model::one_line_cow(&cf.glob),
                 matched.as_ref().map_or(String::new(), |m| format!(
                     "  → {} file{}",
                     m.len(),
