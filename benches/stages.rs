@@ -221,6 +221,14 @@ fn secrets(c: &mut Criterion) {
     g.sample_size(20);
     g.bench_function("scan_clean", |b| b.iter(|| rules.scan(black_box(&text))));
     g.finish();
+    // One line of 1 MiB that repeats a keyword: the lines around each keyword are found once
+    // a line (they were found once a keyword: seconds, growing with the square of the line).
+    let line = "password=".repeat((1 << 20) / 9).into_bytes();
+    let mut g = c.benchmark_group("secrets_one_line_1MiB");
+    g.throughput(Throughput::Bytes(line.len() as u64));
+    g.sample_size(10);
+    g.bench_function("scan_keywords", |b| b.iter(|| rules.scan(black_box(&line))));
+    g.finish();
 }
 
 fn digest(c: &mut Criterion) {

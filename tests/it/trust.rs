@@ -1264,7 +1264,14 @@ fn a_newline_or_an_escape_in_a_kind_forges_no_line() {
     );
     let outputs = [
         repo.curate()
-            .args(["--role", "worker", "--change", CHANGE, "--overrides", "o.jsonl"])
+            .args([
+                "--role",
+                "worker",
+                "--change",
+                CHANGE,
+                "--overrides",
+                "o.jsonl",
+            ])
             .args(["--dry-run"])
             .run(),
         repo.curate()
@@ -1276,11 +1283,23 @@ fn a_newline_or_an_escape_in_a_kind_forges_no_line() {
             .run(),
     ];
     for out in &outputs {
-        assert!(!out.all().contains('\u{1b}'), "an escape in:\n{}", out.all());
+        assert!(
+            !out.all().contains('\u{1b}'),
+            "an escape in:\n{}",
+            out.all()
+        );
         for line in out.stdout.lines().chain(out.stderr.lines()) {
-            assert!(!line.starts_with("error: forged"), "a forged line in\n{}", out.all());
+            assert!(
+                !line.starts_with("error: forged"),
+                "a forged line in\n{}",
+                out.all()
+            );
         }
-        assert!(out.all().contains("a\\u{1b}]0;pwn\\u{7}\\nerror: forged"), "{}", out.all());
+        assert!(
+            out.all().contains("a\\u{1b}]0;pwn\\u{7}\\nerror: forged"),
+            "{}",
+            out.all()
+        );
     }
 }
 

@@ -549,11 +549,20 @@ impl ContentRules {
         // of their start).
         let mut regions: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.rules.len()];
         let mut any = false;
+        // The region of the last keyword's line, with that line's bounds: every keyword on
+        // the same line has the same region, found once (a line of a million keywords
+        // would otherwise be searched back and forth a million times).
+        let mut last: Option<((usize, usize), (usize, usize))> = None;
         self.keywords.each(bytes, |keyword, start, end| {
             let Some(list) = self.keyword_rules.get(keyword) else {
                 return;
             };
-            let mut region = None;
+            let mut region = last
+                .filter(|&((line_start, line_end), _)| {
+                    (line_start..line_end).contains(&start)
+                        && !bytes.get(start..end).unwrap_or_default().contains(&b'\n')
+                })
+                .map(|(_, region)| region);
             for &index in list {
                 let Some(flag) = enabled.get_mut(index) else {
                     continue;
@@ -565,7 +574,11 @@ impl ContentRules {
                     .get(index)
                     .is_some_and(|r| r.local || r.token.is_some())
                 {
-                    let (from, to) = *region.get_or_insert_with(|| around(bytes, start, end));
+                    let (from, to) = *region.get_or_insert_with(|| {
+                        let (line, region) = around(bytes, start, end);
+                        last = Some((line, region));
+                        region
+                    });
                     let list = &mut regions[index];
                     match list.last_mut() {
                         Some(last) if from <= last.1 => last.1 = last.1.max(to),
@@ -710,8 +723,9 @@ fn can_match_a_line_break(hir: &regex_syntax::hir::Hir) -> bool {
 }
 
 /// The region a local rule searches around a keyword at `start..end`: from the start of
-/// the line before to the end of the line after.
-fn around(bytes: &[u8], start: usize, end: usize) -> (usize, usize) {
+/// the line before to the end of the line after; with the bounds of the keyword's own line
+/// (its end after its `\n`).
+fn around(bytes: &[u8], start: usize, end: usize) -> ((usize, usize), (usize, usize)) {
     let line = line_start_of(bytes, start);
     let from = if line == 0 {
         0
@@ -724,7 +738,8 @@ fn around(bytes: &[u8], start: usize, end: usize) -> (usize, usize) {
             .and_then(|rest| memchr::memchr(b'\n', rest))
             .map_or(bytes.len(), |i| at + i + 1)
     };
-    (from, after(after(end)))
+    let line_end = after(end);
+    ((line, line_end), (from, after(line_end)))
 }
 
 /// 1-based line number of a byte offset.
@@ -834,6 +849,50 @@ mod embedded_tests {
             }
         }
         assert!(texts > 1000, "{texts}");
+    }
+
+    /// A line holding a rule's keyword many times (a generated file, an attack on the scan's
+    /// time) shares one region; the lines next to it still get theirs: a secret after,
+    /// before or between such lines is found, by its rule, on its line (or before it).
+    #[test]
+    fn a_secret_next_to_a_line_of_its_keywords_is_found_on_its_line() {
+        let rules = ContentRules::shared().expect("builds");
+        let table = super::super::tests::sample_table();
+        let mut checked = 0;
+        for (id, (hits, _)) in &table {
+            let Some(rule) = rules.rules.iter().find(|r| r.id == id) else {
+                continue;
+            };
+            let Some(keyword) = rule.keywords.first() else {
+                continue;
+            };
+            let many = format!("{keyword} ").repeat(2000);
+            if rules.first_hit(many.as_bytes()).is_some() {
+                continue;
+            }
+            for sample in hits.iter().filter(|s| !s.contains('\n')) {
+                let Some(alone) = rules.scan(sample.as_bytes()) else {
+                    continue;
+                };
+                for (text, line) in [
+                    (format!("{many}\n{sample}\n"), 2),
+                    (format!("{sample}\n{many}\n"), 1),
+                    (format!("{many}\n{many}\n{sample}\n{many}"), 3),
+                    (format!("{many}\n\n\n{sample}"), 4),
+                ] {
+                    checked += 1;
+                    // A rule whose match may span lines (`curl` and its header) may start it
+                    // on a keywords' line before.
+                    let hit = rules.scan(text.as_bytes());
+                    assert!(
+                        hit.as_ref()
+                            .is_some_and(|h| h.rule == alone.rule && h.line <= line),
+                        "{id}: {sample:?} after or before a line of {keyword:?}: {hit:?}"
+                    );
+                }
+            }
+        }
+        assert!(checked > 400, "{checked}");
     }
 
     #[test]
