@@ -310,12 +310,21 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
         };
         let file = obj.get("file").and_then(Value::as_str);
         entry.replace(None);
-        if let Some(rule) = file.and_then(secret_path_rule) {
+        if let Some(rule) = file.and_then(crate::compile::secrets::rule_of_text) {
             // Never named: the finding is the line's.
             add(
                 line,
                 Severity::Error,
                 format!("the entry's path holds a secret ({rule}); remove the line"),
+            );
+            continue;
+        }
+        if let Some(hit) = rules.scan(crate::compile::secrets::json_text(value).as_bytes()) {
+            // Its values are echoed by the findings below: none of them is made.
+            add(
+                line,
+                Severity::Error,
+                format!("the entry holds a secret ({}); remove the value", hit.rule),
             );
             continue;
         }
@@ -564,15 +573,6 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
             Err(e) => add(1, Severity::Error, format!("stale check failed: {e}")),
             Ok(Some(_)) => {}
         }
-    }
-}
-
-/// The rule a path holds a secret by (content rules over the path; without the rules, all
-/// paths are suspect).
-fn secret_path_rule(path: &str) -> Option<&'static str> {
-    match crate::compile::admit::rules() {
-        Ok(rules) => rules.scan_path(path),
-        Err(_) => Some("the secret rules did not build"),
     }
 }
 

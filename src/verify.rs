@@ -234,6 +234,32 @@ impl Verdict {
         self.criteria = criteria;
         self
     }
+
+    /// The verdict as it may be shown: a touched path, and a line of a criterion's output,
+    /// that holds a secret (`rule_of` names the rule it holds one by) replaced by words that
+    /// name the rule only (a verdict is printed, logged and sent to an orchestrator).
+    #[must_use]
+    pub fn hiding_secrets(mut self, rule_of: impl Fn(&str) -> Option<&'static str>) -> Verdict {
+        for v in self.violations.iter_mut().filter(|v| !v.file.is_empty()) {
+            if let Some(rule) = rule_of(&v.file) {
+                v.file = format!("<a path that holds a secret ({rule})>");
+            }
+        }
+        for o in &mut self.criteria {
+            if o.output_tail.lines().any(|line| rule_of(line).is_some()) {
+                o.output_tail = o
+                    .output_tail
+                    .lines()
+                    .map(|line| match rule_of(line) {
+                        Some(rule) => format!("<a line that holds a secret ({rule})>"),
+                        None => line.to_owned(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n");
+            }
+        }
+        self
+    }
 }
 
 /// The compiled owned and read-only patterns of one change.

@@ -225,12 +225,39 @@ pub fn load(source: Source, root: &Path) -> Result<Contracts> {
         Source::Repo(rel) => crate::compile::admit::read_repo_file(root, &root.join(rel))?
             .ok_or_else(|| Error::Failed(format!("{rel} does not exist")))?,
     };
+    if !matches!(source, Source::Embedded(_)) {
+        refuse_secrets(&bytes, &source.file_name())?;
+    }
     let roles = parse(&bytes, &source.file_name())?;
     Ok(Contracts {
         source,
         bytes,
         roles,
     })
+}
+
+/// A contracts file's globs, kinds, anchors and descriptions are copied into manifests,
+/// locks, reports and prompts (and quoted by its errors): one that holds a secret, as
+/// written or in a JSON string decoded, is refused before anything of it is shown.
+fn refuse_secrets(bytes: &[u8], path: &Path) -> Result<()> {
+    let rules = crate::compile::admit::rules()?;
+    let refused = |found: String| Error::Invalid {
+        path: path.to_path_buf(),
+        message: format!(
+            "holds a secret ({found}); curate copies its text into manifests, reports and \
+             prompts: remove the value"
+        ),
+    };
+    if let Some(hit) = rules.scan(bytes) {
+        return Err(refused(format!("{} on line {}", hit.rule, hit.line)));
+    }
+    let decoded = serde_json::from_slice::<serde_json::Value>(bytes)
+        .ok()
+        .and_then(|v| rules.scan(crate::compile::secrets::json_text(&v).as_bytes()));
+    match decoded {
+        Some(hit) => Err(refused(format!("{}, in a string", hit.rule))),
+        None => Ok(()),
+    }
 }
 
 /// Builds the schema's validator now, on the thread that warms the process up.

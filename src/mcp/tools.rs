@@ -183,7 +183,9 @@ pub fn verify(root: &WorkspaceOptions, a: &VerifyArgs) -> Result<Answer> {
             ));
         }
     };
-    let verdict = verify::verify(&scope, &touched).map_err(failed)?;
+    let verdict = verify::verify(&scope, &touched)
+        .map_err(failed)?
+        .hiding_secrets(crate::compile::secrets::rule_of_text);
     let structured = serde_json::to_value(&verdict).unwrap_or(Value::Null);
     Ok(Answer {
         text: pretty(&structured),

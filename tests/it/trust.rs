@@ -1510,6 +1510,135 @@ fn a_secret_in_text_curate_writes_is_refused_without_echoing_it() {
     assert_none(&problems, "secrets in written text");
 }
 
+// A secret in the contracts file (a kind, a glob, an anchor), in a manifest `check` reads,
+// or in a touched path `verify` judges was copied into the manifest, the lock and the
+// report, or echoed by a finding; after, the contracts are refused (exit 1, nothing written)
+// and the findings name the rule only.
+#[test]
+fn a_secret_in_the_contracts_a_checked_manifest_or_a_touched_path_is_never_echoed() {
+    let token = ghp(1407);
+    let mut problems = Vec::new();
+    for (name, item) in [
+        (
+            "kind",
+            format!(r#"{{"glob":"README.md","priority":"high","kind":"{token}"}}"#),
+        ),
+        (
+            "glob",
+            format!(r#"{{"glob":"docs/{token}.md","priority":"high","kind":"truth"}}"#),
+        ),
+        (
+            "anchor",
+            format!(
+                r###"{{"glob":"README.md","priority":"high","kind":"truth","sections":["## {token}"]}}"###
+            ),
+        ),
+        (
+            "escaped",
+            format!(
+                r#"{{"glob":"README.md","priority":"high","kind":"\u00{:x}{}"}}"#,
+                token.as_bytes()[0],
+                &token[1..]
+            ),
+        ),
+    ] {
+        let repo = repo_with(&[]);
+        repo.write(
+            "contracts/workflow-delegation-contracts.json",
+            &format!(r#"{{"roleTypes":[{{"id":"worker","contextFiles":[{item}]}}]}}"#),
+        );
+        let compiled = worker(&repo, "", NONE).ok();
+        let validated = curate(&repo).args(&["contracts", "validate"]).ok();
+        for (what, out) in [("compile", &compiled), ("validate", &validated)] {
+            if out.code != 1 || !out.stderr.contains("holds a secret (github-pat") {
+                problems.push(format!(
+                    "[{name}] {what}: exit {}:\n{}",
+                    out.code, out.stderr
+                ));
+            }
+        }
+        if repo.exists(MANIFEST) {
+            problems.push(format!("[{name}] a manifest was written"));
+        }
+        for place in leaks(
+            &repo,
+            &token,
+            &[("compile", &compiled), ("validate", &validated)],
+        ) {
+            problems.push(format!("[{name}] the value shows in {place}"));
+        }
+    }
+    let repo = repo_with(&[]);
+    repo.write(
+        "changes/c1/analysis/h-context.jsonl",
+        &format!(
+            "{{\"file\":\"README.md\",\"reason\":\"x\",\"priority\":\"{token}\"}}\n\
+             {{\"file\":\"README.md\",\"reason\":\"x\",\"priority\":\"high\",\"{token}\":1}}\n"
+        ),
+    );
+    let checked = curate(&repo)
+        .args(&[
+            "check",
+            "changes/c1/analysis/h-context.jsonl",
+            "--format",
+            "github",
+        ])
+        .ok();
+    if checked.code != 1
+        || checked
+            .stdout
+            .matches("holds a secret (github-pat)")
+            .count()
+            != 2
+    {
+        problems.push(format!("check: exit {}:\n{}", checked.code, checked.all()));
+    }
+    let touched = format!("src/{token}/x.ts");
+    let verified = curate(&repo)
+        .args(&[
+            "verify",
+            "--change",
+            CHANGE,
+            "--owns",
+            "docs/**",
+            "--touched",
+            &touched,
+        ])
+        .ok();
+    let verified_json = curate(&repo)
+        .args(&[
+            "verify",
+            "--change",
+            CHANGE,
+            "--owns",
+            "docs/**",
+            "--touched",
+            &touched,
+        ])
+        .args(&["--format", "json"])
+        .ok();
+    for out in [&verified, &verified_json] {
+        if out.code != 1
+            || !out
+                .all()
+                .contains("a path that holds a secret (github-pat)")
+        {
+            problems.push(format!("verify: exit {}:\n{}", out.code, out.all()));
+        }
+    }
+    // (The manifest checked holds the value: only the outputs are looked at.)
+    for (what, out) in [
+        ("check", &checked),
+        ("verify", &verified),
+        ("verify --format json", &verified_json),
+    ] {
+        if out.all().contains(&token) {
+            problems.push(format!("the value shows in the output of {what}"));
+        }
+    }
+    assert_none(&problems, "secrets echoed");
+}
+
 // ---------------------------------------------------------------------------------------
 // Fault 15: overrides in quadratic time
 
@@ -1692,7 +1821,8 @@ mod props {
 fn a_secret_in_what_curate_adds_refuses_the_output_on_every_route() {
     let token = ghp(91);
     let aws = ["AKIA", &noise(16, UPPER_ALNUM, 92)].concat();
-    // 1. A contracts file's write scope (the `role_scopes` variable of every template).
+    // 1. A contracts file's write scope (the `role_scopes` variable of every template): the
+    //    contracts file is refused as it is loaded, before any of its text is copied.
     let repo = Repo::empty();
     repo.write(
         "contracts/workflow-delegation-contracts.json",
@@ -1712,7 +1842,7 @@ fn a_secret_in_what_curate_adds_refuses_the_output_on_every_route() {
     assert!(
         render
             .stderr
-            .contains("the variable `role_scopes` holds a secret (github-pat)"),
+            .contains("workflow-delegation-contracts.json: holds a secret (github-pat"),
         "{}",
         render.stderr
     );

@@ -48,6 +48,17 @@ pub use names::by_path;
 
 include!(concat!(env!("OUT_DIR"), "/scanner.rs"));
 
+/// The rule a short text someone else chose (a path, a line of a command's output) holds a
+/// secret by, as [`ContentRules::scan_path`] finds it; without the rules, every text is
+/// suspect.
+#[must_use]
+pub fn rule_of_text(text: &str) -> Option<&'static str> {
+    match ContentRules::shared() {
+        Ok(rules) => rules.scan_path(text),
+        Err(_) => Some("the secret rules did not build"),
+    }
+}
+
 /// The text of a JSON value as a reader sees it, escapes decoded: every key and string (and
 /// other value) a line each. What to scan of JSON curate copies: a `\"` inside a string
 /// hides `key="…"` from a rule that reads the raw line.
