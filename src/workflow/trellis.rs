@@ -379,7 +379,7 @@ pub fn budget_of(text: &str) -> ByteBudget {
     };
     for (key, value) in caps {
         let Value::Str(value) = value else { continue };
-        let Ok(n) = value.parse::<u64>() else {
+        let Some(n) = python_int(value) else {
             continue;
         };
         match key.as_str() {
@@ -390,6 +390,26 @@ pub fn budget_of(text: &str) -> ByteBudget {
         }
     }
     budget
+}
+
+/// A cap as Python's `int(raw)` reads it, and Trellis keeps it (a negative one is not kept):
+/// blanks around, a sign, `_` between digits (`1_024`).
+fn python_int(raw: &str) -> Option<u64> {
+    let text = raw.trim();
+    let (negative, digits) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let well_formed = !digits.is_empty()
+        && digits
+            .split('_')
+            .all(|run| !run.is_empty() && run.bytes().all(|b| b.is_ascii_digit()));
+    if !well_formed {
+        return None;
+    }
+    let n: u64 = digits.replace('_', "").parse().ok()?;
+    (!negative || n == 0).then_some(n)
 }
 
 /// The package a task is in, by Trellis' rules (`packages_context.py`): its `task.json`
@@ -481,6 +501,33 @@ mod tests {
                 per_artifact: 65_536,
                 total: 16384
             }
+        );
+    }
+
+    /// Each value as Python's `int()` reads it (checked against `int()` by hand), and what
+    /// Trellis then keeps: not a negative one.
+    #[test]
+    fn a_cap_is_read_as_pythons_int_reads_it() {
+        for (raw, want) in [
+            ("1_024", Some(1024)),
+            (" +100 ", Some(100)),
+            ("-0", Some(0)),
+            ("0", Some(0)),
+            ("007", Some(7)),
+            ("-5", None),
+            ("1__024", None),
+            ("_1024", None),
+            ("1024_", None),
+            ("4096.0", None),
+            ("0x10", None),
+            ("", None),
+            ("+", None),
+        ] {
+            assert_eq!(python_int(raw), want, "{raw:?}");
+        }
+        assert_eq!(
+            budget_of("context_injection:\n  max_file_bytes: 1_024\n").per_file,
+            1024
         );
     }
 }
