@@ -559,10 +559,18 @@ fn an_authors_dotted_row_is_kept_and_the_list_settles() {
         trellis_validate(&repo, &path),
         ["4: File not found: src/nope.ts"]
     );
+    // As `task.py validate`, check fails on the row naming a missing file, at its line.
     let check = repo.curate().args(["check"]).run();
-    assert_eq!(check.code, 0, "{}", check.all());
+    assert_eq!(check.code, 1, "{}", check.all());
     assert!(
-        check.stderr.ends_with("0 errors, 1 warning\n"),
+        check
+            .stderr
+            .contains(&format!("{path}:4: error: \"src/nope.ts\" does not exist")),
+        "{}",
+        check.all()
+    );
+    assert!(
+        check.stderr.ends_with("1 error, 0 warnings\n"),
         "{}",
         check.all()
     );
