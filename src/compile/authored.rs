@@ -43,9 +43,31 @@ pub struct Authored {
     pub crlf: bool,
 }
 
+/// Which `{"_curation": …}` rows of a list are curate's notes (written anew each run), the
+/// rest being the author's (kept as they are).
+pub enum Notes<'a> {
+    /// A list without curate's header: curate never wrote it, every such row is the author's.
+    NoneOurs,
+    /// A list with curate's header but no lock beside it: every such row is taken for curate's.
+    AllOurs,
+    /// The note rows curate wrote last (its lock's), as written.
+    These(&'a std::collections::HashSet<String>),
+}
+
+impl Notes<'_> {
+    fn ours(&self, raw: &str) -> bool {
+        match self {
+            Notes::NoneOurs => false,
+            Notes::AllOurs => true,
+            Notes::These(set) => set.contains(raw),
+        }
+    }
+}
+
 /// Reads the author's rows of `text`. With `ours` (the rows curate wrote last, when the file
 /// was edited since), a row marked as curate's that is not one of them was changed by the
-/// author: it is the author's from now on (kept without the mark).
+/// author: it is the author's from now on (kept without the mark); `notes` tells curate's
+/// note rows from the author's rows of the same form.
 ///
 /// A line that is not a JSON object (nor blank) is an error at its position, a `//` comment
 /// and a leading byte-order mark too: Trellis' hook would skip it and its `task.py
@@ -54,6 +76,7 @@ pub struct Authored {
 pub fn parse<S: std::hash::BuildHasher>(
     text: &str,
     ours: Option<&std::collections::HashSet<String, S>>,
+    notes: &Notes<'_>,
 ) -> Result<Authored, (Pos, String)> {
     let mut out = Authored {
         crlf: text.split('\n').next().is_some_and(|l| l.ends_with('\r')) && text.contains('\n'),
@@ -101,7 +124,7 @@ pub fn parse<S: std::hash::BuildHasher>(
                 ));
             }
         };
-        if map.contains_key(HEADER_KEY) || map.contains_key(CURATION_KEY) {
+        if map.contains_key(HEADER_KEY) || (map.contains_key(CURATION_KEY) && notes.ours(raw)) {
             continue;
         }
         let mut raw = raw.to_owned();
@@ -214,7 +237,8 @@ mod tests {
             "{\"path\": \"docs/c.md\"}\n",
             "{\"drop\": \"docs/old.md\", \"why\": \"stale\"}\n",
         );
-        let a = parse::<std::collections::hash_map::RandomState>(text, None).unwrap();
+        let a =
+            parse::<std::collections::hash_map::RandomState>(text, None, &Notes::AllOurs).unwrap();
         let files: Vec<(&str, bool)> = a
             .rows
             .iter()
@@ -241,10 +265,30 @@ mod tests {
         );
     }
 
+    /// A note row is curate's when curate wrote it last (its lock's); one the author wrote,
+    /// or wrote in a list curate never wrote, is the author's, kept as written.
+    #[test]
+    fn a_note_row_curate_did_not_write_is_the_authors() {
+        let text = "{\"_curation\":\"a note\"}\n{\"_curation\": \"author: keep this\"}\n";
+        let ours: std::collections::HashSet<String> =
+            std::iter::once("{\"_curation\":\"a note\"}".to_owned()).collect();
+        let kept = |notes: &Notes<'_>| {
+            parse::<std::collections::hash_map::RandomState>(text, None, notes)
+                .unwrap()
+                .kept
+        };
+        assert_eq!(
+            kept(&Notes::These(&ours)),
+            ["{\"_curation\": \"author: keep this\"}"]
+        );
+        assert_eq!(kept(&Notes::NoneOurs).len(), 2);
+        assert!(kept(&Notes::AllOurs).is_empty());
+    }
+
     #[test]
     fn a_row_that_is_not_a_json_object_is_refused_at_its_place() {
         let parse = |t: &str| {
-            parse::<std::collections::hash_map::RandomState>(t, None)
+            parse::<std::collections::hash_map::RandomState>(t, None, &Notes::AllOurs)
                 .map_err(|(pos, m)| format!("{pos}: {}", m.split(':').next().unwrap_or_default()))
         };
         let ok = "{\"file\": \"a.md\"}\n";

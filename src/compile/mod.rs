@@ -899,13 +899,27 @@ fn read_author_list(
     };
     let text = String::from_utf8_lossy(&bytes);
     refuse_copied_secrets(&text, Path::new(&rel))?;
-    let edited = !manifest::is_intact(&text)
-        && manifest::parse_header(manifest::split_header(&text).0).is_some();
-    let lock = if edited {
+    let headed = manifest::parse_header(manifest::split_header(&text).0).is_some();
+    let edited = !manifest::is_intact(&text) && headed;
+    // The lock is read for the notes curate wrote last even when the list is intact: a note
+    // row that is not one of them is the author's.
+    let lock = if headed {
         manifest::read_lock(&ws.root, &rel)
     } else {
         None
     };
+    let notes = lock.as_ref().map(|l| {
+        manifest::body(manifest::Form::Rows, &l.curation, &[])
+            .lines()
+            .map(str::to_owned)
+            .collect::<std::collections::HashSet<String>>()
+    });
+    let notes = match (headed, &notes) {
+        (false, _) => authored::Notes::NoneOurs,
+        (true, None) => authored::Notes::AllOurs,
+        (true, Some(set)) => authored::Notes::These(set),
+    };
+    let lock = if edited { lock } else { None };
     // The rows curate wrote last, to tell the author's changes to them.
     let ours: Option<std::collections::HashSet<String>> = lock.as_ref().map(|l| {
         let entries: Vec<Entry> = l.written.clone();
@@ -923,7 +937,7 @@ fn read_author_list(
             .collect()
     });
     let mut list =
-        authored::parse(&text, ours.as_ref()).map_err(|(pos, message)| Error::Syntax {
+        authored::parse(&text, ours.as_ref(), &notes).map_err(|(pos, message)| Error::Syntax {
             path: std::path::PathBuf::from(&rel),
             pos,
             message,

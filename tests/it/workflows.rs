@@ -470,6 +470,28 @@ fn trellis_seeded_prd_only_and_archived_tasks() {
     assert_eq!(out.code, 0, "{}", out.all());
 }
 
+/// A note row the author adds to a list curate wrote (`{"_curation": …}`, the form of
+/// curate's own) is the author's: kept on this compile and every later one, as written.
+#[test]
+fn an_authors_note_row_is_kept_across_compiles() {
+    let repo = Repo::fixture("trellis");
+    let path = format!("{CURATED}/implement.jsonl");
+    let args = ["--role", "implement", "--change", "11-28-login-rate-limit"];
+    compile(&repo, &args);
+    let written = repo.read(&path);
+    let note = "{\"_curation\": \"author: keep this\"}";
+    let mut lines: Vec<&str> = written.lines().collect();
+    lines.insert(2, note);
+    repo.write(&path, &(lines.join("\n") + "\n"));
+    for run in 1..=2 {
+        compile(&repo, &args);
+        let list = repo.read(&path);
+        assert_eq!(list.matches(note).count(), 1, "run {run}:\n{list}");
+    }
+    let check = repo.curate().args(["check", "--stale"]).run();
+    assert_eq!(check.code, 0, "{}", check.all());
+}
+
 /// A row of the author's list that is not JSON stops the compile at its place, with the
 /// list left as the author wrote it (Trellis' `task.py validate` reports such a row; a
 /// rewrite without it would lose what was meant there).
