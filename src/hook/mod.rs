@@ -289,6 +289,9 @@ pub fn prompt_line<'a>(prompt: &'a str, key: &str) -> Option<&'a str> {
     })
 }
 
+/// The marker Trellis' hooks and plugin put before what they inject.
+const TRELLIS_MARKER: &str = "<!-- trellis-hook-injected";
+
 /// The marker of another injector's (or curate's own) context in a prompt, if any. The
 /// aiws plugin's `<aiws-context-fallback>` (its scaffold when no manifest exists) is no
 /// injection of context: see [`without_fallback`].
@@ -300,7 +303,7 @@ pub fn injected_by(prompt: &str) -> Option<&'static str> {
         "<aiws-context-meta>",
         "<aiws-context>",
         "<aiws-context-injection",
-        "<!-- trellis-hook-injected",
+        TRELLIS_MARKER,
     ]
     .into_iter()
     .find(|m| prompt.contains(m))
@@ -416,7 +419,15 @@ pub fn prepare(d: &Dispatch<'_>, o: &WorkspaceOptions, trace: &Trace) -> Option<
     };
     trace.note(|t| t.root = Some(ws.root.clone()));
     crate::warm::lang(ws.config.lang);
-    if let Some(marker) = injected_by(d.prompt) {
+    // The workflow's own injector put the list in already (OpenCode runs curate after it):
+    // the list is still written, for the dispatches after this one and the workflow's own
+    // validator, and nothing is injected.
+    let marker = injected_by(d.prompt);
+    let theirs =
+        marker.filter(|m| *m == TRELLIS_MARKER && ws.workflow().injector(&ws.root).is_some());
+    if let Some(marker) = marker
+        && theirs.is_none()
+    {
         return trace.skip(&format!("already injected ({marker} in the prompt)"));
     }
     let Some(role) = role_of(&ws, d) else {
@@ -463,6 +474,12 @@ pub fn prepare(d: &Dispatch<'_>, o: &WorkspaceOptions, trace: &Trace) -> Option<
         Err(e) => return trace.skip(&first_line(&e)),
     };
     trace.note(|t| t.status = Some(compiled.status.name()));
+    if let Some(marker) = theirs {
+        trace.note(|t| t.status = None);
+        return trace.skip(&format!(
+            "the list is written; {marker} was injected already, from the list as it stood"
+        ));
+    }
     if compiled.status == Status::Ready
         && let Some(injector) = ws.workflow().injector(&ws.root)
     {

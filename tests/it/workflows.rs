@@ -664,6 +664,41 @@ fn with_trellis_hook_installed_curate_writes_the_list_and_does_not_inject_again(
     );
 }
 
+/// OpenCode runs curate at the child's first message, after Trellis' plugin injected the
+/// list: curate still writes the list (what the author listed that may not enter is gone
+/// for the next dispatch and for `task.py validate`), and injects nothing.
+#[test]
+fn with_trellis_plugin_injected_first_curate_still_writes_the_list() {
+    let repo = Repo::fixture("trellis");
+    repo.write(
+        ".opencode/plugins/inject-subagent-context.js",
+        "// Trellis' plugin\n",
+    );
+    repo.write(".env", "DATABASE_URL=postgres://app:hunter2@db/app\n");
+    let list = format!("{CURATED}/implement.jsonl");
+    let authored = repo.read(&list);
+    repo.write(
+        &list,
+        &format!("{authored}{{\"file\": \".env\", \"reason\": \"config\"}}\n"),
+    );
+    let input = format!(
+        r#"{{"event":"task","tool":"task","sessionID":"ses_1","callID":"call_1","directory":{},"args":{{"description":"d","prompt":"<!-- trellis-hook-injected -->\n# Implement Agent Task\n\nActive task: {CURATED}","subagent_type":"trellis-implement"}}}}"#,
+        serde_json::to_string(&repo.root).unwrap()
+    );
+    let out = repo
+        .curate()
+        .args(["hook", "opencode"])
+        .stdin(input.as_bytes())
+        .run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert_eq!(out.stdout, "{}\n", "one injection: Trellis' own");
+    let written = repo.read(&list);
+    assert!(written.starts_with("{\"_curate\":"), "{written}");
+    assert!(!written.contains("\"file\": \".env\""), "{written}");
+    let log = repo.read(".curate/state/hooks.jsonl");
+    assert!(log.contains("the list is written"), "{log}");
+}
+
 /// In a Trellis monorepo (`packages:` in `.trellis/config.yaml`, specs in
 /// `.trellis/spec/<package>/`), the baseline brings the task's package's spec and the shared
 /// guides, not the other packages' (the task's `package`, else `default_package`, as
