@@ -74,10 +74,36 @@ pub fn commit(ws: &Workspace, o: &CompileOptions, mode: Mode) -> Result<Committe
             && !manifest::is_intact(&existing)
         {
             if mode.adopt {
-                outcome.push_str(&adopt_edits(ws, &s, &compiled.manifest_path, &existing)?);
-                // The overrides file now holds the edits: compile again with it.
-                s = CompileSettings::resolve(ws, o)?;
-                compiled = compile(ws, &s)?;
+                let adopted = adopt_edits(ws, &s, &compiled.manifest_path, &existing)?;
+                // The overrides file now holds the edits: compile again with it. A compile
+                // that fails, or writes nothing, puts the file back as it was: the edits
+                // stay in the manifest, and the next compile does not fail on a line the
+                // person never wrote.
+                let again = CompileSettings::resolve(ws, o)
+                    .and_then(|again| compile(ws, &again).map(|c| (again, c)));
+                match again {
+                    Ok((again, c)) if c.status == Status::Ready => {
+                        outcome.push_str(&adopted.said);
+                        s = again;
+                        compiled = c;
+                    }
+                    Ok((again, c)) => {
+                        adopted.undo(ws, &s)?;
+                        outcome = format!(
+                            "nothing adopted, nothing written: with the edits the compile is {}",
+                            c.status.name()
+                        );
+                        s = again;
+                        compiled = c;
+                    }
+                    Err(e) => {
+                        adopted.undo(ws, &s)?;
+                        return Err(Error::Failed(format!(
+                            "{e} (a line --adopt would add for the manifest's edits); nothing adopted, {} left as it was",
+                            s.overrides.shown
+                        )));
+                    }
+                }
             } else if !mode.force {
                 return Err(Error::HandEdited {
                     path: compiled.manifest_path.clone().into(),
@@ -180,12 +206,45 @@ fn write_unless_same(ws: &Workspace, path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// Appends the hand edits of `edited` to the overrides file; says what it did.
+/// An adoption written into the overrides file: what to say, and the file as it was.
+struct Adopted {
+    said: String,
+    /// The overrides file's bytes before (`None`: there was none); unchanged when nothing
+    /// was adopted.
+    before: Option<Option<Vec<u8>>>,
+}
+
+impl Adopted {
+    /// Puts the overrides file back as it was before the adoption.
+    fn undo(self, ws: &Workspace, s: &CompileSettings) -> Result<()> {
+        let path = &s.overrides.path;
+        match self.before {
+            None => Ok(()),
+            Some(None) => std::fs::remove_file(path).map_err(|source| Error::Write {
+                path: path.clone(),
+                source,
+            }),
+            Some(Some(bytes)) => atomic::write_bounded(path, overrides_bound(ws, s), &bytes),
+        }
+    }
+}
+
+/// Where the overrides file may be written: a named one where named, the default inside
+/// the repository.
+fn overrides_bound<'a>(ws: &'a Workspace, s: &CompileSettings) -> Bound<'a> {
+    if s.overrides.explicit {
+        Bound::Named(&ws.root)
+    } else {
+        Bound::Inside(&ws.root)
+    }
+}
+
 fn adopt_edits(
     ws: &Workspace,
     s: &CompileSettings,
     manifest_path: &str,
     edited: &str,
-) -> Result<String> {
+) -> Result<Adopted> {
     let lock = manifest::read_lock(&ws.root, manifest_path);
     let lines = adopt::diff(
         edited,
@@ -198,13 +257,20 @@ fn adopt_edits(
         message: e.message,
     })?;
     if lines.is_empty() {
-        return Ok(String::new());
+        return Ok(Adopted {
+            said: String::new(),
+            before: None,
+        });
     }
     // What would be adopted is copied into the overrides file, a manifest and a prompt: a
     // secret in the edited manifest is refused at its line, before anything is written.
     crate::compile::refuse_copied_secrets(edited, Path::new(manifest_path))?;
     let path = &s.overrides.path;
-    let mut text = read_text(ws, path)?.unwrap_or_default();
+    let before = read_repo_file(&ws.root, path)?;
+    let mut text = before
+        .as_deref()
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .unwrap_or_default();
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
     }
@@ -212,16 +278,14 @@ fn adopt_edits(
         text.push_str(l);
         text.push('\n');
     }
-    let bound = if s.overrides.explicit {
-        Bound::Named(&ws.root)
-    } else {
-        Bound::Inside(&ws.root)
-    };
-    atomic::write_bounded(path, bound, text.as_bytes())?;
-    Ok(format!(
-        "adopted {} hand edit{} into {}\n",
-        lines.len(),
-        if lines.len() == 1 { "" } else { "s" },
-        s.overrides.shown
-    ))
+    atomic::write_bounded(path, overrides_bound(ws, s), text.as_bytes())?;
+    Ok(Adopted {
+        said: format!(
+            "adopted {} hand edit{} into {}\n",
+            lines.len(),
+            if lines.len() == 1 { "" } else { "s" },
+            s.overrides.shown
+        ),
+        before: Some(before),
+    })
 }

@@ -249,3 +249,34 @@ fn adopt_refuses_a_secret_before_writing_the_overrides_file() {
     assert!(!repo.exists(OVERRIDES));
     assert_eq!(repo.read(WORKER_MANIFEST), edited);
 }
+
+/// An adopted edit the compile then refuses (an entry for a file not made yet) puts the
+/// overrides file back as it was, absent or holding a person's lines: nothing adopted,
+/// the edit kept in the manifest, and the next compile does not fail on a line nobody wrote.
+#[test]
+fn an_adoption_the_compile_refuses_leaves_the_overrides_file_as_it_was() {
+    for before in [None, Some("// the delegator's own line\n")] {
+        let repo = Repo::fixture("aiws-basic");
+        assert_eq!(repo.compile_worker(&[]).code, 0);
+        if let Some(text) = before {
+            repo.write(OVERRIDES, text);
+        }
+        let edited = repo.read(WORKER_MANIFEST)
+            + "{\"file\":\"docs/nope.md\",\"priority\":\"low\",\"kind\":\"adapter\"}\n";
+        repo.write(WORKER_MANIFEST, &edited);
+        let out = repo.compile_worker(&["--adopt"]);
+        assert_eq!(out.code, 1, "{}", out.all());
+        assert!(
+            out.stderr.contains("\"docs/nope.md\" does not exist")
+                && out.stderr.contains("nothing adopted"),
+            "{}",
+            out.stderr
+        );
+        match before {
+            None => assert!(!repo.exists(OVERRIDES), "{}", repo.read(OVERRIDES)),
+            Some(text) => assert_eq!(repo.read(OVERRIDES), text),
+        }
+        assert_eq!(repo.read(WORKER_MANIFEST), edited, "the edit is kept");
+        assert_eq!(repo.compile_worker(&["--dry-run"]).code, 0);
+    }
+}
