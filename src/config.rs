@@ -327,9 +327,19 @@ impl Config {
         let (contracts, o) = pick_opt(None, None, file.and_then(|f| f.contracts.clone()), None);
         origins.insert("contracts", o);
 
+        let changes_env = env_value("CURATE_CHANGES");
+        if let Some(c) = &changes_env
+            && let Err(e) = crate::util::paths::normalize(c)
+        {
+            return Err(bad(
+                "CURATE_CHANGES",
+                c,
+                &format!("a folder inside the repository (it {})", e.problem()),
+            ));
+        }
         let (changes, o) = pick_opt(
             given.changes.clone(),
-            env_value("CURATE_CHANGES"),
+            changes_env,
             file.and_then(|f| f.changes.clone()),
             profile.changes_root().map(str::to_owned),
         );

@@ -298,6 +298,22 @@ fn config_precedence_is_flag_then_env_then_file_then_profile() {
         .run();
     assert_eq!(out.code, 2, "{}", out.all());
     assert!(out.stderr.contains("CURATE_MAX_FILES"), "{}", out.stderr);
+    // A changes root out of the repository, from the environment: a usage error naming it.
+    for outside in ["/etc", "../elsewhere"] {
+        let out = repo
+            .curate()
+            .env("CURATE_CHANGES", outside)
+            .args(["config", "show"])
+            .run();
+        assert_eq!(out.code, 2, "{}", out.all());
+        assert!(
+            out.stderr.contains(&format!(
+                "CURATE_CHANGES={outside:?} is not a folder inside"
+            )),
+            "{}",
+            out.stderr
+        );
+    }
     // init never overwrites without --force.
     let out = repo.curate().args(["init", "--profile", "trellis"]).run();
     assert_eq!(out.code, 1, "{}", out.all());
