@@ -1203,6 +1203,19 @@ fn control_characters_in_names_never_make_an_entry_and_notes_stay_json() {
     assert_none(&problems, "control characters in names");
 }
 
+/// No line of any of `outputs` starts with `forged` (a line a name someone chose made).
+fn assert_no_line_starts(outputs: &[Output], forged: &str) {
+    for out in outputs {
+        for line in out.stdout.lines().chain(out.stderr.lines()) {
+            assert!(
+                !line.starts_with(forged),
+                "a forged line: {line:?} in\n{}",
+                out.all()
+            );
+        }
+    }
+}
+
 /// A newline in a name someone else chose (a touched file, a manifest path, an argument a
 /// hint repeats) starts no line of its own in what `verify`, `check` or a hint prints.
 #[test]
@@ -1220,15 +1233,7 @@ fn a_newline_in_a_name_forges_no_line_of_output() {
             .args(["--owns", forged])
             .run(),
     ];
-    for out in &outputs {
-        for line in out.stdout.lines().chain(out.stderr.lines()) {
-            assert!(
-                !line.starts_with("warning: all inside"),
-                "a forged line: {line:?} in\n{}",
-                out.all()
-            );
-        }
-    }
+    assert_no_line_starts(&outputs, "warning: all inside");
     assert!(
         outputs[0]
             .stderr
@@ -1282,19 +1287,13 @@ fn a_newline_or_an_escape_in_a_kind_forges_no_line() {
             .args(["--overrides", "o.jsonl"])
             .run(),
     ];
+    assert_no_line_starts(&outputs, "error: forged");
     for out in &outputs {
         assert!(
             !out.all().contains('\u{1b}'),
             "an escape in:\n{}",
             out.all()
         );
-        for line in out.stdout.lines().chain(out.stderr.lines()) {
-            assert!(
-                !line.starts_with("error: forged"),
-                "a forged line in\n{}",
-                out.all()
-            );
-        }
         assert!(
             out.all().contains("a\\u{1b}]0;pwn\\u{7}\\nerror: forged"),
             "{}",
