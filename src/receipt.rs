@@ -117,6 +117,13 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// A file that could not be read (`why`), reported as its finding: the other files are
+    /// still checked.
+    #[must_use]
+    pub fn unreadable(why: &str) -> Self {
+        Self::error(1, None, why)
+    }
+
     fn error(line: usize, column: Option<usize>, message: impl Into<String>) -> Self {
         Self {
             line,

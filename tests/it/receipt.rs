@@ -187,15 +187,6 @@ fn every_violation_of_one_receipt_is_reported() {
 }
 
 #[test]
-fn a_missing_receipt_is_an_error() {
-    let repo = receipts();
-    let out = check(&repo, "human", &["valid.md", "no-such.md"]);
-    assert_eq!(out.code, 1, "{}", out.all());
-    assert!(out.stderr.starts_with("error: "), "{}", out.stderr);
-    assert!(out.stderr.contains("no-such.md"), "{}", out.stderr);
-}
-
-#[test]
 fn no_file_is_a_usage_error() {
     let repo = Repo::empty();
     let out = repo.curate().args(["receipt", "check"]).run();
@@ -228,4 +219,39 @@ fn github_annotations_are_escaped() {
         out.stdout,
         "::error file=runs/backend%2CT-12.md,line=15::status: \"50%250A::error::forged\" is not one of done, blocked, escalate\n"
     );
+}
+
+/// A file that cannot be read is that file's finding; the files after it are still checked,
+/// and `--format json` is still the list, one item a file.
+#[test]
+fn an_unreadable_receipt_is_its_finding_and_the_rest_are_checked() {
+    let repo = receipts();
+    let files = ["valid.md", "no-such.md", "bad-enum.md"];
+    let out = check(&repo, "human", &files);
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(
+        out.stderr
+            .contains("receipts/no-such.md:1: error: cannot read"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("receipts/bad-enum.md:"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .ends_with("checked 3 receipts: 1 valid, 2 invalid\n"),
+        "{}",
+        out.stderr
+    );
+    let json = check(&repo, "json", &files).json();
+    let valid: Vec<bool> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["valid"].as_bool().unwrap())
+        .collect();
+    assert_eq!(valid, [true, false, false], "{json}");
 }
