@@ -137,8 +137,15 @@ pub fn is_our_plugin(text: &str) -> bool {
         })
         .collect::<Vec<_>>()
         .join("\n");
-    normal.trim_end() == OPENCODE_PLUGIN.trim_end()
+    let normal = normal.trim_end();
+    normal == OPENCODE_PLUGIN.trim_end()
+        || EARLIER_PLUGINS.contains(&crate::util::digest::hex(normal.as_bytes()).as_str())
 }
+
+/// The SHA-256 of each plugin an earlier curate wrote (its `const CURATE` line as
+/// [`PLUGIN_BIN_LINE`], the end trimmed): `init` replaces one without `--force`.
+const EARLIER_PLUGINS: [&str; 1] =
+    ["12b8d1ba9e391786fe19cf4e61c906264375a0a60cca90eb6d209cd67a1d76c0"];
 
 /// The program of a curate plugin (`const CURATE = "…"`), if `text` is one.
 #[must_use]
@@ -167,7 +174,10 @@ pub struct Wiring {
     pub changes: Vec<String>,
 }
 
-/// The wiring of `host` given the file's current text (`None`: no file).
+/// The wiring of `host` given the file's current text (`None`: no file). With `on_edit`
+/// (a workflow whose own injector reads the author's lists: Trellis), Claude Code also runs
+/// the hook after `Write`, `Edit`, `MultiEdit` and `Bash`, which compiles a list the lead
+/// just edited.
 ///
 /// # Errors
 /// The file is not a JSON object (with its line and column), or (OpenCode, MCP) holds a
@@ -177,9 +187,10 @@ pub fn wire(
     current: Option<&str>,
     force: bool,
     program: &str,
+    on_edit: bool,
 ) -> Result<Option<Wiring>> {
     match host {
-        HostKind::ClaudeCode => claude_code(current, program),
+        HostKind::ClaudeCode => claude_code(current, program, on_edit),
         HostKind::Opencode => opencode(current, force, program),
         HostKind::Mcp => mcp(current, force),
     }
@@ -247,7 +258,10 @@ fn handlers(group: &Value) -> &[Value] {
         .map_or(&[], Vec::as_slice)
 }
 
-fn claude_code(current: Option<&str>, program: &str) -> Result<Option<Wiring>> {
+/// The tools after which a list may have changed (`PostToolUse`).
+pub const EDIT_TOOLS: &str = "Write|Edit|MultiEdit|Bash";
+
+fn claude_code(current: Option<&str>, program: &str, on_edit: bool) -> Result<Option<Wiring>> {
     let command = hook_command(program);
     let path = HostKind::ClaudeCode.path();
     let mut root = parse_object(path, current)?;
@@ -258,8 +272,11 @@ fn claude_code(current: Option<&str>, program: &str) -> Result<Option<Wiring>> {
         return Err(left_alone(path, "`hooks` is not an object"));
     };
     let mut changes = Vec::new();
-    for (event, matcher, timeout) in [("PreToolUse", "Agent|Task", 30), ("SubagentStart", "*", 15)]
-    {
+    let mut events = vec![("PreToolUse", "Agent|Task", 30), ("SubagentStart", "*", 15)];
+    if on_edit {
+        events.push(("PostToolUse", EDIT_TOOLS, 30));
+    }
+    for (event, matcher, timeout) in events {
         let groups = hooks
             .entry(event)
             .or_insert_with(|| Value::Array(Vec::new()));
@@ -362,7 +379,13 @@ fn mcp(current: Option<&str>, force: bool) -> Result<Option<Wiring>> {
 ///
 /// # Errors
 /// As [`wire`], plus reads and writes that fail or would leave the repository.
-pub fn install(root: &Path, host: HostKind, force: bool, program: &str) -> Result<Vec<String>> {
+pub fn install(
+    root: &Path,
+    host: HostKind,
+    force: bool,
+    program: &str,
+    on_edit: bool,
+) -> Result<Vec<String>> {
     let path = root.join(host.path());
     let current = crate::compile::admit::read_repo_file(root, &path)?;
     let current = match current {
@@ -372,7 +395,7 @@ pub fn install(root: &Path, host: HostKind, force: bool, program: &str) -> Resul
             message: "is not UTF-8; curate leaves the file as it is".to_owned(),
         })?),
     };
-    let Some(w) = wire(host, current.as_deref(), force, program)? else {
+    let Some(w) = wire(host, current.as_deref(), force, program, on_edit)? else {
         return Ok(Vec::new());
     };
     crate::util::atomic::write_bounded(
@@ -503,9 +526,15 @@ mod tests {
     "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "lint"}]}]
   }
 }"#;
-        let w = wire(HostKind::ClaudeCode, Some(before), false, "/opt/bin/curate")
-            .unwrap()
-            .unwrap();
+        let w = wire(
+            HostKind::ClaudeCode,
+            Some(before),
+            false,
+            "/opt/bin/curate",
+            false,
+        )
+        .unwrap()
+        .unwrap();
         let v: Value = serde_json::from_str(&w.text).unwrap();
         assert_eq!(v["permissions"]["allow"][0], "Bash(ls)");
         assert_eq!(v["hooks"]["PreToolUse"][0]["matcher"], "Bash");
@@ -520,7 +549,8 @@ mod tests {
                 HostKind::ClaudeCode,
                 Some(&w.text),
                 false,
-                "/opt/bin/curate"
+                "/opt/bin/curate",
+                false
             )
             .unwrap(),
             None
@@ -531,6 +561,7 @@ mod tests {
             Some(&w.text),
             false,
             "/new dir/curate",
+            false,
         )
         .unwrap()
         .unwrap();
@@ -556,6 +587,7 @@ mod tests {
             Some("{\n  \"hooks\": [,\n}"),
             false,
             "curate",
+            false,
         )
         .unwrap_err();
         let text = e.to_string();
@@ -570,6 +602,7 @@ mod tests {
             Some(r#"{"mcpServers": {"x": {"command": "x"}}}"#),
             false,
             "curate",
+            false,
         )
         .unwrap()
         .unwrap();
@@ -577,13 +610,13 @@ mod tests {
         assert_eq!(v["mcpServers"]["x"]["command"], "x");
         assert_eq!(v["mcpServers"]["curate"]["args"][0], "mcp");
         assert_eq!(
-            wire(HostKind::Mcp, Some(&w.text), false, "curate").unwrap(),
+            wire(HostKind::Mcp, Some(&w.text), false, "curate", false).unwrap(),
             None
         );
         let mine = r#"{"mcpServers": {"curate": {"command": "/opt/curate", "args": ["mcp"]}}}"#;
-        assert!(wire(HostKind::Mcp, Some(mine), false, "curate").is_err());
+        assert!(wire(HostKind::Mcp, Some(mine), false, "curate", false).is_err());
         assert!(
-            wire(HostKind::Mcp, Some(mine), true, "curate")
+            wire(HostKind::Mcp, Some(mine), true, "curate", false)
                 .unwrap()
                 .is_some()
         );
@@ -591,7 +624,7 @@ mod tests {
 
     #[test]
     fn the_opencode_plugin_is_never_written_over_a_hand_edit() {
-        let w = wire(HostKind::Opencode, None, false, "/opt/curate")
+        let w = wire(HostKind::Opencode, None, false, "/opt/curate", false)
             .unwrap()
             .unwrap();
         assert!(
@@ -601,22 +634,53 @@ mod tests {
         );
         assert_eq!(plugin_program(&w.text).as_deref(), Some("/opt/curate"));
         assert_eq!(
-            wire(HostKind::Opencode, Some(&w.text), false, "/opt/curate").unwrap(),
+            wire(
+                HostKind::Opencode,
+                Some(&w.text),
+                false,
+                "/opt/curate",
+                false
+            )
+            .unwrap(),
             None
         );
         // curate's plugin naming another binary is moved without --force.
         assert!(is_our_plugin(OPENCODE_PLUGIN));
+        // So is the plugin an earlier curate wrote (before the after-edit hook).
+        let earlier = include_str!("../fixtures/hooks/opencode-plugin-earlier.js");
+        assert!(is_our_plugin(earlier));
+        let upgraded = wire(
+            HostKind::Opencode,
+            Some(earlier),
+            false,
+            "/opt/curate",
+            false,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(upgraded.text, w.text);
+        assert!(!is_our_plugin(&earlier.replace("Fail open", "Fail")));
         assert!(
             wire(
                 HostKind::Opencode,
                 Some(OPENCODE_PLUGIN),
                 false,
-                "/opt/curate"
+                "/opt/curate",
+                false
             )
             .unwrap()
             .is_some()
         );
-        assert!(wire(HostKind::Opencode, Some("// mine"), false, "/opt/curate").is_err());
+        assert!(
+            wire(
+                HostKind::Opencode,
+                Some("// mine"),
+                false,
+                "/opt/curate",
+                false
+            )
+            .is_err()
+        );
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! `curate hook claude-code`: `PreToolUse` on `Agent`/`Task` rewrites the dispatch prompt;
-//! `SubagentStart` points the sub-agent at its manifest when the host dropped the rewrite.
+//! `SubagentStart` points the sub-agent at its manifest when the host dropped the rewrite;
+//! `PostToolUse` compiles a workflow's list right after the lead edits it.
 
 use serde_json::{Map, Value, json};
 
+use crate::hook::edit::Edit;
 use crate::hook::{Dispatch, Prepared, Trace, normalize_role, prepare};
 use crate::settings::WorkspaceOptions;
 
@@ -18,6 +20,7 @@ pub fn answer(input: &[u8], o: &WorkspaceOptions, trace: &Trace) -> Option<Value
     match event {
         "PreToolUse" => pre_tool_use(&v, o, trace),
         "SubagentStart" => subagent_start(&v, o, trace),
+        "PostToolUse" => post_tool_use(&v, o, trace),
         _ => None,
     }
 }
@@ -98,6 +101,26 @@ fn pre_tool_use(v: &Value, o: &WorkspaceOptions, trace: &Trace) -> Option<Value>
             }))
         }
     }
+}
+
+/// After `Write`, `Edit`, `MultiEdit` or `Bash`: the workflow's lists the call touched are
+/// compiled ([`crate::hook::edit`]); the lead is told when one is not READY.
+fn post_tool_use(v: &Value, o: &WorkspaceOptions, trace: &Trace) -> Option<Value> {
+    let tool = str_field(v, "tool_name")?;
+    let input = v.get("tool_input")?;
+    let edit = match tool {
+        "Write" | "Edit" | "MultiEdit" => Edit::File(str_field(input, "file_path")?),
+        "Bash" => Edit::Command(str_field(input, "command")?),
+        _ => return trace.skip(&format!("tool {tool} edits no list")),
+    };
+    let cwd = folder(v).map(std::path::Path::new);
+    let advice = crate::hook::edit::after_edit(cwd, edit, o, trace)?;
+    Some(json!({
+        "hookSpecificOutput": {
+            "hookEventName": "PostToolUse",
+            "additionalContext": advice,
+        }
+    }))
 }
 
 fn subagent_start(v: &Value, o: &WorkspaceOptions, trace: &Trace) -> Option<Value> {

@@ -13,6 +13,7 @@
 //! known, so that a dispatch curate did not curate is visible (`curate doctor`).
 
 pub mod claude_code;
+pub mod edit;
 pub mod opencode;
 
 use std::path::{Path, PathBuf};
@@ -352,12 +353,7 @@ fn workspace(cwd: Option<&Path>, o: &WorkspaceOptions) -> Option<Workspace> {
 /// The role name of a dispatch: the normalised agent type when the contracts or `[roles]`
 /// know it, else a `role:` prompt line that they know; never a default.
 fn role_of(ws: &Workspace, d: &Dispatch<'_>) -> Option<String> {
-    let contracts = ws.load_contracts().ok()?;
-    let known = |name: &str| {
-        check_name("role", name).is_ok()
-            && (ws.config.roles.contains_key(name)
-                || contracts.role(ws.config.contract_role(name)).is_ok())
-    };
+    let known = known_roles(ws)?;
     d.agent_type
         .map(normalize_role)
         .filter(|r| known(r))
@@ -366,6 +362,16 @@ fn role_of(ws: &Workspace, d: &Dispatch<'_>) -> Option<String> {
                 .map(normalize_role)
                 .filter(|r| known(r))
         })
+}
+
+/// Whether a name is a role of the repository: a contract role or a `[roles]` alias.
+fn known_roles(ws: &Workspace) -> Option<impl Fn(&str) -> bool + '_> {
+    let contracts = ws.load_contracts().ok()?;
+    Some(move |name: &str| {
+        check_name("role", name).is_ok()
+            && (ws.config.roles.contains_key(name)
+                || contracts.role(ws.config.contract_role(name)).is_ok())
+    })
 }
 
 /// The change of a dispatch: a `change:` prompt line, the workflow's own line (Trellis'
@@ -454,24 +460,9 @@ pub fn prepare(d: &Dispatch<'_>, o: &WorkspaceOptions, trace: &Trace) -> Option<
         },
         None => None,
     };
-    let options = CompileOptions {
-        task_file,
-        ..CompileOptions::defaults(&ws, &role, &change)
-    };
-    let mode = Mode {
-        write: true,
-        adopt: false,
-        force: false,
-    };
-    let (compiled, settings) = match commit(&ws, &options, mode) {
-        Ok(c) => (c.compiled, c.settings),
-        // A hand edit is the lead's curation: render the manifest as it stands.
-        Err(Error::HandEdited { path }) => {
-            let settings = CompileSettings::resolve(&ws, &options).ok()?;
-            let compiled = render::from_manifest(&ws, &settings, &ws.root.join(path)).ok()?;
-            (compiled, settings)
-        }
-        Err(e) => return trace.skip(&first_line(&e)),
+    let (compiled, settings) = match compile_list(&ws, &role, &change, task_file) {
+        Ok(c) => c,
+        Err(reason) => return trace.skip(&reason),
     };
     trace.note(|t| t.status = Some(compiled.status.name()));
     if let Some(marker) = theirs {
@@ -532,6 +523,36 @@ pub fn prepare(d: &Dispatch<'_>, o: &WorkspaceOptions, trace: &Trace) -> Option<
             at_ms: 0,
         },
     })
+}
+
+/// Compiles `role` on `change` and writes the manifest and lock, as `curate compile` does.
+/// A manifest the lead edited by hand is the lead's curation: it is read as it stands.
+/// `Err`: why nothing was compiled, in one line.
+fn compile_list(
+    ws: &Workspace,
+    role: &str,
+    change: &str,
+    task_file: Option<PathBuf>,
+) -> Result<(crate::compile::Compiled, CompileSettings), String> {
+    let options = CompileOptions {
+        task_file,
+        ..CompileOptions::defaults(ws, role, change)
+    };
+    let mode = Mode {
+        write: true,
+        adopt: false,
+        force: false,
+    };
+    match commit(ws, &options, mode) {
+        Ok(c) => Ok((c.compiled, c.settings)),
+        Err(Error::HandEdited { path }) => {
+            let settings = CompileSettings::resolve(ws, &options).map_err(|e| first_line(&e))?;
+            let compiled = render::from_manifest(ws, &settings, &ws.root.join(path))
+                .map_err(|e| first_line(&e))?;
+            Ok((compiled, settings))
+        }
+        Err(e) => Err(first_line(&e)),
+    }
 }
 
 /// The first line of an error's message, for the hook log.

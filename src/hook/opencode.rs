@@ -1,10 +1,13 @@
 //! `curate hook opencode`: the answer to the shim that `curate init --host opencode` writes
 //! to `.opencode/plugins/curate.js`. Input: `{tool, sessionID, callID, directory, args}` of
 //! OpenCode's `tool.execute.before`; output `{"prompt": P}` (the shim writes it into
-//! `output.args.prompt` in place) or `{}`.
+//! `output.args.prompt` in place) or `{}`. After an edit the shim sends `{event: "edit",
+//! tool, directory, args}` (`args` holding `filePath`, `command` or `patchText`); the answer
+//! is `{"context": C}` (the shim adds it to the tool's result, for the lead) or `{}`.
 
 use serde_json::{Value, json};
 
+use crate::hook::edit::Edit;
 use crate::hook::{Dispatch, Prepared, Trace, prepare};
 use crate::settings::WorkspaceOptions;
 
@@ -24,6 +27,9 @@ pub fn answer(input: &[u8], o: &WorkspaceOptions, trace: &Trace) -> Option<Value
     let v: Value = serde_json::from_slice(input).ok()?;
     let event = event(&v);
     trace.note(|t| t.event = Some(event.to_owned()));
+    if event == "edit" {
+        return after_edit(&v, o, trace);
+    }
     if !v
         .get("tool")
         .and_then(Value::as_str)
@@ -42,4 +48,20 @@ pub fn answer(input: &[u8], o: &WorkspaceOptions, trace: &Trace) -> Option<Value
         Prepared::Ready { prompt, .. } => Some(json!({ "prompt": prompt })),
         Prepared::NotReady { .. } => None,
     }
+}
+
+/// After an edit: the lists it touched are compiled ([`crate::hook::edit`]).
+fn after_edit(v: &Value, o: &WorkspaceOptions, trace: &Trace) -> Option<Value> {
+    let args = v.get("args")?;
+    let arg = |k: &str| args.get(k).and_then(Value::as_str);
+    let edit = match v.get("tool").and_then(Value::as_str)? {
+        "write" | "edit" | "multiedit" => Edit::File(arg("filePath")?),
+        "bash" => Edit::Command(arg("command")?),
+        // A patch names its files in its text, as a command names its paths.
+        "apply_patch" | "patch" => Edit::Command(arg("patchText")?),
+        tool => return trace.skip(&format!("tool {tool} edits no list")),
+    };
+    let cwd = folder(v).map(std::path::Path::new);
+    let context = crate::hook::edit::after_edit(cwd, edit, o, trace)?;
+    Some(json!({ "context": context }))
 }

@@ -664,6 +664,175 @@ fn with_trellis_hook_installed_curate_writes_the_list_and_does_not_inject_again(
     );
 }
 
+/// A `PostToolUse` input as Claude Code sends it after `tool` ran with `input`.
+fn post_tool_use(repo: &Repo, tool: &str, input: &serde_json::Value) -> crate::Output {
+    let v = serde_json::json!({
+        "session_id": "s", "hook_event_name": "PostToolUse", "cwd": repo.root,
+        "tool_name": tool, "tool_input": input, "tool_response": {},
+    });
+    let out = repo
+        .curate()
+        .args(["hook", "claude-code"])
+        .stdin(v.to_string().as_bytes())
+        .run();
+    assert_eq!(out.code, 0, "a hook always exits 0: {}", out.all());
+    out
+}
+
+/// With Trellis' injector installed, a list the lead writes (`Write`, `Edit`) or extends
+/// (`task.py add-context` in `Bash`) is compiled right after the edit: Trellis' hook, which
+/// reads it at the very dispatch curate's hook runs beside, reads it compiled.
+#[test]
+fn with_trellis_hook_installed_an_edited_list_is_compiled_before_the_dispatch() {
+    let repo = Repo::fixture("trellis");
+    repo.write(".env", "DATABASE_URL=postgres://app:hunter2@db/app\n");
+    let list = format!("{CURATED}/implement.jsonl");
+    let check = format!("{CURATED}/check.jsonl");
+    let authored = repo.read(&list);
+    let checks = repo.read(&check);
+    let edit_list = serde_json::json!({"file_path": repo.root.join(&list), "content": ""});
+
+    // Without Trellis' injector, curate's own dispatch hook compiles the list: not the edit.
+    assert_eq!(post_tool_use(&repo, "Write", &edit_list).stdout, "");
+    assert_eq!(repo.read(&list), authored);
+    repo.write(
+        ".claude/hooks/inject-subagent-context.py",
+        "# Trellis' hook\n",
+    );
+
+    // An edit of another file, or of a list outside the tasks: nothing runs, nothing printed.
+    for (tool, input) in [
+        (
+            "Write",
+            serde_json::json!({"file_path": repo.root.join("src/app.ts"), "content": ""}),
+        ),
+        ("Bash", serde_json::json!({"command": "npm test"})),
+        ("Bash", serde_json::json!({"command": "ls .trellis/spec"})),
+        (
+            "Read",
+            serde_json::json!({"file_path": repo.root.join(&list)}),
+        ),
+    ] {
+        let out = post_tool_use(&repo, tool, &input);
+        assert_eq!(out.stdout, "", "{tool}");
+    }
+    assert_eq!(repo.read(&list), authored);
+
+    // The lead adds a row by hand: the list is compiled at once, the secret taken out.
+    repo.write(
+        &list,
+        &format!("{authored}{{\"file\": \".env\", \"reason\": \"config\"}}\n"),
+    );
+    let out = post_tool_use(&repo, "Edit", &edit_list);
+    assert_eq!(out.stdout, "", "READY: nothing to tell the lead");
+    let written = repo.read(&list);
+    assert!(written.starts_with("{\"_curate\":"), "{written}");
+    assert!(!written.contains("\"file\": \".env\""), "{written}");
+    assert_eq!(repo.read(&check), checks, "only the edited list");
+    let log = repo.read(".curate/state/hooks.jsonl");
+    let last: serde_json::Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
+    assert_eq!(last["event"], "PostToolUse");
+    assert_eq!(last["role"], "implement");
+    assert_eq!(last["change"], "11-28-login-rate-limit");
+    assert_eq!(last["status"], "READY");
+
+    // `task.py add-context` appends to a list: the task's lists are compiled after it.
+    repo.write(
+        &check,
+        &format!("{checks}{{\"file\": \".env\", \"reason\": \"x\"}}\n"),
+    );
+    let command =
+        format!("python3 ./.trellis/scripts/task.py add-context \"{CURATED}\" check .env \"x\"");
+    let out = post_tool_use(&repo, "Bash", &serde_json::json!({"command": command}));
+    assert_eq!(out.stdout, "");
+    let written = repo.read(&check);
+    assert!(written.starts_with("{\"_curate\":"), "{written}");
+    assert!(!written.contains(".env\", \"reason\": \"x"), "{written}");
+}
+
+/// `init --host claude-code` in a Trellis repository also runs the hook after the tools that
+/// edit a list; elsewhere it does not.
+#[test]
+fn init_in_a_trellis_repository_wires_the_hook_after_edits() {
+    let repo = Repo::fixture("trellis");
+    repo.write(
+        ".claude/hooks/inject-subagent-context.py",
+        "# Trellis' hook\n",
+    );
+    let out = repo.curate().args(["init", "--host", "claude-code"]).run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert!(
+        out.stderr
+            .contains("+ hooks.PostToolUse: matcher \"Write|Edit|MultiEdit|Bash\""),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("a list the lead edits is compiled right after the edit")
+    );
+    let settings: serde_json::Value =
+        serde_json::from_str(&repo.read(".claude/settings.json")).unwrap();
+    assert_eq!(
+        settings["hooks"]["PostToolUse"][0]["matcher"],
+        "Write|Edit|MultiEdit|Bash"
+    );
+
+    let plain = Repo::fixture("aiws-basic");
+    assert_eq!(
+        plain
+            .curate()
+            .args(["init", "--host", "claude-code"])
+            .run()
+            .code,
+        0
+    );
+    let settings: serde_json::Value =
+        serde_json::from_str(&plain.read(".claude/settings.json")).unwrap();
+    assert!(settings["hooks"].get("PostToolUse").is_none(), "{settings}");
+}
+
+/// A list over Trellis' byte total after an edit: the lead is told at once, in the
+/// `PostToolUse` context, before it dispatches.
+#[test]
+fn an_edited_list_that_is_not_ready_is_reported_to_the_lead() {
+    let repo = Repo::fixture("trellis");
+    repo.write(
+        ".claude/hooks/inject-subagent-context.py",
+        "# Trellis' hook\n",
+    );
+    let list = format!("{CURATED}/implement.jsonl");
+    let authored = repo.read(&list);
+    repo.write(".curate/config.toml", "[budget]\nmax_lines = 50\n");
+    let out = post_tool_use(
+        &repo,
+        "Write",
+        &serde_json::json!({
+        "file_path": list, "content": ""}),
+    );
+    let v = out.json();
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "PostToolUse");
+    let context = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        context.starts_with(&format!("curate: the list {list} is OVER_BUDGET: narrow")),
+        "{context}"
+    );
+    assert!(context.contains("\"src/store/userStore.ts\""), "{context}");
+    assert!(
+        context.contains(
+            "nothing written: .claude/hooks/inject-subagent-context.py injects the list as it stands"
+        ),
+        "{context}"
+    );
+    assert_eq!(
+        repo.read(&list),
+        authored,
+        "an OVER_BUDGET list is left as it is"
+    );
+}
+
 /// OpenCode runs curate at the child's first message, after Trellis' plugin injected the
 /// list: curate still writes the list (what the author listed that may not enter is gone
 /// for the next dispatch and for `task.py validate`), and injects nothing.

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::fake_model::{Exchange, FakeModel, Reply};
-use crate::{DISPATCH, Dispatch, LEAD, PREVIEW, PREVIEW_LEAD, Sandbox, TASK, host_binary};
+use crate::{
+    DISPATCH, Dispatch, LEAD, PREVIEW, PREVIEW_LEAD, Sandbox, TASK, TRELLIS_TASK, host_binary,
+};
 
 fn claude() -> Option<PathBuf> {
     host_binary("CURATE_CLAUDE_BIN", "claude")
@@ -207,4 +209,122 @@ fn the_mcp_preview_result_is_the_status_and_the_prompt() {
     assert_eq!(result["result"], "previewed", "{result}");
 
     crate::assert_preview_result(&model, &sandbox, "claude-code");
+}
+
+const READ: &str = "toolu_read";
+const WRITE: &str = "toolu_write";
+const TRELLIS_LEAD: &str = "Add the settings to the task's list, then dispatch the implementer.";
+
+/// The stand-in for Trellis' injector, as a Claude Code `PreToolUse` command.
+const FAKE_TRELLIS_HOOK: &str = r#"import fs from "node:fs"
+const input = JSON.parse(fs.readFileSync(0, "utf8"))
+const args = input.tool_input || {}
+const task = /Active task: (\S+)/.exec(args.prompt || "")
+if (task) {
+  const list = fs.readFileSync(`${input.cwd}/${task[1]}/implement.jsonl`, "utf8")
+  const prompt = `<!-- trellis-hook-injected -->\n=== implement.jsonl ===\n${list}\n${args.prompt}`
+  process.stdout.write(JSON.stringify({ hookSpecificOutput: { hookEventName: "PreToolUse",
+    permissionDecision: "allow", updatedInput: { ...args, prompt } } }))
+}
+"#;
+
+/// A Trellis task whose lead adds a row to the list (`Read`, then `Write`) and dispatches
+/// at once: Trellis' injector reads the list at the dispatch, beside curate's hook, and
+/// reads it compiled, since curate compiled it right after the `Write` (`PostToolUse`).
+#[test]
+fn trellis_reads_the_list_curate_compiled_after_the_leads_edit() {
+    let Some(bin) = claude() else { return };
+    let sandbox = Sandbox::of("trellis");
+    sandbox.write(".env", "DATABASE_URL=postgres://app:hunter2@db/app\n");
+    // Curate finds Trellis' injector by its path; the stand-in does what it does.
+    sandbox.write(
+        ".claude/hooks/inject-subagent-context.py",
+        "# Trellis' hook\n",
+    );
+    sandbox.write(".claude/hooks/fake-trellis.mjs", FAKE_TRELLIS_HOOK);
+    sandbox.write(
+        ".claude/agents/trellis-implement.md",
+        "---\nname: trellis-implement\ndescription: Implements one task.\n---\nYou implement tasks.\n",
+    );
+    sandbox.curate(&["init", "--host", "claude-code"]);
+    let mut settings: Value = serde_json::from_str(&sandbox.read(".claude/settings.json")).unwrap();
+    settings["hooks"]["PreToolUse"]
+        .as_array_mut()
+        .unwrap()
+        .push(
+            json!({"matcher": "Agent|Task", "hooks": [{"type": "command",
+            "command": "node \"$CLAUDE_PROJECT_DIR/.claude/hooks/fake-trellis.mjs\""}]}),
+        );
+    sandbox.write(".claude/settings.json", &settings.to_string());
+
+    let list = sandbox.root.join(format!("{TRELLIS_TASK}/implement.jsonl"));
+    let edited = format!(
+        "{}{{\"file\": \".env\", \"reason\": \"The settings\"}}\n",
+        sandbox.read(&format!("{TRELLIS_TASK}/implement.jsonl"))
+    );
+    let model = FakeModel::start(move |x: &Exchange| {
+        if x.result_of(DISPATCH).is_some() {
+            Reply::text("lead finished")
+        } else if x.result_of(WRITE).is_some() {
+            let tool = if x.offers("Agent") { "Agent" } else { "Task" };
+            Reply::call(
+                DISPATCH,
+                tool,
+                json!({"description": "Implement the limit", "prompt": crate::TRELLIS_PROMPT,
+                       "subagent_type": "trellis-implement", "run_in_background": false}),
+            )
+        } else if x.result_of(READ).is_some() {
+            Reply::call(
+                WRITE,
+                "Write",
+                json!({"file_path": list, "content": edited}),
+            )
+        } else if x.user_says(TRELLIS_LEAD) {
+            Reply::call(READ, "Read", json!({"file_path": list}))
+        } else if x.user_says("Implement the rate limit.") {
+            Reply::text("done")
+        } else {
+            Reply::text("ok")
+        }
+    });
+    let result = claude_p(
+        &bin,
+        &sandbox,
+        &model,
+        TRELLIS_LEAD,
+        "Read Write Agent",
+        &[],
+    );
+    assert_eq!(result["result"], "lead finished", "{result}");
+
+    let sub = model
+        .requests()
+        .into_iter()
+        .find(|x| {
+            !x.tools().is_empty()
+                && !x.user_says(TRELLIS_LEAD)
+                && x.user_says("Implement the rate limit.")
+        })
+        .expect("the sub-agent's request");
+    let received = sub
+        .first_user_message()
+        .expect("a user message")
+        .texts
+        .into_iter()
+        .find(|t| t.contains("Implement the rate limit."))
+        .expect("the task");
+    assert!(received.starts_with(crate::TRELLIS_MARKER), "{received}");
+    assert!(
+        received.contains("=== implement.jsonl ===\n{\"_curate\":"),
+        "Trellis read the list as the lead wrote it:\n{received}"
+    );
+    assert!(!received.contains("\"file\": \".env\""), "{received}");
+    assert_eq!(
+        sandbox.hook_runs(),
+        [
+            "PostToolUse READY",
+            "PreToolUse skipped",
+            "SubagentStart skipped"
+        ]
+    );
 }

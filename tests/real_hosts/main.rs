@@ -23,6 +23,17 @@ use std::time::{Duration, Instant};
 
 use crate::fake_model::{Exchange, FakeModel};
 
+/// A stand-in for Trellis' injector (node, where Trellis' is Python): at a dispatch it reads
+/// the task's `implement.jsonl` as it stands and puts it, behind Trellis' marker, before the
+/// prompt, as Trellis' `inject-subagent-context` does with the files the list names. Claude
+/// Code: a `PreToolUse` command reading the hook input on stdin; OpenCode: a plugin.
+pub const TRELLIS_TASK: &str = ".trellis/tasks/11-28-login-rate-limit";
+/// What the stand-in injector puts first.
+pub const TRELLIS_MARKER: &str = "<!-- trellis-hook-injected -->";
+/// The lead's dispatch prompt in the Trellis tests.
+pub const TRELLIS_PROMPT: &str =
+    "Active task: .trellis/tasks/11-28-login-rate-limit\nImplement the rate limit.";
+
 /// What the user asks the lead: dispatch the worker.
 pub const LEAD: &str = "Dispatch the worker for the login.";
 /// The id of the lead's dispatch call.
@@ -75,11 +86,18 @@ pub struct Sandbox {
 impl Sandbox {
     /// A copy of `fixtures/repos/aiws-basic`.
     pub fn fixture() -> Sandbox {
+        Sandbox::of("aiws-basic")
+    }
+
+    /// A copy of `fixtures/repos/<name>`.
+    pub fn of(name: &str) -> Sandbox {
         let dir = tempfile::tempdir().expect("temp dir");
         let base = dir.path().canonicalize().expect("canonical temp dir");
         let (root, home, bin) = (base.join("repo"), base.join("home"), base.join("bin"));
         copy_tree(
-            &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/repos/aiws-basic"),
+            &Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("fixtures/repos")
+                .join(name),
             &root,
         );
         std::fs::create_dir_all(&home).expect("home");

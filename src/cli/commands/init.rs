@@ -73,14 +73,21 @@ fn wire_host(
         }
         binary.program.clone()
     };
-    let changes = crate::hosts::install(&ws.root, host, force, &program)?;
+    // A workflow whose injector reads the author's lists: compile a list when it is edited.
+    let on_edit = ws.workflow().authored();
+    let changes = crate::hosts::install(&ws.root, host, force, &program, on_edit)?;
     for c in crate::hosts::conflicts(&ws.root, host) {
         printer.report(&format!("warning: {c}\n"));
     }
     if let Some(injector) = ws.workflow().injector(&ws.root) {
         printer.report(&format!(
-            "note: {injector} (the {} workflow's own hook) injects the list curate writes: on a dispatch curate writes the list and injects nothing itself, so each dispatch gets its context once\n",
-            ws.workflow().name()
+            "note: {injector} (the {} workflow's own hook) injects the list curate writes: on a dispatch curate writes the list and injects nothing itself, so each dispatch gets its context once{}\n",
+            ws.workflow().name(),
+            if host == crate::hosts::HostKind::ClaudeCode {
+                "; a list the lead edits is compiled right after the edit (PostToolUse), before Trellis' hook reads it"
+            } else {
+                ""
+            }
         ));
     }
     if !printer.quiet {
