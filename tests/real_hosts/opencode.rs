@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::fake_model::{Exchange, FakeModel, Reply};
-use crate::{DISPATCH, Dispatch, LEAD, PREVIEW, PREVIEW_LEAD, Sandbox, TASK, host_binary};
+use crate::{
+    DISPATCH, Dispatch, LEAD, PREVIEW, PREVIEW_LEAD, Sandbox, TASK, TRELLIS_TASK, host_binary,
+};
 
 fn opencode() -> Option<PathBuf> {
     host_binary("CURATE_OPENCODE_BIN", "opencode")
@@ -239,4 +241,102 @@ fn beside_a_fallback_injector_the_sub_agent_gets_one_bundle() {
     assert!(stored.starts_with("<aiws-context-fallback>"), "{stored}");
     assert!(!d.next.body.to_string().contains("curate:begin"));
     assert_eq!(sandbox.hook_runs(), ["task READY"]);
+}
+
+const READ: &str = "call_read";
+const WRITE: &str = "call_write";
+const TRELLIS_LEAD: &str = "Add the settings to the task's list, then dispatch the implementer.";
+
+/// The stand-in for Trellis' OpenCode plugin, where curate looks for it: at a `task` it
+/// reads the task's list as it stands and puts it before the prompt, behind the marker.
+const FAKE_TRELLIS_PLUGIN: &str = r#"import fs from "node:fs"
+export default async ({ directory } = {}) => ({
+  "tool.execute.before": async (input, output) => {
+    if (input.tool !== "task") return
+    const task = /Active task: (\S+)/.exec(output.args.prompt || "")
+    if (!task) return
+    const list = fs.readFileSync(`${directory}/${task[1]}/implement.jsonl`, "utf8")
+    output.args.prompt = `<!-- trellis-hook-injected -->\n=== implement.jsonl ===\n${list}\n` + output.args.prompt
+  },
+})
+"#;
+
+/// A Trellis task whose lead adds a row to the list (`read`, then `write`) and dispatches:
+/// Trellis' plugin reads the list at the `task` call, before curate's plugin runs, and reads
+/// it compiled, since curate compiled it after the `write` (`tool.execute.after`).
+#[test]
+fn trellis_reads_the_list_curate_compiled_after_the_leads_edit() {
+    let Some(bin) = opencode() else { return };
+    let sandbox = Sandbox::of("trellis");
+    let list = sandbox.root.join(format!("{TRELLIS_TASK}/implement.jsonl"));
+    let edited = format!(
+        "{}{{\"file\": \".env\", \"reason\": \"The settings\"}}\n",
+        sandbox.read(&format!("{TRELLIS_TASK}/implement.jsonl"))
+    );
+    let model = FakeModel::start(move |x: &Exchange| {
+        if x.tools().is_empty() {
+            Reply::text("A title")
+        } else if x.result_of(DISPATCH).is_some() {
+            Reply::text("lead finished")
+        } else if x.result_of(WRITE).is_some() {
+            Reply::call(
+                DISPATCH,
+                "task",
+                json!({"description": "Implement the limit", "prompt": crate::TRELLIS_PROMPT,
+                       "subagent_type": "trellis-implement"}),
+            )
+        } else if x.result_of(READ).is_some() {
+            Reply::call(WRITE, "write", json!({"filePath": list, "content": edited}))
+        } else if x.user_says(TRELLIS_LEAD) {
+            Reply::call(READ, "read", json!({"filePath": list}))
+        } else if x.user_says("Implement the rate limit.") {
+            Reply::text("done")
+        } else {
+            Reply::text("ok")
+        }
+    });
+    sandbox.write(".env", "DATABASE_URL=postgres://app:hunter2@db/app\n");
+    sandbox.write(
+        ".opencode/plugins/inject-subagent-context.js",
+        FAKE_TRELLIS_PLUGIN,
+    );
+    sandbox.curate(&["init", "--host", "opencode"]);
+    configure(
+        &sandbox,
+        &model,
+        &json!({
+            "agent": {"trellis-implement": {"description": "Implements one task.",
+                      "mode": "subagent", "prompt": "You implement tasks."}},
+            "permission": {"task": "allow", "edit": "allow", "read": "allow",
+                           "external_directory": "allow"}
+        }),
+    );
+    assert_eq!(
+        opencode_run(&bin, &sandbox, TRELLIS_LEAD, &[]),
+        ["lead finished"]
+    );
+
+    let sub = model
+        .requests()
+        .into_iter()
+        .find(|x| {
+            !x.tools().is_empty()
+                && !x.user_says(TRELLIS_LEAD)
+                && x.user_says("Implement the rate limit.")
+        })
+        .expect("the sub-agent's request");
+    let received = sub
+        .first_user_message()
+        .expect("a user message")
+        .texts
+        .into_iter()
+        .find(|t| t.contains("Implement the rate limit."))
+        .expect("the task");
+    assert!(received.starts_with(crate::TRELLIS_MARKER), "{received}");
+    assert!(
+        received.contains("=== implement.jsonl ===\n{\"_curate\":"),
+        "Trellis read the list as the lead wrote it:\n{received}"
+    );
+    assert!(!received.contains("\"file\": \".env\""), "{received}");
+    assert_eq!(sandbox.hook_runs(), ["edit READY", "task skipped"]);
 }
