@@ -300,6 +300,18 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Vec<Role>> {
             format!("invalid JSON: {}", jsonpos::json_message(&e))
         },
     })?;
+    if let Some((at, key)) = jsonpos::duplicate_key(text) {
+        return Err(Error::Syntax {
+            path: path.to_owned(),
+            pos: Pos {
+                line: at.line,
+                column: at.column,
+            },
+            message: format!(
+                "the key {key:?} is written twice in one object; JSON keeps only the last, so the first would be lost without a word: remove one"
+            ),
+        });
+    }
     let validator = schema_validator()?;
     let mut problems: Vec<(Pos, String)> = validator
         .iter_errors(&value)
@@ -324,9 +336,19 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Vec<Role>> {
     } else {
         Document { role_types: vec![] }
     };
-    // Checked after the schema, which cannot express them: a glob compiles, and a section
-    // ends at or after its start.
+    // Checked after the schema, which cannot express them: role ids are unique, a glob
+    // compiles, and a section ends at or after its start.
     for (r, role) in doc.role_types.iter().enumerate() {
+        if let Some(first) = doc.role_types[..r].iter().position(|o| o.id == role.id) {
+            let pointer = format!("/roleTypes/{r}/id");
+            problems.push((
+                locate(text, &pointer),
+                format!(
+                    "{pointer}: the role {:?} is already defined at /roleTypes/{first}; one role, one entry",
+                    role.id
+                ),
+            ));
+        }
         for (c, cf) in role.context_files.iter().enumerate() {
             if let Err(e) = crate::util::glob::compile(&cf.glob) {
                 let pointer = format!("/roleTypes/{r}/contextFiles/{c}/glob");

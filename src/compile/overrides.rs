@@ -114,6 +114,15 @@ pub fn parse(text: &str, path: &Path) -> Result<Overrides> {
                 format!("invalid JSON: {}", crate::util::jsonpos::json_message(&e)),
             )
         })?;
+        if let Some((at, key)) = crate::util::jsonpos::duplicate_key(line) {
+            let lead = raw.len() - raw.trim_start().len();
+            return Err(err(
+                at.column + lead,
+                format!(
+                    "the key {key:?} is written twice; JSON keeps only the last, so the first would be lost without a word: remove one"
+                ),
+            ));
+        }
         let origin = Origin::Override {
             file: shown.clone(),
             line: line_no,

@@ -267,6 +267,62 @@ fn skip_container(bytes: &[u8], i: usize) -> Option<usize> {
     }
 }
 
+/// The first key that an object of `source` holds twice, with the position of its second
+/// occurrence: `serde_json` keeps the last silently, so a hand-written file would lose the
+/// first without a word. Meant for text `serde_json` has already parsed; on malformed text
+/// it stops where it cannot go on. Iterative (a stack of the open containers), linear in
+/// the text.
+#[must_use]
+pub fn duplicate_key(source: &str) -> Option<(Position, String)> {
+    enum Open {
+        Object {
+            keys: std::collections::HashSet<String>,
+            expect_key: bool,
+        },
+        Array,
+    }
+    let bytes = source.as_bytes();
+    let mut stack: Vec<Open> = Vec::new();
+    let mut i = source.strip_prefix(BOM).map_or(0, |_| BOM.len_utf8());
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'{' => stack.push(Open::Object {
+                keys: std::collections::HashSet::new(),
+                expect_key: true,
+            }),
+            b'[' => stack.push(Open::Array),
+            b'}' | b']' => {
+                stack.pop();
+            }
+            b',' => {
+                if let Some(Open::Object { expect_key, .. }) = stack.last_mut() {
+                    *expect_key = true;
+                }
+            }
+            b'"' => {
+                let end = skip_string(bytes, i)?;
+                if let Some(Open::Object { keys, expect_key }) = stack.last_mut()
+                    && *expect_key
+                {
+                    *expect_key = false;
+                    let raw = source.get(i + 1..end - 1)?;
+                    let key: String = JsonStringChars { raw, pos: 0 }
+                        .map_while(Result::ok)
+                        .collect();
+                    if !keys.insert(key.clone()) {
+                        return Some((position_of(source, i), key));
+                    }
+                }
+                i = end;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
 /// Whether the raw (escaped) JSON string content `raw_key` equals the
 /// `~`-escaped pointer token. Invalid escapes on either side never match.
 fn key_matches(raw_key: &str, token: &str) -> bool {
@@ -606,6 +662,28 @@ mod tests {
         check("\u{FEFF}\n  {}", &[("", pos(2, 3))]);
         // A BOM anywhere else is not whitespace.
         assert_eq!(locate("\u{FEFF}\u{FEFF}{}", ""), None);
+    }
+
+    #[test]
+    fn a_key_held_twice_is_found_at_its_second_occurrence() {
+        assert_eq!(duplicate_key(r#"{"a": 1, "b": {"a": 2}}"#), None);
+        assert_eq!(duplicate_key(r#"[{"a": 1}, {"a": 2}]"#), None);
+        assert_eq!(
+            duplicate_key("{\n  \"a\": \"{\\\"a\\\"\",\n  \"\\u0061\": 2\n}"),
+            Some((pos(3, 3), "a".to_owned()))
+        );
+        assert_eq!(
+            duplicate_key(r#"{"r": [{"id": "x", "v": {"k": [1, {"id": 0}]}, "id": "y"}]}"#),
+            Some((pos(1, 48), "id".to_owned()))
+        );
+        assert_eq!(
+            duplicate_key(r#"{"a": [1, 2], "a""#),
+            Some((pos(1, 15), "a".to_owned()))
+        );
+        assert_eq!(
+            duplicate_key("\u{feff}{\"é\": 1, \"é\": 2}"),
+            Some((pos(1, 10), "é".to_owned()))
+        );
     }
 
     #[test]

@@ -190,3 +190,44 @@ fn an_escaping_contract_glob_is_located_in_the_contracts_file() {
         "error: contracts/workflow-delegation-contracts.json:4:6: /roleTypes/0/contextFiles/1/glob: glob \"../secrets/*.md\" climbs out of the repository with `..`\n"
     );
 }
+
+/// JSON keeps the last of two equal keys without a word: in a hand-written contracts file
+/// that loses the first silently, so a key written twice, and a role defined twice, are
+/// errors at their place; nothing is written.
+#[test]
+fn a_key_or_a_role_written_twice_in_the_contracts_is_an_error_at_its_place() {
+    let repo = Repo::fixture("empty-change");
+    let path = "contracts/workflow-delegation-contracts.json";
+    let row = r#"{"glob": "README.md", "priority": "high", "kind": "truth"}"#;
+    repo.write(
+        path,
+        &format!("{{\"roleTypes\": [\n  {{\"id\": \"worker\", \"contextFiles\": [{row}],\n   \"contextFiles\": []}}\n]}}\n"),
+    );
+    let run = || {
+        repo.curate()
+            .args(["--role", "worker", "--change", "x"])
+            .run()
+    };
+    let out = run();
+    assert_eq!(out.code, 1);
+    assert_eq!(
+        out.stderr,
+        format!(
+            "error: {path}:3:4: the key \"contextFiles\" is written twice in one object; JSON keeps only the last, so the first would be lost without a word: remove one\n"
+        )
+    );
+    repo.write(
+        path,
+        &format!("{{\"roleTypes\": [\n  {{\"id\": \"worker\", \"contextFiles\": [{row}]}},\n  {{\"id\": \"worker\", \"contextFiles\": [{row}]}}\n]}}\n"),
+    );
+    let out = run();
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.contains(&format!(
+            "{path}:3:4: /roleTypes/1/id: the role \"worker\" is already defined at /roleTypes/0"
+        )),
+        "{}",
+        out.stderr
+    );
+    assert!(!repo.exists("changes/x/analysis"));
+}

@@ -240,3 +240,26 @@ fn an_override_naming_a_link_out_of_the_tree_is_never_read() {
         out.stdout
     );
 }
+
+/// A key written twice on one overrides line is an error at its line and column (JSON would
+/// keep the last reason and lose the first without a word).
+#[test]
+fn a_key_written_twice_on_an_overrides_line_is_an_error() {
+    let repo = Repo::fixture("aiws-basic");
+    repo.write(
+        OVERRIDES,
+        "{\"add\": \"src/auth/login.ts\", \"priority\": \"high\", \"kind\": \"code\", \"reason\": \"a\", \"reason\": \"b\"}\n",
+    );
+    let out = repo
+        .curate()
+        .args(["--role", "worker", "--change", "add-auth"])
+        .run();
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(
+        out.stderr.contains(&format!(
+            "{OVERRIDES}:1:81: the key \"reason\" is written twice"
+        )),
+        "{}",
+        out.stderr
+    );
+}
