@@ -4,6 +4,7 @@
 //! exclusion carries the rule's name only.
 
 use std::fmt::Write as _;
+use unicode_width::UnicodeWidthStr;
 
 use serde_json::json;
 
@@ -50,6 +51,13 @@ impl Style {
     }
 }
 
+/// `text` followed by spaces up to `width` terminal columns (nothing added past it).
+fn padded(text: &str, width: usize) -> String {
+    let mut out = text.to_owned();
+    out.extend(std::iter::repeat_n(' ', width.saturating_sub(text.width())));
+    out
+}
+
 fn num(n: Option<u64>) -> String {
     n.map_or_else(|| "-".to_owned(), |n| n.to_string())
 }
@@ -78,15 +86,21 @@ pub fn human(
         c.contracts_source,
         c.workflow.describe()
     );
+    // Columns are counted as a terminal shows them (`é` one, `测` two), not in bytes.
     let width = c
         .kept
         .iter()
-        .map(|k| k.entry.file.len())
-        .chain(c.dropped.iter().chain(&c.indexed).map(|d| d.file.len()))
-        .chain(c.excluded.iter().map(|e| e.file.len().min(48)))
+        .map(|k| k.entry.file.width())
+        .chain(c.dropped.iter().chain(&c.indexed).map(|d| d.file.width()))
+        .chain(
+            c.excluded
+                .iter()
+                .map(|e| quoted(&e.file).trim_matches('"').width().min(48)),
+        )
         .max()
         .unwrap_or(4)
         .clamp(4, 60);
+    let file = |name: &str| padded(name, width);
     let _ = writeln!(
         out,
         "  {:<width$}  {:<6}  {:<9}  {:>6}  {:>7}  FATE",
@@ -95,8 +109,8 @@ pub fn human(
     for k in &c.kept {
         let _ = writeln!(
             out,
-            "  {:<width$}  {:<6}  {:<9}  {:>6}  {:>7}  {}",
-            k.entry.file,
+            "  {}  {:<6}  {:<9}  {:>6}  {:>7}  {}",
+            file(&k.entry.file),
             k.entry.priority.name(),
             crate::model::one_line_cow(&k.entry.kind),
             k.lines,
@@ -117,8 +131,8 @@ pub fn human(
     for d in &c.indexed {
         let _ = writeln!(
             out,
-            "  {:<width$}  {:<6}  {:<9}  {:>6}  {:>7}  {}",
-            d.file,
+            "  {}  {:<6}  {:<9}  {:>6}  {:>7}  {}",
+            file(&d.file),
             d.priority.name(),
             crate::model::one_line_cow(&d.kind),
             num(d.lines),
@@ -129,8 +143,8 @@ pub fn human(
     for d in &c.dropped {
         let _ = writeln!(
             out,
-            "  {:<width$}  {:<6}  {:<9}  {:>6}  {:>7}  {}",
-            d.file,
+            "  {}  {:<6}  {:<9}  {:>6}  {:>7}  {}",
+            file(&d.file),
             if d.kind.is_empty() {
                 "-"
             } else {
@@ -149,8 +163,8 @@ pub fn human(
     for e in &c.excluded {
         let _ = writeln!(
             out,
-            "  {:<width$}  {:<6}  {:<9}  {:>6}  {:>7}  {}",
-            quoted(&e.file).trim_matches('"'),
+            "  {}  {:<6}  {:<9}  {:>6}  {:>7}  {}",
+            file(quoted(&e.file).trim_matches('"')),
             "-",
             "-",
             "-",

@@ -1368,3 +1368,42 @@ fn over_the_token_cap_the_advice_lists_the_high_entries_in_tokens() {
         out.stderr
     );
 }
+
+/// The report's columns line up as a terminal shows them, whatever the paths' letters
+/// (`é` is one column and two bytes, `测` two columns and three bytes).
+#[test]
+fn the_report_columns_line_up_with_non_ascii_paths() {
+    use unicode_width::UnicodeWidthStr;
+    let repo = Repo::fixture("aiws-basic");
+    repo.write("docs/é.md", "# é\n");
+    repo.write("docs/测试.md", "# 测试\n");
+    let out = repo
+        .curate()
+        .args(["--role", "worker", "--change", "add-auth", "--dry-run"])
+        .args(["--add", "docs/é.md:high:code", "--add", "docs/测试.md:high:code"])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    let table: Vec<&str> = out
+        .stderr
+        .lines()
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    assert!(table.iter().any(|l| l.contains("测试")), "{}", out.stderr);
+    let pri_column: Vec<usize> = table
+        .iter()
+        .map(|l| {
+            let at = [" PRI ", " high ", " medium ", " low "]
+                .iter()
+                .filter_map(|w| l.find(w))
+                .min()
+                .unwrap();
+            l[..at].width()
+        })
+        .collect();
+    assert!(
+        pri_column.windows(2).all(|w| w[0] == w[1]),
+        "{pri_column:?}\n{}",
+        out.stderr
+    );
+}
