@@ -1380,7 +1380,12 @@ fn the_report_columns_line_up_with_non_ascii_paths() {
     let out = repo
         .curate()
         .args(["--role", "worker", "--change", "add-auth", "--dry-run"])
-        .args(["--add", "docs/é.md:high:code", "--add", "docs/测试.md:high:code"])
+        .args([
+            "--add",
+            "docs/é.md:high:code",
+            "--add",
+            "docs/测试.md:high:code",
+        ])
         .run();
     assert_eq!(out.code, 0, "{}", out.all());
     let table: Vec<&str> = out
