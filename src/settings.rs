@@ -521,8 +521,11 @@ pub fn check_change_id(id: &str) -> Result<()> {
 pub struct OverridesFile {
     /// Absolute path.
     pub path: PathBuf,
-    /// As shown in notes and errors.
+    /// As shown in messages: repository-relative, or the whole path when outside.
     pub shown: String,
+    /// As recorded in the lock: repository-relative, or the file's name alone when
+    /// outside, so a committed lock never holds a machine's absolute path.
+    pub recorded: String,
     /// Given with `--overrides` (then it must exist).
     pub explicit: bool,
 }
@@ -690,14 +693,13 @@ impl CompileSettings {
             Some(p) => {
                 let path = ws.arg_path(p);
                 OverridesFile {
-                    // Repository-relative; outside the repository by its name alone, so a
-                    // committed manifest never holds a machine's absolute path.
-                    shown: ws.relative(&path).unwrap_or_else(|| {
+                    recorded: ws.relative(&path).unwrap_or_else(|| {
                         path.file_name().map_or_else(
                             || path.display().to_string(),
                             |n| n.to_string_lossy().into_owned(),
                         )
                     }),
+                    shown: ws.shown(&path),
                     path,
                     explicit: true,
                 }
@@ -706,6 +708,7 @@ impl CompileSettings {
                 let rel = ws.overrides_path(&change, &role);
                 OverridesFile {
                     path: ws.root.join(&rel),
+                    recorded: rel.clone(),
                     shown: rel,
                     explicit: false,
                 }

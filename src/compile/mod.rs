@@ -1684,11 +1684,11 @@ fn read_overrides(
         message: "the overrides file is not UTF-8".to_owned(),
     })?;
     refuse_copied_secrets(&text, Path::new(&s.overrides.shown))?;
-    let parsed = overrides::parse(&text, Path::new(&s.overrides.shown))?;
+    let parsed = overrides::parse(&text, Path::new(&s.overrides.shown), &s.overrides.recorded)?;
     Ok((
         parsed,
         Some(FileRef {
-            path: s.overrides.shown.clone(),
+            path: s.overrides.recorded.clone(),
             sha256: crate::util::digest::hex(&bytes),
         }),
     ))

@@ -78,9 +78,9 @@ fn explicit_null<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
 /// The prefix of a carried comment.
 pub const CURATION: &str = "// curation:";
 
-/// Parses overrides text; `path` (as shown to the user) names it in errors.
-pub fn parse(text: &str, path: &Path) -> Result<Overrides> {
-    let shown = path.display().to_string();
+/// Parses overrides text; `path` (as shown to the user) names it in errors, `recorded` in
+/// the notes its lines leave in the manifest.
+pub fn parse(text: &str, path: &Path, recorded: &str) -> Result<Overrides> {
     let mut out = Overrides::default();
     let mut seen = std::collections::HashSet::new();
     for (i, raw) in text.lines().enumerate() {
@@ -124,7 +124,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Overrides> {
             ));
         }
         let origin = Origin::Override {
-            file: shown.clone(),
+            file: recorded.to_owned(),
             line: line_no,
         };
         let problem = |message: String| Error::Overrides {

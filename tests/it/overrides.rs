@@ -263,3 +263,35 @@ fn a_key_written_twice_on_an_overrides_line_is_an_error() {
         out.stderr
     );
 }
+
+#[test]
+fn an_overrides_file_outside_the_repository_is_named_whole_in_errors_and_by_name_in_the_manifest() {
+    let repo = Repo::fixture("aiws-basic");
+    let outside = tempfile::tempdir().unwrap();
+    let file = outside.path().join("ov.jsonl");
+    let whole = file.display().to_string();
+
+    std::fs::write(
+        &file,
+        "{\"file\":\"docs/guide.md\",\"priority\":\"urgent\",\"kind\":\"truth\"}\n",
+    )
+    .unwrap();
+    let out = repo.compile_worker(&["--overrides", &whole]);
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(
+        out.stderr
+            .contains(&format!("{whole}:1: unknown priority \"urgent\"")),
+        "the error names the file a person can open: {}",
+        out.stderr
+    );
+
+    std::fs::write(&file, "{\"drop\":\"AI_*.md\",\"why\":\"not needed\"}\n").unwrap();
+    let out = repo.compile_worker(&["--overrides", &whole]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    let manifest = repo.read(WORKER_MANIFEST);
+    assert!(manifest.contains("(ov.jsonl:1): not needed"), "{manifest}");
+    assert!(
+        !manifest.contains(&outside.path().display().to_string()),
+        "a committed manifest holds no machine's absolute path: {manifest}"
+    );
+}
