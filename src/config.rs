@@ -29,9 +29,9 @@ pub const DEFAULT_MANIFEST: &str = crate::workflow::DEFAULT_MANIFEST;
 pub struct File {
     #[serde(default, deserialize_with = "workflow_name")]
     pub profile: Option<Wf>,
-    pub contracts: Option<String>,
-    pub changes: Option<String>,
-    pub manifest: Option<String>,
+    pub contracts: Option<toml::Spanned<String>>,
+    pub changes: Option<toml::Spanned<String>>,
+    pub manifest: Option<toml::Spanned<String>>,
     pub sections: Option<bool>,
     pub budget: Option<Budget>,
     pub render: Option<Render>,
@@ -138,8 +138,7 @@ pub fn load(root: &Path) -> Result<Option<File>> {
 
 /// Parses config text; errors name the key and the line:column in [`PATH`].
 pub fn parse(text: &str) -> Result<File> {
-    let file: File = toml::from_str(text).map_err(|e| {
-        let offset = e.span().map_or(0, |s| s.start);
+    let at = |offset: usize, message: String| {
         let at = crate::util::jsonpos::position_of(text, offset);
         Error::Syntax {
             path: PATH.into(),
@@ -147,13 +146,32 @@ pub fn parse(text: &str) -> Result<File> {
                 line: at.line,
                 column: at.column,
             },
-            message: e.message().trim().to_owned(),
+            message,
         }
+    };
+    let file: File = toml::from_str(text).map_err(|e| {
+        at(
+            e.span().map_or(0, |s| s.start),
+            e.message().trim().to_owned(),
+        )
     })?;
+    // The paths are checked here, where their line and column are known.
+    for (key, value) in [("contracts", &file.contracts), ("changes", &file.changes)] {
+        if let Some(v) = value
+            && let Err(e) = crate::util::paths::normalize(v.get_ref())
+        {
+            return Err(at(
+                v.span().start,
+                format!("{key} = {:?} {}", v.get_ref(), e.problem()),
+            ));
+        }
+    }
     if let Some(m) = &file.manifest {
-        check_template(m).map_err(|message| Error::Invalid {
-            path: PATH.into(),
-            message: format!("manifest = {m:?}: {message}"),
+        check_template(m.get_ref()).map_err(|message| {
+            at(
+                m.span().start,
+                format!("manifest = {:?}: {message}", m.get_ref()),
+            )
         })?;
     }
     Ok(file)
@@ -324,7 +342,12 @@ impl Config {
         }
         origins.insert("profile", o);
 
-        let (contracts, o) = pick_opt(None, None, file.and_then(|f| f.contracts.clone()), None);
+        let (contracts, o) = pick_opt(
+            None,
+            None,
+            file.and_then(|f| f.contracts.as_ref().map(|v| v.get_ref().clone())),
+            None,
+        );
         origins.insert("contracts", o);
 
         let changes_env = env_value("CURATE_CHANGES");
@@ -340,7 +363,7 @@ impl Config {
         let (changes, o) = pick_opt(
             given.changes.clone(),
             changes_env,
-            file.and_then(|f| f.changes.clone()),
+            file.and_then(|f| f.changes.as_ref().map(|v| v.get_ref().clone())),
             profile.changes_root().map(str::to_owned),
         );
         origins.insert("changes", o);
@@ -353,7 +376,7 @@ impl Config {
         let (manifest, o) = pick(
             None,
             manifest_env,
-            file.and_then(|f| f.manifest.clone()),
+            file.and_then(|f| f.manifest.as_ref().map(|v| v.get_ref().clone())),
             Some(profile.manifest().to_owned()),
             DEFAULT_MANIFEST.to_owned(),
         );
@@ -707,6 +730,31 @@ on_not_ready = "deny"
         assert!(e.contains("nope"), "{e}");
         let e = parse("[budget]\nmax_lines = -1\n").unwrap_err().to_string();
         assert!(e.starts_with(".curate/config.toml:2:"), "{e}");
+    }
+
+    #[test]
+    fn a_bad_path_or_template_is_named_at_its_value() {
+        for (text, expected) in [
+            (
+                "# paths\nchanges = \"../x\"\n",
+                ".curate/config.toml:2:11: changes = \"../x\" climbs out of the repository",
+            ),
+            (
+                "changes = \"\"\n",
+                ".curate/config.toml:1:11: changes = \"\" is empty",
+            ),
+            (
+                "\n\ncontracts  =  \"/etc/x.json\"\n",
+                ".curate/config.toml:3:15: contracts = \"/etc/x.json\" is an absolute path",
+            ),
+            (
+                "manifest = \"{changes}/{nope}/{change}-{role}.jsonl\"\n",
+                ".curate/config.toml:1:12: manifest = \"{changes}/{nope}/{change}-{role}.jsonl\": unknown placeholder {nope}",
+            ),
+        ] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(e.starts_with(expected), "{text:?}: {e}");
+        }
     }
 
     #[test]

@@ -403,7 +403,7 @@ mod tests {
     #[test]
     fn parses_every_line_form() {
         let text = "// a plain comment\n// curation: keep the plan\n\n{\"file\":\"a.md\",\"priority\":\"low\"}\n{\"drop\":\"old/*.md\",\"why\":\"stale\"}\n// curation: keep the plan\n";
-        let o = parse(text, Path::new("o.jsonl")).unwrap();
+        let o = parse(text, Path::new("o.jsonl"), "o.jsonl").unwrap();
         assert_eq!(o.curation, vec!["keep the plan"]);
         assert_eq!(o.directives.len(), 2);
         assert!(matches!(&o.directives[1], Directive::Drop { glob, .. } if glob == "old/*.md"));
@@ -414,6 +414,7 @@ mod tests {
         let e = parse(
             "\n{\"file\":\"a\",\"priority\":\"urgent\"}",
             Path::new("o.jsonl"),
+            "o.jsonl",
         )
         .unwrap_err();
         assert_eq!(
@@ -423,6 +424,7 @@ mod tests {
         let e = parse(
             "{\"file\":\"a\",\"sections\":[[5,1]]}",
             Path::new("o.jsonl"),
+            "o.jsonl",
         )
         .unwrap_err();
         assert!(
@@ -432,20 +434,21 @@ mod tests {
         let e = parse(
             "{\"file\":\"a\",\"sections\":[[0,1]]}",
             Path::new("o.jsonl"),
+            "o.jsonl",
         )
         .unwrap_err();
         assert!(e.to_string().contains("numbered from 1"), "{e}");
         // A section no reader takes, at its column (the line's indent counted).
         for bad in ["[1e3, 2e3]", "[1, 99999999999999999999999]", "true"] {
             let line = format!("  {{\"file\": \"a\", \"sections\": [[1, 2], {bad}]}}");
-            let e = parse(&line, Path::new("o.jsonl")).unwrap_err();
+            let e = parse(&line, Path::new("o.jsonl"), "o.jsonl").unwrap_err();
             assert!(
                 e.to_string()
                     .starts_with("o.jsonl:1:38: sections[1] is not a section: write a pair"),
                 "{bad}: {e}"
             );
         }
-        let e = parse("{nope}", Path::new("o.jsonl")).unwrap_err();
+        let e = parse("{nope}", Path::new("o.jsonl"), "o.jsonl").unwrap_err();
         assert!(
             e.to_string().starts_with("o.jsonl:1:2: invalid JSON"),
             "{e}"
@@ -468,6 +471,7 @@ mod tests {
         let o = parse(
             "{\"file\":\"a.md\",\"priority\":\"medium\",\"reason\":\"narrower\"}\n{\"file\":\"c.md\",\"priority\":\"high\",\"kind\":\"truth\"}\n{\"drop\":\"b.*\",\"why\":\"stale\"}",
             Path::new("o"),
+            "o",
         )
         .unwrap();
         let applied = apply(
@@ -489,7 +493,7 @@ mod tests {
     #[test]
     fn adding_a_new_file_needs_priority_and_kind() {
         let mut c = vec![];
-        let o = parse("{\"file\":\"x.md\"}", Path::new("o")).unwrap();
+        let o = parse("{\"file\":\"x.md\"}", Path::new("o"), "o").unwrap();
         assert!(
             apply(
                 &mut c,
