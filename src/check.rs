@@ -178,7 +178,8 @@ fn discover(ws: &Workspace) -> Vec<PathBuf> {
 }
 
 fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<Finding>) {
-    let shown = ws.shown(path);
+    // A path someone gave may hold a token: it is never shown.
+    let shown = crate::compile::secrets::redact(&ws.shown(path));
     // The entry being checked: its findings name its file, not only the manifest's line.
     let entry: std::cell::RefCell<Option<String>> = std::cell::RefCell::new(None);
     let mut add = |line: usize, severity: Severity, message: String| {

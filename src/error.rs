@@ -195,7 +195,7 @@ impl Error {
 #[must_use]
 pub fn render(e: &Error, label: &str) -> String {
     use std::error::Error as _;
-    let mut text = format!("{label} {}\n", crate::model::one_line(&e.to_string()));
+    let mut text = format!("{}\n", crate::model::one_line(&e.to_string()));
     let mut source = e.source();
     while let Some(s) = source {
         if let Some(details) = s.downcast_ref::<SchemaDetails>() {
@@ -213,7 +213,8 @@ pub fn render(e: &Error, label: &str) -> String {
     if let Some(hint) = e.hint() {
         text.push_str(&format!("hint: {}\n", crate::model::one_line(&hint)));
     }
-    text
+    // A message may echo what a caller gave (a path, a glob): a token in it is never shown.
+    format!("{label} {}", crate::compile::secrets::redact(&text))
 }
 
 /// The most role names a hint lists (a contracts file may define thousands).

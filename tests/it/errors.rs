@@ -231,3 +231,27 @@ fn a_key_or_a_role_written_twice_in_the_contracts_is_an_error_at_its_place() {
     );
     assert!(!repo.exists("changes/x/analysis"));
 }
+
+#[test]
+fn a_token_in_a_path_is_never_echoed_by_an_error() {
+    let repo = Repo::fixture("aiws-basic");
+    let token = "ghp_R7mK2pQ9xV4nL8wT3yH6jB1cF5dG0sZeAa9u";
+    let out = repo
+        .curate()
+        .args(["--role", "worker", "--change", "add-auth", "--dry-run"])
+        .args(["--task-file", &format!("../{token}/t.json")])
+        .run();
+    assert_ne!(out.code, 0, "{}", out.all());
+    assert!(!out.all().contains("R7mK2pQ9"), "{}", out.all());
+    assert!(
+        out.stderr.contains("<secret: github-pat>"),
+        "{}",
+        out.stderr
+    );
+    let out = repo
+        .curate()
+        .args(["check", &format!("../{token}/x.jsonl")])
+        .run();
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(!out.all().contains("R7mK2pQ9"), "{}", out.all());
+}

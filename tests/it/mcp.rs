@@ -574,3 +574,41 @@ async fn a_secret_in_a_path_argument_is_a_tool_error_without_the_value() {
     assert!(!repo.exists(WORKER_MANIFEST));
     client.cancel().await.unwrap();
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_token_in_a_path_argument_is_never_echoed() {
+    let repo = Repo::fixture("aiws-basic");
+    let client = connect(&repo).await;
+    let token = "ghp_R7mK2pQ9xV4nL8wT3yH6jB1cF5dG0sZeAa9u";
+    let mut said = Vec::new();
+    for (tool, args) in [
+        ("check", json!({"paths": [format!("../{token}")]})),
+        (
+            "verify",
+            json!({"change": "add-auth", "task_file": format!("../{token}/t.json"), "touched": ["a"]}),
+        ),
+        (
+            "verify",
+            json!({"change": "add-auth", "task_file": format!("{token}/t.json"), "touched": ["a"]}),
+        ),
+    ] {
+        said.push(tool_error(&call(&client, tool, args).await));
+    }
+    let r = call(
+        &client,
+        "check",
+        json!({"paths": [format!("{token}/x.jsonl")]}),
+    )
+    .await;
+    said.push(serde_json::to_string(&r).unwrap());
+    for text in &said {
+        assert!(!text.contains("R7mK2pQ9"), "{text}");
+        assert!(text.contains("<secret: github-pat>"), "{text}");
+    }
+    assert!(
+        said[0].contains("climbs out of the repository"),
+        "{}",
+        said[0]
+    );
+    client.cancel().await.unwrap();
+}

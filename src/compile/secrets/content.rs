@@ -529,6 +529,35 @@ impl ContentRules {
             .map(|(_, rule)| rule)
     }
 
+    /// `text` with every secret by content replaced by `<secret: RULE>`: from the match's
+    /// start to the next blank, quote or bracket. For messages that echo what a caller gave
+    /// (an argument that holds a token). Past `MAX` replacements the whole text goes.
+    #[must_use]
+    pub fn redact(&self, text: &str) -> String {
+        const MAX: usize = 32;
+        let mut out = text.to_owned();
+        for _ in 0..MAX {
+            // `/` as a line break keeps every offset (one byte each way).
+            let hit = self.first_hit(out.as_bytes()).or_else(|| {
+                out.contains('/')
+                    .then(|| self.first_hit(out.replace('/', "\n").as_bytes()))
+                    .flatten()
+            });
+            let Some((start, rule)) = hit else {
+                return out;
+            };
+            let start = (0..=start)
+                .rev()
+                .find(|&i| out.is_char_boundary(i))
+                .unwrap_or(0);
+            let end = out[start..]
+                .find(|c: char| c.is_whitespace() || "\"'`,;()[]{}<>".contains(c))
+                .map_or(out.len(), |n| start + n.max(1));
+            out.replace_range(start..end, &format!("<secret: {rule}>"));
+        }
+        "<a text that holds secrets, never shown>".to_owned()
+    }
+
     /// Offset of the earliest hit's match and its rule: one keyword pass,
     /// then the enabled rules in table order (on the same line the earlier
     /// rule names the hit).

@@ -810,3 +810,18 @@ fn base_name_wins_over_folder() {
     assert_eq!(by_path("secrets/.env"), Some("`.env` file"));
     assert_eq!(by_path("secrets/notes.md"), Some("`secrets/` folder"));
 }
+
+#[test]
+fn redact_replaces_each_secret_and_leaves_the_rest() {
+    let token = "ghp_R7mK2pQ9xV4nL8wT3yH6jB1cF5dG0sZeAa9u";
+    assert_eq!(
+        super::redact("paths: \"../docs/guide.md\" climbs out"),
+        "paths: \"../docs/guide.md\" climbs out"
+    );
+    assert_eq!(
+        super::redact(&format!("task_file: \"../{token}\" climbs out; and {token} again")),
+        "task_file: \"../<secret: github-pat>\" climbs out; and <secret: github-pat> again"
+    );
+    let said = super::redact(&format!("cannot read /r/{token}/t.json"));
+    assert!(!said.contains("R7mK2pQ9"), "{said}");
+}
