@@ -21,6 +21,7 @@
 //! every call anew (an edited config or contracts file is read by the next call).
 
 mod args;
+mod frame;
 mod tools;
 
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -55,14 +56,34 @@ pub fn serve(root: WorkspaceOptions) -> Result<()> {
         ..root
     });
     runtime.block_on(async move {
+        // The client's lines pass a screen (`frame`) on their way to rmcp, and rmcp's
+        // answers a mend on their way out; both ends meet on one writer.
+        let (ours, rmcps) = tokio::io::duplex(1 << 20);
+        let (from_rmcp, to_rmcp) = tokio::io::split(ours);
+        let (answers, queue) = tokio::sync::mpsc::unbounded_channel();
+        let writer = tokio::spawn(frame::write_out(tokio::io::stdout(), queue));
+        let outward = tokio::spawn(frame::pump_out(from_rmcp, answers.clone()));
+        let inward =
+            tokio::spawn(
+                async move { frame::pump_in(tokio::io::stdin(), to_rmcp, &answers).await },
+            );
         let running = server
-            .serve(rmcp::transport::stdio())
+            .serve(tokio::io::split(rmcps))
             .await
             .map_err(|e| Error::Failed(format!("MCP initialisation failed: {e}")))?;
-        running
+        let stopped = running
             .waiting()
             .await
-            .map_err(|e| Error::Failed(format!("the MCP server stopped: {e}")))?;
+            .map_err(|e| Error::Failed(format!("the MCP server stopped: {e}")));
+        let io = |e: std::io::Error| {
+            Error::Failed(format!("the MCP server's input or output failed: {e}"))
+        };
+        let joined =
+            |e: tokio::task::JoinError| Error::Failed(format!("the MCP server failed: {e}"));
+        inward.await.map_err(joined)?.map_err(io)?;
+        outward.await.map_err(joined)?.map_err(io)?;
+        writer.await.map_err(joined)?.map_err(io)?;
+        stopped?;
         Ok(())
     })
 }

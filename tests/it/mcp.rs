@@ -612,3 +612,109 @@ async fn a_token_in_a_path_argument_is_never_echoed() {
     );
     client.cancel().await.unwrap();
 }
+
+/// Every malformed line gets the JSON-RPC answer named for it, with the request's id when it
+/// has one; a line over 16 MiB is answered (by its id, which a client's SDK writes last) and
+/// skipped without being held; the server goes on serving, and a request still running
+/// when stdin ends is answered before the exit.
+#[test]
+fn malformed_and_oversized_messages_are_answered_and_the_server_goes_on() {
+    let repo = Repo::fixture("aiws-basic");
+    let mut child = repo.curate().args(["mcp"]).spawn();
+    let mut stdin = child.stdin.take().unwrap();
+    // Read on a thread of its own, so that an answer that never comes fails the test
+    // instead of hanging it.
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut stdout = stdout;
+        loop {
+            let mut line = String::new();
+            if stdout.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let next = || -> Value {
+        let line = rx
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .expect("an answer (none came)");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON-RPC ({e}): {line:?}"))
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"}}});
+    writeln!(stdin, "{init}").unwrap();
+    assert_eq!(next()["id"], 1);
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    )
+    .unwrap();
+    let cases: [(&str, Value, i64); 5] = [
+        ("{not json", Value::Null, -32700),
+        ("[1, 2]", Value::Null, -32600),
+        (
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call"}"#,
+            json!(3),
+            -32602,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":5}"#,
+            json!(4),
+            -32602,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":"a","method":"no/such"}"#,
+            json!("a"),
+            -32601,
+        ),
+    ];
+    for (line, id, code) in cases {
+        writeln!(stdin, "{line}").unwrap();
+        let answer = next();
+        assert_eq!(answer["id"], id, "{line}: {answer}");
+        assert!(answer.as_object().unwrap().contains_key("id"), "{answer}");
+        assert_eq!(answer["error"]["code"], code, "{line}: {answer}");
+    }
+    // Over the cap, the id last (as JSON.stringify writes `{...request, jsonrpc, id}`).
+    let huge = "x".repeat(17 << 20);
+    writeln!(
+        stdin,
+        r#"{{"method":"tools/call","params":{{"name":"check","arguments":{{"paths":["{huge}"]}}}},"jsonrpc":"2.0","id":7}}"#
+    )
+    .unwrap();
+    drop(huge);
+    let answer = next();
+    assert_eq!(answer["id"], 7, "{answer}");
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("over 16 MiB"),
+        "{answer}"
+    );
+    // Still serving; the last request is answered although stdin ends right after it.
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {
+            "name": "preview", "arguments": worker()}})
+    )
+    .unwrap();
+    drop(stdin);
+    let answer = next();
+    assert_eq!(answer["id"], 8, "{answer}");
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -819,7 +819,9 @@ fn redact_replaces_each_secret_and_leaves_the_rest() {
         "paths: \"../docs/guide.md\" climbs out"
     );
     assert_eq!(
-        super::redact(&format!("task_file: \"../{token}\" climbs out; and {token} again")),
+        super::redact(&format!(
+            "task_file: \"../{token}\" climbs out; and {token} again"
+        )),
         "task_file: \"../<secret: github-pat>\" climbs out; and <secret: github-pat> again"
     );
     let said = super::redact(&format!("cannot read /r/{token}/t.json"));
