@@ -27,6 +27,63 @@ pub struct Row {
     pub reason: Option<String>,
     /// `type: "directory"`: the folder's `*.md` files, as Trellis' hook reads it.
     pub directory: bool,
+    /// Written as [`WITHHELD`]: a row curate keeps from the consumer (a secret).
+    pub withheld: bool,
+}
+
+/// The key a file row is written under when curate keeps it out of the list (a secret, a
+/// link out of the repository): the consumer reads no file from it, and curate reads it
+/// back as the author's row on the next run, so the note and the "not given" line stay.
+pub const WITHHELD: &str = "withheld";
+
+/// `raw` (a file row, or one already withheld) as a withheld row: its `file` (or `path`)
+/// key renamed [`WITHHELD`] in place, `why` the reason.
+#[must_use]
+pub fn withhold(raw: &str, why: &str) -> String {
+    let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(raw) else {
+        return raw.to_owned();
+    };
+    let key = ["file", "path", WITHHELD]
+        .into_iter()
+        .find(|k| map.get(*k).is_some_and(serde_json::Value::is_string))
+        .unwrap_or(WITHHELD);
+    let mut out = serde_json::Map::new();
+    for (k, v) in map {
+        match k.as_str() {
+            "why" => {}
+            k if k == key => {
+                out.insert(WITHHELD.to_owned(), v);
+            }
+            _ => {
+                out.insert(k, v);
+            }
+        }
+    }
+    out.insert("why".to_owned(), serde_json::Value::from(why));
+    serde_json::Value::Object(out).to_string()
+}
+
+/// A withheld row as a file row again (what it is written as once the file may be read).
+#[must_use]
+pub fn restore(raw: &str) -> String {
+    let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(raw) else {
+        return raw.to_owned();
+    };
+    if map.contains_key("file") || !map.contains_key(WITHHELD) {
+        return raw.to_owned();
+    }
+    let out: serde_json::Map<String, serde_json::Value> = map
+        .into_iter()
+        .filter(|(k, _)| k != "why")
+        .map(|(k, v)| {
+            if k == WITHHELD {
+                ("file".to_owned(), v)
+            } else {
+                (k, v)
+            }
+        })
+        .collect();
+    serde_json::Value::Object(out).to_string()
 }
 
 /// The author's part of a manifest file.
@@ -141,13 +198,15 @@ pub fn parse<S: std::hash::BuildHasher>(
         let file = text_of("file")
             .or_else(|| text_of("path"))
             .filter(|f| !f.is_empty());
-        match file {
+        let withheld = text_of(WITHHELD).filter(|f| file.is_none() && !f.is_empty());
+        match file.or(withheld) {
             Some(file) => out.rows.push(Row {
                 line: i + 1,
                 raw: raw.clone(),
                 file: file.to_owned(),
                 reason: text_of("reason").map(str::to_owned),
                 directory: text_of("type") == Some("directory"),
+                withheld: withheld.is_some(),
             }),
             None => {
                 if let Some(glob) = text_of("drop") {
@@ -223,6 +282,38 @@ pub fn removals(text: &str, written: &[Entry], author_kind: &str) -> Vec<String>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_withheld_row_keeps_the_authors_keys_in_order_and_comes_back_whole() {
+        let raw = r#"{"reason": "config", "file": ".env", "extra": [1]}"#;
+        let held = withhold(raw, "secret: `.env` file");
+        assert_eq!(
+            held,
+            r#"{"reason":"config","withheld":".env","extra":[1],"why":"secret: `.env` file"}"#
+        );
+        assert_eq!(
+            withhold(&held, "binary"),
+            held.replace("secret: `.env` file", "binary")
+        );
+        assert_eq!(
+            restore(&held),
+            r#"{"reason":"config","file":".env","extra":[1]}"#
+        );
+        // Read back as the author's row, flagged.
+        let a =
+            parse::<std::hash::RandomState>(&format!("{held}\n"), None, &Notes::NoneOurs).unwrap();
+        assert_eq!(a.rows.len(), 1);
+        assert_eq!(a.rows[0].file, ".env");
+        assert!(a.rows[0].withheld);
+        assert!(a.kept.is_empty());
+        // A row with a file of its own is never taken for withheld.
+        let both = r#"{"file": "a.md", "withheld": ".env"}"#;
+        let a =
+            parse::<std::hash::RandomState>(&format!("{both}\n"), None, &Notes::NoneOurs).unwrap();
+        assert_eq!(a.rows[0].file, "a.md");
+        assert!(!a.rows[0].withheld);
+        assert_eq!(restore(both), both);
+    }
 
     #[test]
     fn rows_are_the_authors_unless_curate_marked_them() {

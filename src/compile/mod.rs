@@ -1020,6 +1020,12 @@ fn author_layer(
                 ledger
                     .notes
                     .push(Note::warning(format!("{e}: left out of the list")));
+                if !row.directory {
+                    back.escaped.push(authored::withhold(
+                        &row.raw,
+                        "outside the repository: never read",
+                    ));
+                }
                 continue;
             }
         };
@@ -1037,9 +1043,14 @@ fn author_layer(
             back.folders.push((row.raw.clone(), members.clone()));
             members
         } else if ws.root.join(&path).is_file() {
-            back.rows
-                .entry(path.clone())
-                .or_insert_with(|| row.raw.clone());
+            back.rows.entry(path.clone()).or_insert_with(|| {
+                if row.withheld {
+                    authored::restore(&row.raw)
+                } else {
+                    row.raw.clone()
+                }
+            });
+            back.order.push((path.clone(), row.raw.clone()));
             vec![path]
         } else {
             ledger.notes.push(Note::warning(format!(
@@ -1089,8 +1100,13 @@ fn author_layer(
 #[derive(Debug, Default)]
 struct WriteBack {
     kept: Vec<String>,
-    /// A file's own row, as written.
+    /// A file's own row, as written (a withheld row as a file row again).
     rows: std::collections::HashMap<String, String>,
+    /// The file rows in the author's order, as read: those admission keeps out are
+    /// written back withheld.
+    order: Vec<(String, String)>,
+    /// Rows naming a path outside the repository, withheld.
+    escaped: Vec<String>,
     /// A directory row and the files it stands for.
     folders: Vec<(String, Vec<String>)>,
     /// The author's file ends its lines in `\r\n`.
@@ -1098,11 +1114,36 @@ struct WriteBack {
 }
 
 impl WriteBack {
-    fn lines<'a>(&'a self, entries: &'a [Entry]) -> Vec<manifest::Line<'a>> {
+    /// The author's file rows kept out of the list (a secret, a link out, outside the
+    /// repository), as withheld rows: written in place of the rows, so that the consumer
+    /// reads none of them and the next run reads them back and notes them again.
+    fn withheld(&self, excluded: &[Exclusion]) -> Vec<String> {
+        let mut out = self.escaped.clone();
+        let mut seen = std::collections::HashSet::new();
+        for (path, raw) in &self.order {
+            if let Some(ex) = excluded.iter().find(|ex| &ex.file == path)
+                && seen.insert(path)
+            {
+                out.push(authored::withhold(raw, &ex.reason));
+            }
+        }
+        out
+    }
+
+    fn lines<'a>(
+        &'a self,
+        entries: &'a [Entry],
+        withheld: &'a [String],
+    ) -> Vec<manifest::Line<'a>> {
         use manifest::Line;
         let kept: std::collections::HashSet<&str> =
             entries.iter().map(|e| e.file.as_str()).collect();
-        let mut out: Vec<Line<'a>> = self.kept.iter().map(|r| Line::Verbatim(r)).collect();
+        let mut out: Vec<Line<'a>> = self
+            .kept
+            .iter()
+            .chain(withheld)
+            .map(|r| Line::Verbatim(r))
+            .collect();
         let mut folders_written = vec![false; self.folders.len()];
         for e in entries {
             if let Some(raw) = self.rows.get(&e.file) {
@@ -1410,11 +1451,12 @@ fn finish(
     let (manifest, lock) = if status == Status::Ready {
         let text = match &write_back {
             Some(back) => {
+                let withheld = back.withheld(&ledger.excluded);
                 let text = manifest::format_lines(
                     manifest::Form::Rows,
                     &contracts.hash12(),
                     &curation,
-                    &back.lines(&entries),
+                    &back.lines(&entries, &withheld),
                 );
                 if back.crlf {
                     manifest::with_crlf(&text)
@@ -1475,7 +1517,8 @@ fn left_out(
     held: &Held,
     ledger: &mut Ledger,
 ) {
-    let rows = manifest::body(manifest::Form::Rows, &[], &back.lines(entries));
+    let withheld = back.withheld(&ledger.excluded);
+    let rows = manifest::body(manifest::Form::Rows, &[], &back.lines(entries, &withheld));
     let sha: std::collections::HashMap<&str, &str> = kept
         .iter()
         .map(|k| (k.entry.file.as_str(), k.sha256.as_str()))

@@ -573,13 +573,17 @@ fn an_authors_dotted_row_is_kept_and_the_list_settles() {
             .any(|(i, _)| first[i + at.len()..].starts_with(|c: char| c.is_ascii_digit())),
         "a note names a line of the list: {first}"
     );
+    assert!(
+        first.contains(
+            "{\"withheld\":\"../x.md\",\"why\":\"outside the repository: never read\"}\n"
+        ),
+        "{first}"
+    );
     compile(&repo, &args);
-    let second = repo.read(&path);
-    compile(&repo, &args);
-    assert_eq!(repo.read(&path), second, "the third run changed the list");
+    assert_eq!(repo.read(&path), first, "the second run changed the list");
     assert_eq!(
         trellis_validate(&repo, &path),
-        ["4: File not found: src/nope.ts"]
+        ["5: File not found: src/nope.ts"]
     );
     // As `task.py validate`, check fails on the row naming a missing file, at its line.
     let check = repo.curate().args(["check"]).run();
@@ -587,7 +591,7 @@ fn an_authors_dotted_row_is_kept_and_the_list_settles() {
     assert!(
         check
             .stderr
-            .contains(&format!("{path}:4: error: \"src/nope.ts\" does not exist")),
+            .contains(&format!("{path}:5: error: \"src/nope.ts\" does not exist")),
         "{}",
         check.all()
     );
@@ -1768,4 +1772,74 @@ fn change_missing_is_true_whenever_the_change_folder_is_not_there() {
             out.all()
         );
     }
+}
+
+/// An author's row curate keeps out of the list (a secret, a binary file, a path outside
+/// the repository) is written back withheld: Trellis' hook and `task.py validate` skip it
+/// (no `file`), and the next run reads it back, so the note stays and a second compile
+/// changes nothing; once the file may be read, the row is a file row again.
+#[test]
+fn a_row_kept_out_of_a_trellis_list_is_withheld_and_noted_on_every_run() {
+    let repo = Repo::fixture("trellis");
+    let list = format!("{CURATED}/implement.jsonl");
+    repo.write(".env", "DATABASE_URL=postgres://app:hunter2@db/app\n");
+    repo.write("docs/dump.md", "a\0binary\n");
+    let authored = repo.read(&list);
+    repo.write(
+        &list,
+        &format!(
+            "{authored}{{\"file\": \".env\", \"reason\": \"config\"}}\n{{\"reason\": \"the dump\", \"file\": \"docs/dump.md\"}}\n{{\"file\": \"../outside.md\", \"reason\": \"sibling\"}}\n"
+        ),
+    );
+    let args = ["--role", "implement", "--change", "11-28-login-rate-limit"];
+    let report = compile(&repo, &args);
+    assert!(
+        !files(&report)
+            .iter()
+            .any(|f| f == ".env" || f == "docs/dump.md")
+    );
+    let first = repo.read(&list);
+    for row in [
+        r#"{"withheld":".env","reason":"config","why":"secret: `.env` file"}"#,
+        r#"{"reason":"the dump","withheld":"docs/dump.md","why":"binary (a NUL byte in the first 8 KiB)"}"#,
+        r#"{"withheld":"../outside.md","reason":"sibling","why":"outside the repository: never read"}"#,
+    ] {
+        assert!(first.lines().any(|l| l == row), "{row} in\n{first}");
+    }
+    assert!(
+        first.contains(r#"{"_curation":"excluded \".env\": secret: `.env` file"}"#),
+        "{first}"
+    );
+    assert!(!first.contains("\"file\": \".env\""), "{first}");
+    assert_eq!(trellis_validate(&repo, &list), Vec::<String>::new());
+    let injected: Vec<String> = trellis_injects(&repo, &list, 1 << 20)
+        .into_iter()
+        .map(|(f, _)| f)
+        .collect();
+    assert!(
+        !injected
+            .iter()
+            .any(|f| f.contains(".env") || f.contains("dump") || f.contains("outside")),
+        "{injected:?}"
+    );
+
+    // Again: the same list, byte for byte, the notes included.
+    compile(&repo, &args);
+    assert_eq!(repo.read(&list), first);
+    let out = repo.curate().args(["check"]).run();
+    assert_eq!(out.code, 0, "{}", out.all());
+
+    // The dump becomes text: its row is the author's file row again.
+    repo.write("docs/dump.md", "# Dump\n\ntext now\n");
+    let report = compile(&repo, &args);
+    assert!(files(&report).iter().any(|f| f == "docs/dump.md"));
+    let third = repo.read(&list);
+    assert!(
+        third
+            .lines()
+            .any(|l| l == r#"{"reason":"the dump","file":"docs/dump.md"}"#),
+        "{third}"
+    );
+    assert!(!third.contains("\"withheld\":\"docs/dump.md\""), "{third}");
+    assert!(third.contains("\"withheld\":\".env\""), "{third}");
 }
