@@ -31,6 +31,19 @@ pub struct Row {
     pub withheld: bool,
 }
 
+impl Row {
+    /// The row as written back when its file is read: as the author wrote it, a withheld
+    /// row as a file row again.
+    #[must_use]
+    pub fn readable(&self) -> String {
+        if self.withheld {
+            restore(&self.raw)
+        } else {
+            self.raw.clone()
+        }
+    }
+}
+
 /// The key a file row is written under when curate keeps it out of the list (a secret, a
 /// link out of the repository): the consumer reads no file from it, and curate reads it
 /// back as the author's row on the next run, so the note and the "not given" line stay.

@@ -1040,16 +1040,12 @@ fn author_layer(
                 back.kept.push(row.raw.clone());
                 continue;
             }
-            back.folders.push((row.raw.clone(), members.clone()));
+            back.folders.push((row.readable(), members.clone()));
             members
         } else if ws.root.join(&path).is_file() {
-            back.rows.entry(path.clone()).or_insert_with(|| {
-                if row.withheld {
-                    authored::restore(&row.raw)
-                } else {
-                    row.raw.clone()
-                }
-            });
+            back.rows
+                .entry(path.clone())
+                .or_insert_with(|| row.readable());
             back.order.push((path.clone(), row.raw.clone()));
             vec![path]
         } else {

@@ -497,6 +497,14 @@ async fn bad_arguments_are_tool_errors_and_the_server_goes_on() {
     client.cancel().await.unwrap();
 }
 
+/// Waits for the server to exit 0 (its stdin closed); returns its stderr.
+fn exits_0(child: std::process::Child) -> String {
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    stderr
+}
+
 /// One JSON-RPC line of the server, parsed.
 fn read_message(out: &mut impl BufRead) -> Value {
     let mut line = String::new();
@@ -541,14 +549,8 @@ fn older_protocol_versions_are_accepted_and_stdin_eof_exits_0() {
         let mut rest = String::new();
         std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
         assert_eq!(rest, "", "stdout carries the protocol only");
-        let out = child.wait_with_output().unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert_eq!(String::from_utf8_lossy(&out.stderr), "", "a quiet stderr");
+        let stderr = exits_0(child);
+        assert_eq!(stderr, "", "a quiet stderr");
     }
 }
 
@@ -710,11 +712,5 @@ fn malformed_and_oversized_messages_are_answered_and_the_server_goes_on() {
     drop(stdin);
     let answer = next();
     assert_eq!(answer["id"], 8, "{answer}");
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    exits_0(child);
 }

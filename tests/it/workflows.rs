@@ -1829,8 +1829,15 @@ fn a_row_kept_out_of_a_trellis_list_is_withheld_and_noted_on_every_run() {
     let out = repo.curate().args(["check"]).run();
     assert_eq!(out.code, 0, "{}", out.all());
 
-    // The dump becomes text: its row is the author's file row again.
+    // The dump becomes text: its row is the author's file row again (a folder's too).
     repo.write("docs/dump.md", "# Dump\n\ntext now\n");
+    repo.write(
+        &list,
+        &format!(
+            "{}{{\"withheld\": \".trellis/spec/guides/\", \"type\": \"directory\"}}\n",
+            repo.read(&list)
+        ),
+    );
     let report = compile(&repo, &args);
     assert!(files(&report).iter().any(|f| f == "docs/dump.md"));
     let third = repo.read(&list);
@@ -1841,5 +1848,17 @@ fn a_row_kept_out_of_a_trellis_list_is_withheld_and_noted_on_every_run() {
         "{third}"
     );
     assert!(!third.contains("\"withheld\":\"docs/dump.md\""), "{third}");
+    assert!(
+        third
+            .lines()
+            .any(|l| l == r#"{"file":".trellis/spec/guides/","type":"directory"}"#),
+        "{third}"
+    );
+    assert!(
+        trellis_injects(&repo, &list, 1 << 20)
+            .iter()
+            .any(|(f, _)| f.starts_with(".trellis/spec/guides/")),
+        "Trellis reads the folder curate lists"
+    );
     assert!(third.contains("\"withheld\":\".env\""), "{third}");
 }
