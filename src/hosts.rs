@@ -126,6 +126,19 @@ pub fn opencode_plugin(program: &str) -> String {
 /// True when `text` is curate's plugin, whatever binary it names.
 #[must_use]
 pub fn is_our_plugin(text: &str) -> bool {
+    let normal = plugin_without_program(text);
+    normal == OPENCODE_PLUGIN.trim_end()
+        || EARLIER_PLUGINS.contains(&crate::util::digest::hex(normal.as_bytes()).as_str())
+}
+
+/// True when `text` is this curate's plugin (not an earlier one's), whatever binary it names.
+#[must_use]
+pub fn is_current_plugin(text: &str) -> bool {
+    plugin_without_program(text) == OPENCODE_PLUGIN.trim_end()
+}
+
+/// A plugin's text with its `const CURATE` line as [`PLUGIN_BIN_LINE`], the end trimmed.
+fn plugin_without_program(text: &str) -> String {
     let normal: String = text
         .lines()
         .map(|l| {
@@ -137,9 +150,7 @@ pub fn is_our_plugin(text: &str) -> bool {
         })
         .collect::<Vec<_>>()
         .join("\n");
-    let normal = normal.trim_end();
-    normal == OPENCODE_PLUGIN.trim_end()
-        || EARLIER_PLUGINS.contains(&crate::util::digest::hex(normal.as_bytes()).as_str())
+    normal.trim_end().to_owned()
 }
 
 /// The SHA-256 of each plugin an earlier curate wrote (its `const CURATE` line as

@@ -796,6 +796,67 @@ fn init_in_a_trellis_repository_wires_the_hook_after_edits() {
     assert!(settings["hooks"].get("PostToolUse").is_none(), "{settings}");
 }
 
+/// Where Trellis' injector reads the lists, `doctor` wants the hook after edits: a Claude
+/// Code wiring without `PostToolUse`, or an earlier curate's OpenCode plugin, is a problem
+/// (exit 1) until `init` runs again.
+#[test]
+fn doctor_in_a_trellis_repository_wants_the_lists_compiled_after_edits() {
+    let repo = Repo::fixture("trellis");
+    repo.write(
+        ".claude/hooks/inject-subagent-context.py",
+        "# Trellis' hook\n",
+    );
+    let init = |host: &str| {
+        let out = repo.curate().args(["init", "--host", host]).run();
+        assert_eq!(out.code, 0, "{}", out.all());
+    };
+    init("claude-code");
+    let ok = repo.curate().args(["doctor"]).run();
+    assert_eq!(ok.code, 0, "{}", ok.all());
+
+    // Wired by a curate from before the hook after edits.
+    let mut settings: serde_json::Value =
+        serde_json::from_str(&repo.read(".claude/settings.json")).unwrap();
+    settings["hooks"]
+        .as_object_mut()
+        .unwrap()
+        .remove("PostToolUse");
+    repo.write(".claude/settings.json", &settings.to_string());
+    let bin = std::fs::canonicalize(env!("CARGO_BIN_EXE_curate")).unwrap();
+    repo.write(
+        ".opencode/plugins/curate.js",
+        &include_str!("../../fixtures/hooks/opencode-plugin-earlier.js").replace(
+            "const CURATE = \"/usr/local/bin/curate\"",
+            &format!("const CURATE = {}", serde_json::to_string(&bin).unwrap()),
+        ),
+    );
+    let out = repo.curate().args(["doctor"]).run();
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(
+        out.stdout.contains("problem: claude-code: no PostToolUse entry runs curate's hook: .claude/hooks/inject-subagent-context.py reads a task's list at the dispatch"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(
+            "problem: opencode: .opencode/plugins/curate.js is an earlier curate's plugin"
+        ),
+        "{}",
+        out.stdout
+    );
+
+    init("claude-code");
+    init("opencode");
+    let ok = repo.curate().args(["doctor"]).run();
+    assert_eq!(ok.code, 0, "{}", ok.all());
+
+    // Without Trellis' injector the lists are compiled at the dispatch: no problem.
+    let plain = Repo::fixture("aiws-basic");
+    plain.write(".claude/settings.json", &settings.to_string());
+    let out = plain.curate().args(["doctor"]).run();
+    assert!(!out.stdout.contains("PostToolUse entry"), "{}", out.stdout);
+}
+
 /// A list over Trellis' byte total after an edit: the lead is told at once, in the
 /// `PostToolUse` context, before it dispatches.
 #[test]

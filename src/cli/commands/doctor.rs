@@ -40,6 +40,13 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
             .map(|b| String::from_utf8_lossy(&b).into_owned())
     };
     let mut wired = Vec::new();
+    // A workflow whose own injector reads the lists at the dispatch (Trellis' hook): the
+    // hosts must compile a list right after the lead edits it.
+    let lists_read_by = ws
+        .workflow()
+        .authored()
+        .then(|| ws.workflow().injector(root))
+        .flatten();
 
     // Claude Code: the project's settings and the local ones.
     let mut claude = Wired {
@@ -66,6 +73,13 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
                 ));
             }
         }
+        if let Some(injector) = &lists_read_by
+            && !claude.entries.iter().any(|e| e == "PostToolUse")
+        {
+            claude.problems.push(format!(
+                "no PostToolUse entry runs curate's hook: {injector} reads a task's list at the dispatch, so a list the lead edits reaches it before curate compiles it; run `curate init --host claude-code`"
+            ));
+        }
     }
     wired.push(claude);
 
@@ -83,6 +97,13 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
         if !hosts::is_our_plugin(&text) {
             open.problems.push(format!(
                 "{} differs from curate's plugin (a hand edit, or an older curate's): `curate init --host opencode --force` writes it anew",
+                HostKind::Opencode.path()
+            ));
+        } else if let Some(injector) = &lists_read_by
+            && !hosts::is_current_plugin(&text)
+        {
+            open.problems.push(format!(
+                "{} is an earlier curate's plugin, which does not compile a list after the lead edits it, before {injector} reads it: `curate init --host opencode` writes the current one",
                 HostKind::Opencode.path()
             ));
         }
