@@ -49,6 +49,8 @@ pub struct Workspace {
     pub looked: Vec<String>,
     /// Other workflows' folders that hold the change, for the report's hint.
     pub elsewhere: Vec<(Wf, String)>,
+    /// Changes of the workflow whose ids look like the one not found (a typo, a part).
+    pub similar: Vec<String>,
     /// `--run`: the run a lane is looked for in (Guild).
     pub run: Option<String>,
     /// The config file as read, and the flags, to resolve the settings again for another
@@ -270,12 +272,20 @@ impl Workspace {
         }
         let Some(folder) = found else {
             ws.elsewhere = crate::workflow::elsewhere(&self.root, id, wf);
+            ws.similar =
+                crate::workflow::similar(&change, &wf.change_ids(&self.root, &ws.changes_root));
             let folder = format!("{}/{change}", ws.changes_root);
             let mut warning = if ws.looked.is_empty() || ws.looked.contains(&folder) {
                 format!("the change folder {folder} does not exist")
             } else {
                 format!("the change {change:?} is not in {}", ws.looked.join(", "))
             };
+            if let Some((first, rest)) = ws.similar.split_first() {
+                warning.push_str(&format!("; did you mean --change {first}?"));
+                if !rest.is_empty() {
+                    warning.push_str(&format!(" (or {})", rest.join(", ")));
+                }
+            }
             for (w, path) in &ws.elsewhere {
                 warning.push_str(&format!(
                     "; {path} holds it (the {} layout): use --profile {}",
@@ -417,6 +427,7 @@ impl Workspace {
             present,
             looked: Vec::new(),
             elsewhere: Vec::new(),
+            similar: Vec::new(),
             run: o.run.clone(),
             file,
             given,

@@ -155,6 +155,9 @@ pub struct Workflowed {
     pub looked: Vec<String>,
     /// Other workflows' folders that hold the change.
     pub elsewhere: Vec<Elsewhere>,
+    /// The workflow's changes whose ids look like the one not found.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub similar: Vec<String>,
     /// The change's folder is not where it was looked for (BLOCKED in a workflow whose own
     /// tools make changes; a warning in the plain layout).
     pub change_missing: bool,
@@ -190,6 +193,7 @@ impl Workflowed {
                     workflow: w.name(),
                 })
                 .collect(),
+            similar: ws.similar.clone(),
             change_missing: ws.changes_warning.is_some(),
             missing_blocks: missing_change_blocks(ws),
         }

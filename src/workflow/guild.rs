@@ -67,6 +67,29 @@ impl Workflow for Guild {
         Some(CONTEXT)
     }
 
+    fn change_ids(&self, root: &Path, _changes_root: &str) -> Vec<String> {
+        let mut ids: Vec<String> = Vec::new();
+        for run in folders(root, RUNS) {
+            let Some(slug) = plan_slug(root, &run) else {
+                continue;
+            };
+            let plan = root.join(format!(".guild/plan/{slug}.md"));
+            let Ok(Some(bytes)) = crate::compile::admit::read_repo_file(root, &plan) else {
+                continue;
+            };
+            for line in String::from_utf8_lossy(&bytes).lines() {
+                if let Some(id) = line.strip_prefix("- task-id:").map(str::trim)
+                    && crate::util::paths::is_name(id)
+                    && !ids.iter().any(|x| x == id)
+                {
+                    ids.push(id.to_owned());
+                }
+            }
+        }
+        ids.sort();
+        ids
+    }
+
     fn looked(&self, id: &str) -> Vec<String> {
         vec![format!(
             "the lanes (`- task-id: {id}`) of the plan of each run in {RUNS}/"

@@ -1923,3 +1923,65 @@ fn a_row_kept_out_of_a_trellis_list_is_withheld_and_noted_on_every_run() {
     );
     assert!(third.contains("\"withheld\":\".env\""), "{third}");
 }
+
+/// A change id that is not there, but close to one that is: the warning asks "did you
+/// mean", in each workflow's own terms (Guild: the lanes of the runs' plans), and the JSON
+/// report lists the ids; an id like none lists nothing.
+#[test]
+fn a_change_not_found_suggests_the_ids_that_look_like_it() {
+    for (fixture, role, given, meant) in [
+        (
+            "trellis",
+            "implement",
+            "11-28-login",
+            "11-28-login-rate-limit",
+        ),
+        ("openspec", "worker", "add-2af", "add-2fa"),
+        ("guild", "backend", "T1", "T1-backend"),
+        ("aiws-basic", "worker", "add-aut", "add-auth"),
+    ] {
+        let repo = Repo::fixture(fixture);
+        let out = repo
+            .curate()
+            .args(["--role", role, "--change", given, "--dry-run"])
+            .run();
+        assert!(
+            out.stderr
+                .contains(&format!("; did you mean --change {meant}?")),
+            "{fixture}: {}",
+            out.all()
+        );
+        let json = repo
+            .curate()
+            .args([
+                "--role",
+                role,
+                "--change",
+                given,
+                "--dry-run",
+                "--format",
+                "json",
+            ])
+            .run()
+            .json();
+        assert_eq!(
+            json["workflow"]["similar"],
+            serde_json::json!([meant]),
+            "{fixture}"
+        );
+        let far = repo
+            .curate()
+            .args([
+                "--role",
+                role,
+                "--change",
+                "zzzz",
+                "--dry-run",
+                "--format",
+                "json",
+            ])
+            .run()
+            .json();
+        assert!(far["workflow"].get("similar").is_none(), "{fixture}: {far}");
+    }
+}
