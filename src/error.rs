@@ -159,15 +159,21 @@ impl Error {
     #[must_use]
     pub fn hint(&self) -> Option<String> {
         match self {
-            Error::UnknownRole { known, .. } => Some(match known.len() {
-                0 => "the contracts file defines no role".to_owned(),
-                n if n <= MAX_ROLES_SHOWN => format!("the roles are: {}", known.join(", ")),
-                n => format!(
-                    "the roles are: {} and {} more",
-                    known[..MAX_ROLES_SHOWN].join(", "),
-                    n - MAX_ROLES_SHOWN
-                ),
-            }),
+            Error::UnknownRole { role, known, .. } => {
+                let roles = match known.len() {
+                    0 => "the contracts file defines no role".to_owned(),
+                    n if n <= MAX_ROLES_SHOWN => format!("the roles are: {}", known.join(", ")),
+                    n => format!(
+                        "the roles are: {} and {} more",
+                        known[..MAX_ROLES_SHOWN].join(", "),
+                        n - MAX_ROLES_SHOWN
+                    ),
+                };
+                Some(match crate::util::similar::similar(role, known).first() {
+                    Some(meant) => format!("did you mean {meant:?}? {roles}"),
+                    None => roles,
+                })
+            }
             Error::HandEdited { .. } => Some(
                 "run again with --adopt to keep the edits (they become overrides-file lines), or --force to overwrite them"
                     .to_owned(),

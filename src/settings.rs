@@ -272,8 +272,10 @@ impl Workspace {
         }
         let Some(folder) = found else {
             ws.elsewhere = crate::workflow::elsewhere(&self.root, id, wf);
-            ws.similar =
-                crate::workflow::similar(&change, &wf.change_ids(&self.root, &ws.changes_root));
+            ws.similar = crate::util::similar::similar(
+                &change,
+                &wf.change_ids(&self.root, &ws.changes_root),
+            );
             let folder = format!("{}/{change}", ws.changes_root);
             let mut warning = if ws.looked.is_empty() || ws.looked.contains(&folder) {
                 format!("the change folder {folder} does not exist")

@@ -7,4 +7,5 @@ pub mod jsonpos;
 pub mod lock;
 pub mod paths;
 pub mod read;
+pub mod similar;
 pub mod stamp;

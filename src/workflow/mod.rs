@@ -422,59 +422,9 @@ fn folders(root: &Path, rel: &str) -> Vec<String> {
         .collect()
 }
 
-/// The ids among `ids` that look like `given` (a typo, a part of it), best first, at most
-/// three: what a "did you mean" offers.
-#[must_use]
-pub fn similar(given: &str, ids: &[String]) -> Vec<String> {
-    let given_lower = given.to_lowercase();
-    let mut scored: Vec<(f64, &String)> = ids
-        .iter()
-        .filter(|id| id.as_str() != given)
-        .filter_map(|id| {
-            let lower = id.to_lowercase();
-            let score = if given_lower.len() >= 2
-                && (lower.contains(&given_lower) || given_lower.contains(&lower))
-            {
-                1.0
-            } else {
-                strsim::jaro_winkler(&given_lower, &lower)
-            };
-            (score >= 0.85).then_some((score, id))
-        })
-        .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
-    scored
-        .into_iter()
-        .take(3)
-        .map(|(_, id)| id.clone())
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn similar_ids_are_typos_and_parts_best_first() {
-        let ids: Vec<String> = [
-            "11-28-login-rate-limit",
-            "11-30-fix-health",
-            "add-2fa",
-            "T1-backend",
-            "T2-frontend",
-        ]
-        .map(str::to_owned)
-        .to_vec();
-        assert_eq!(similar("11-28-login", &ids), ["11-28-login-rate-limit"]);
-        assert_eq!(similar("add-2af", &ids), ["add-2fa"]);
-        assert_eq!(similar("t1", &ids), ["T1-backend"]);
-        assert_eq!(similar("2fa", &ids), ["add-2fa"]);
-        assert!(similar("payments", &ids).is_empty());
-        assert!(
-            similar("add-2fa", &ids).is_empty(),
-            "the id itself is no suggestion"
-        );
-    }
 
     #[test]
     fn a_path_in_an_archive_names_its_archived_change() {

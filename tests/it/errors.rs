@@ -255,3 +255,17 @@ fn a_token_in_a_path_is_never_echoed_by_an_error() {
     assert_eq!(out.code, 1, "{}", out.all());
     assert!(!out.all().contains("R7mK2pQ9"), "{}", out.all());
 }
+
+#[test]
+fn an_unknown_role_close_to_a_known_one_is_asked_about() {
+    let repo = Repo::fixture("aiws-basic");
+    let out = repo
+        .curate()
+        .args(["--role", "wrker", "--change", "add-auth", "--dry-run"])
+        .run();
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert_eq!(
+        out.stderr,
+        "error: unknown role \"wrker\" in embedded default\nhint: did you mean \"worker\"? the roles are: planner, explorer, worker, reviewer, integrator\n"
+    );
+}
