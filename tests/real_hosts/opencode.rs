@@ -338,5 +338,16 @@ fn trellis_reads_the_list_curate_compiled_after_the_leads_edit() {
         "Trellis read the list as the lead wrote it:\n{received}"
     );
     assert!(!received.contains("\"file\": \".env\""), "{received}");
+    // The author's row, withheld (Trellis skips a row without `file`), and curate's note.
+    assert!(
+        received.contains(
+            "{\"withheld\":\".env\",\"reason\":\"The settings\",\"why\":\"secret: `.env` file\"}"
+        ),
+        "{received}"
+    );
+    assert!(
+        received.contains("{\"_curation\":\"excluded \\\".env\\\": secret: `.env` file\"}"),
+        "{received}"
+    );
     assert_eq!(sandbox.hook_runs(), ["edit READY", "task skipped"]);
 }
