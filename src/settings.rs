@@ -283,7 +283,7 @@ impl Workspace {
                 format!("the change {change:?} is not in {}", ws.looked.join(", "))
             };
             if let Some((first, rest)) = ws.similar.split_first() {
-                warning.push_str(&format!("; did you mean --change {first}?"));
+                warning.push_str(&format!("; did you mean {first}?"));
                 if !rest.is_empty() {
                     warning.push_str(&format!(" (or {})", rest.join(", ")));
                 }

@@ -1946,8 +1946,7 @@ fn a_change_not_found_suggests_the_ids_that_look_like_it() {
             .args(["--role", role, "--change", given, "--dry-run"])
             .run();
         assert!(
-            out.stderr
-                .contains(&format!("; did you mean --change {meant}?")),
+            out.stderr.contains(&format!("; did you mean {meant}?")),
             "{fixture}: {}",
             out.all()
         );
