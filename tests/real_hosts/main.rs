@@ -34,6 +34,29 @@ pub const TRELLIS_MARKER: &str = "<!-- trellis-hook-injected -->";
 pub const TRELLIS_PROMPT: &str =
     "Active task: .trellis/tasks/11-28-login-rate-limit\nImplement the rate limit.";
 
+/// What the sub-agent received through the stand-in Trellis injector, after the lead added
+/// a `.env` row to the list: the list curate compiled (its header first), the row withheld
+/// (Trellis skips a row without `file`) and curate's note, never the `.env` row as written.
+pub fn trellis_read_the_compiled_list(received: &str) {
+    assert!(received.starts_with(crate::TRELLIS_MARKER), "{received}");
+    assert!(
+        received.contains("=== implement.jsonl ===\n{\"_curate\":"),
+        "Trellis read the list as the lead wrote it:\n{received}"
+    );
+    assert!(!received.contains("\"file\": \".env\""), "{received}");
+    // The author's row, withheld (Trellis skips a row without `file`), and curate's note.
+    assert!(
+        received.contains(
+            "{\"withheld\":\".env\",\"reason\":\"The settings\",\"why\":\"secret: `.env` file\"}"
+        ),
+        "{received}"
+    );
+    assert!(
+        received.contains("{\"_curation\":\"excluded \\\".env\\\": secret: `.env` file\"}"),
+        "{received}"
+    );
+}
+
 /// What the user asks the lead: dispatch the worker.
 pub const LEAD: &str = "Dispatch the worker for the login.";
 /// The id of the lead's dispatch call.
