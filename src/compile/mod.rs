@@ -238,6 +238,10 @@ struct Ledger {
     traces: Vec<Trace>,
     /// Truth files changed since the change began.
     changed_truth: Vec<String>,
+    /// Every entry's tokens were counted (`--max-tokens`, `--explain`). Otherwise an entry
+    /// the budgets cut is not counted, and its count is not shown even when the token
+    /// cache happens to hold it: the report is the same whatever the cache holds.
+    counted_all: bool,
 }
 
 impl Ledger {
@@ -267,8 +271,12 @@ impl Ledger {
             )
         };
         self.notes.push(Note::info(note));
-        self.traces.push(trace(c, Some(m), &fate));
-        let row = cut_entry(c, m, rule);
+        let tokens = m.tokens.filter(|_| self.counted_all);
+        self.traces.push(Trace {
+            tokens,
+            ..trace(c, Some(m), &fate)
+        });
+        let row = cut_entry(c, m, rule, tokens);
         if indexed {
             self.indexed.push(row);
         } else {
@@ -305,7 +313,10 @@ pub fn compile_then(
         ignore: !s.no_ignore,
     };
     check_contract_globs(&contracts, &role, &scope)?;
-    let mut ledger = Ledger::default();
+    let mut ledger = Ledger {
+        counted_all: s.caps.max_tokens > 0 || s.explain,
+        ..Ledger::default()
+    };
     if let Some(w) = &ws.changes_warning {
         // Not in the manifest: writing it makes the folder, and the next compile, the same
         // in all else, would differ from it.
@@ -344,7 +355,7 @@ pub fn compile_then(
         rules: admit::rules()?,
         verdicts: &verdicts,
         counter: &counter,
-        count_all: s.caps.max_tokens > 0 || s.explain,
+        count_all: ledger.counted_all,
         held: &held,
         known: &known,
     };
@@ -1396,13 +1407,13 @@ fn keep(
 }
 
 /// An entry a cap removed (dropped, or named only), for the report.
-fn cut_entry(c: &Candidate, m: &Measured, rule: Rule) -> Dropped {
+fn cut_entry(c: &Candidate, m: &Measured, rule: Rule, tokens: Option<u64>) -> Dropped {
     Dropped {
         file: c.path.clone(),
         priority: c.priority,
         kind: c.kind.clone(),
         lines: Some(m.lines),
-        tokens: m.tokens,
+        tokens,
         rule: rule_name(rule).to_owned(),
         by: rule.describe().to_owned(),
     }

@@ -1412,3 +1412,52 @@ fn the_report_columns_line_up_with_non_ascii_paths() {
         out.stderr
     );
 }
+
+/// An entry the budgets cut is not counted, so its tokens are not shown even when the token
+/// cache holds them from an earlier run that kept it: the report is the same whatever the
+/// cache holds. With `--max-tokens` every entry is counted, and shown.
+#[test]
+fn a_cut_entrys_tokens_do_not_depend_on_the_token_cache() {
+    let repo = Repo::fixture("aiws-basic");
+    let report = |extra: &[&str]| {
+        let out = repo
+            .curate()
+            .args([
+                "--role",
+                "worker",
+                "--change",
+                "add-auth",
+                "--dry-run",
+                "--format",
+                "json",
+            ])
+            .args(extra)
+            .run();
+        assert_eq!(out.code, 0, "{}", out.all());
+        out.stdout
+    };
+    let cold = report(&[]);
+    let indexed: serde_json::Value = serde_json::from_str(&cold).unwrap();
+    assert_eq!(
+        indexed["indexed"][0]["tokens"],
+        serde_json::Value::Null,
+        "{cold}"
+    );
+    // A run that keeps (and so counts and caches) the low entries.
+    report(&["--max-files", "50"]);
+    assert_eq!(report(&[]), cold);
+    let human = repo
+        .curate()
+        .args(["--role", "worker", "--change", "add-auth", "--dry-run"])
+        .run();
+    assert!(
+        human.stderr.contains(
+            "pre-refactor-test-run.md           low     evidence       24        -  named only"
+        ),
+        "{}",
+        human.stderr
+    );
+    let counted: serde_json::Value =
+        serde_json::from_str(&report(&["--max-tokens", "100000"])).unwrap();
+    assert_eq!(counted["indexed"][0]["tokens"], 170);
+}
