@@ -826,4 +826,13 @@ fn redact_replaces_each_secret_and_leaves_the_rest() {
     );
     let said = super::redact(&format!("cannot read /r/{token}/t.json"));
     assert!(!said.contains("R7mK2pQ9"), "{said}");
+    // What curate's own messages hold is left alone: digests, hashes, ids.
+    for text in [
+        "// curate: 0.1.0 contracts=8a0c3c206a26 digest=6300160ad0b0",
+        "entry \"a.md\": sha256 3f79bb7b435b05321651daefd374cdc681dc06faa65e374e38337b88ca046dea, the file has 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+        "the change \"11-28-login\" is not in .trellis/tasks; did you mean 11-28-login-rate-limit?",
+        "run-4b7e2d90-1c3a-4f5e-8a6b-2d9c0e1f3a57: no plan",
+    ] {
+        assert_eq!(super::redact(text), text);
+    }
 }
