@@ -55,7 +55,7 @@ pub fn serve(root: WorkspaceOptions) -> Result<()> {
         progress: false,
         ..root
     });
-    runtime.block_on(async move {
+    let served = runtime.block_on(async move {
         // The client's lines pass a screen (`frame`) on their way to rmcp, and rmcp's
         // answers a mend on their way out; both ends meet on one writer.
         let (ours, rmcps) = tokio::io::duplex(1 << 20);
@@ -80,12 +80,23 @@ pub fn serve(root: WorkspaceOptions) -> Result<()> {
         };
         let joined =
             |e: tokio::task::JoinError| Error::Failed(format!("the MCP server failed: {e}"));
-        inward.await.map_err(joined)?.map_err(io)?;
+        // rmcp may stop before stdin ends (a transport error): the client's lines have
+        // nowhere to go, and the writer must not wait for a reader that waits for stdin.
+        inward.abort();
+        match inward.await {
+            Ok(read) => read.map_err(io)?,
+            Err(e) if e.is_cancelled() => {}
+            Err(e) => return Err(joined(e)),
+        }
         outward.await.map_err(joined)?.map_err(io)?;
         writer.await.map_err(joined)?.map_err(io)?;
         stopped?;
         Ok(())
-    })
+    });
+    // Everything was awaited but a read of stdin still blocked in its thread (rmcp stopped
+    // first): it is not waited for.
+    runtime.shutdown_background();
+    served
 }
 
 /// The server: where the repository is, and the tools.
