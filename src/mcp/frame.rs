@@ -486,6 +486,10 @@ mod tests {
                 ),
                 Some(json!(42)),
             ),
+            (
+                format!(r#"{{"params":{{"a":"{big}"}},"id":"a,b}}\"c","method":"x"}}"#),
+                Some(json!("a,b}\"c")),
+            ),
         ];
         for (line, id) in lines {
             // In pieces of every size, so a key or value cut in two is still read.
