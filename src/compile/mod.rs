@@ -360,6 +360,12 @@ pub fn compile_then(
         known: &known,
     };
     let measured = measure_candidates(ws, reading, candidates, &mut ledger)?;
+    ledger.notes.extend(
+        ws.workflow()
+            .settings_warnings(&ws.root)
+            .into_iter()
+            .map(Note::warning),
+    );
     let caps = reserve_for_injected(ws, s, &mut ledger);
     let (mut allocation, lowered) = allocate(ws, s, reading, &measured, caps, &mut ledger);
     if allocation.status == Status::Blocked && consumer_injects {

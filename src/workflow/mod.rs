@@ -125,6 +125,12 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
             .collect()
     }
 
+    /// What is wrong in the workflow's own settings that its tools pass over without a word
+    /// (a cap that is not a number, which the consumer replaces by its default), as warnings.
+    fn settings_warnings(&self, _root: &Path) -> Vec<String> {
+        Vec::new()
+    }
+
     /// An id as a user may write it, reduced to the change's name (Trellis accepts
     /// `archive/2026-11/<task>`). Returns the id unchanged when there is nothing to strip.
     fn normalize_id<'a>(&self, id: &'a str) -> &'a str {

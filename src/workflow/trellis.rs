@@ -347,6 +347,41 @@ impl Workflow for Trellis {
         Some(budget_of(&text))
     }
 
+    fn settings_warnings(&self, root: &Path) -> Vec<String> {
+        let Ok(Some(bytes)) = crate::compile::admit::read_repo_file(root, &root.join(CONFIG))
+        else {
+            return Vec::new();
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let config = simple_yaml::parse(&text);
+        let Some(Value::Map(caps)) = simple_yaml::get(&config, "context_injection") else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (key, value) in caps {
+            let default = match key.as_str() {
+                "max_file_bytes" => DEFAULT_BUDGET.per_file,
+                "max_artifact_bytes" => DEFAULT_BUDGET.per_artifact,
+                "max_total_bytes" => DEFAULT_BUDGET.total,
+                _ => continue,
+            };
+            let shown = match value {
+                Value::Str(v) if python_int(v).is_some() => continue,
+                Value::Str(v) => format!("{v:?}"),
+                _ => "not a number".to_owned(),
+            };
+            // The key's line, for the person who opens the file.
+            let line = text
+                .lines()
+                .position(|l| l.trim_start().starts_with(&format!("{key}:")))
+                .map_or_else(String::new, |i| format!(":{}", i + 1));
+            out.push(format!(
+                "{CONFIG}{line}: context_injection.{key} {shown} is not a whole number: Trellis' hook uses its default, {default} bytes, and so does curate"
+            ));
+        }
+        out
+    }
+
     fn describes(&self, lang: Lang) -> &'static str {
         match lang {
             Lang::En => {

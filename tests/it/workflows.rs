@@ -1984,3 +1984,43 @@ fn a_change_not_found_suggests_the_ids_that_look_like_it() {
         assert!(far["workflow"].get("similar").is_none(), "{fixture}: {far}");
     }
 }
+
+/// A `context_injection` cap of `.trellis/config.yaml` that is not a whole number: Trellis'
+/// hook falls back to its default without a word; curate does the same, and says so.
+#[test]
+fn a_trellis_cap_that_is_not_a_number_is_a_warning_naming_its_line() {
+    let repo = Repo::fixture("trellis");
+    let config = repo.read(".trellis/config.yaml");
+    repo.write(
+        ".trellis/config.yaml",
+        &config.replace("max_file_bytes: 4096 ", "max_file_bytes: 4k   "),
+    );
+    let out = repo
+        .curate()
+        .args([
+            "--role",
+            "implement",
+            "--change",
+            "11-28-login-rate-limit",
+            "--dry-run",
+        ])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert!(
+        out.stderr.contains("warning: .trellis/config.yaml:9: context_injection.max_file_bytes \"4k\" is not a whole number: Trellis' hook uses its default, 32768 bytes, and so does curate"),
+        "{}",
+        out.stderr
+    );
+    repo.write(".trellis/config.yaml", &config);
+    let out = repo
+        .curate()
+        .args([
+            "--role",
+            "implement",
+            "--change",
+            "11-28-login-rate-limit",
+            "--dry-run",
+        ])
+        .run();
+    assert!(!out.stderr.contains("config.yaml"), "{}", out.stderr);
+}
