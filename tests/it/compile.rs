@@ -1420,19 +1420,7 @@ fn the_report_columns_line_up_with_non_ascii_paths() {
 fn a_cut_entrys_tokens_do_not_depend_on_the_token_cache() {
     let repo = Repo::fixture("aiws-basic");
     let report = |extra: &[&str]| {
-        let out = repo
-            .curate()
-            .args([
-                "--role",
-                "worker",
-                "--change",
-                "add-auth",
-                "--dry-run",
-                "--format",
-                "json",
-            ])
-            .args(extra)
-            .run();
+        let out = repo.compile_worker(&[&["--dry-run", "--format", "json"], extra].concat());
         assert_eq!(out.code, 0, "{}", out.all());
         out.stdout
     };
@@ -1446,10 +1434,7 @@ fn a_cut_entrys_tokens_do_not_depend_on_the_token_cache() {
     // A run that keeps (and so counts and caches) the low entries.
     report(&["--max-files", "50"]);
     assert_eq!(report(&[]), cold);
-    let human = repo
-        .curate()
-        .args(["--role", "worker", "--change", "add-auth", "--dry-run"])
-        .run();
+    let human = repo.compile_worker(&["--dry-run"]);
     assert!(
         human.stderr.contains(
             "pre-refactor-test-run.md           low     evidence       24        -  named only"

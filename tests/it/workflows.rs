@@ -1995,16 +1995,15 @@ fn a_trellis_cap_that_is_not_a_number_is_a_warning_naming_its_line() {
         ".trellis/config.yaml",
         &config.replace("max_file_bytes: 4096 ", "max_file_bytes: 4k   "),
     );
-    let out = repo
-        .curate()
-        .args([
-            "--role",
-            "implement",
-            "--change",
-            "11-28-login-rate-limit",
-            "--dry-run",
-        ])
-        .run();
+    let args = [
+        "--role",
+        "implement",
+        "--change",
+        "11-28-login-rate-limit",
+        "--dry-run",
+    ];
+    let implement = || repo.curate().args(args).run();
+    let out = implement();
     assert_eq!(out.code, 0, "{}", out.all());
     assert!(
         out.stderr.contains("warning: .trellis/config.yaml:9: context_injection.max_file_bytes \"4k\" is not a whole number: Trellis' hook uses its default, 32768 bytes, and so does curate"),
@@ -2012,15 +2011,6 @@ fn a_trellis_cap_that_is_not_a_number_is_a_warning_naming_its_line() {
         out.stderr
     );
     repo.write(".trellis/config.yaml", &config);
-    let out = repo
-        .curate()
-        .args([
-            "--role",
-            "implement",
-            "--change",
-            "11-28-login-rate-limit",
-            "--dry-run",
-        ])
-        .run();
+    let out = implement();
     assert!(!out.stderr.contains("config.yaml"), "{}", out.stderr);
 }
