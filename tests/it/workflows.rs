@@ -782,6 +782,21 @@ fn init_in_a_trellis_repository_wires_the_hook_after_edits() {
         "Write|Edit|MultiEdit|Bash"
     );
 
+    // OpenCode: the plugin compiles after edits, and init says so.
+    let out = repo.curate().args(["init", "--host", "opencode"]).run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert!(
+        out.stderr.contains(
+            "a list the lead edits is compiled right after the edit (the plugin's tool.execute.after)"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        repo.read(".opencode/plugins/curate.js")
+            .contains("\"tool.execute.after\"")
+    );
+
     let plain = Repo::fixture("aiws-basic");
     assert_eq!(
         plain

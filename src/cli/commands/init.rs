@@ -83,10 +83,14 @@ fn wire_host(
         printer.report(&format!(
             "note: {injector} (the {} workflow's own hook) injects the list curate writes: on a dispatch curate writes the list and injects nothing itself, so each dispatch gets its context once{}\n",
             ws.workflow().name(),
-            if host == crate::hosts::HostKind::ClaudeCode {
-                "; a list the lead edits is compiled right after the edit (PostToolUse), before Trellis' hook reads it"
-            } else {
-                ""
+            match host {
+                crate::hosts::HostKind::ClaudeCode => {
+                    "; a list the lead edits is compiled right after the edit (PostToolUse), before Trellis' hook reads it"
+                }
+                crate::hosts::HostKind::Opencode => {
+                    "; a list the lead edits is compiled right after the edit (the plugin's tool.execute.after), before Trellis' plugin reads it"
+                }
+                crate::hosts::HostKind::Mcp => "",
             }
         ));
     }
