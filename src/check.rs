@@ -71,6 +71,17 @@ pub fn check(ws: &Workspace, paths: &[PathBuf], stale: bool) -> Checked {
     if let Err(e) = ws.load_contracts() {
         findings.extend(contract_findings(&contracts_file, &e));
     }
+    findings.extend(
+        ws.workflow()
+            .settings_warnings(&ws.root)
+            .into_iter()
+            .map(|w| Finding {
+                file: w.file.to_owned(),
+                line: w.line,
+                severity: Severity::Warning,
+                message: w.message,
+            }),
+    );
     let manifests: Vec<PathBuf> = if paths.is_empty() {
         discover(ws)
     } else {

@@ -364,7 +364,7 @@ pub fn compile_then(
         ws.workflow()
             .settings_warnings(&ws.root)
             .into_iter()
-            .map(Note::warning),
+            .map(|w| Note::warning(w.to_string())),
     );
     let caps = reserve_for_injected(ws, s, &mut ledger);
     let (mut allocation, lowered) = allocate(ws, s, reading, &measured, caps, &mut ledger);

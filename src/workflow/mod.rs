@@ -77,6 +77,25 @@ pub struct ByteBudget {
     pub total: u64,
 }
 
+/// A warning about a workflow's own settings file, at its line (0: the whole file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingsWarning {
+    /// Repository-relative.
+    pub file: &'static str,
+    pub line: usize,
+    pub message: String,
+}
+
+impl fmt::Display for SettingsWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            write!(f, "{}: {}", self.file, self.message)
+        } else {
+            write!(f, "{}:{}: {}", self.file, self.line, self.message)
+        }
+    }
+}
+
 /// One way of working. Every method but [`Workflow::name`], [`Workflow::detect`] and
 /// [`Workflow::locate`] has the plain layout's answer as its default.
 pub trait Workflow: Sync + std::panic::RefUnwindSafe {
@@ -126,8 +145,8 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
     }
 
     /// What is wrong in the workflow's own settings that its tools pass over without a word
-    /// (a cap that is not a number, which the consumer replaces by its default), as warnings.
-    fn settings_warnings(&self, _root: &Path) -> Vec<String> {
+    /// (a cap that is not a number, which the consumer replaces by its default).
+    fn settings_warnings(&self, _root: &Path) -> Vec<SettingsWarning> {
         Vec::new()
     }
 

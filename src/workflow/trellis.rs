@@ -347,7 +347,7 @@ impl Workflow for Trellis {
         Some(budget_of(&text))
     }
 
-    fn settings_warnings(&self, root: &Path) -> Vec<String> {
+    fn settings_warnings(&self, root: &Path) -> Vec<super::SettingsWarning> {
         let Ok(Some(bytes)) = crate::compile::admit::read_repo_file(root, &root.join(CONFIG))
         else {
             return Vec::new();
@@ -374,10 +374,14 @@ impl Workflow for Trellis {
             let line = text
                 .lines()
                 .position(|l| l.trim_start().starts_with(&format!("{key}:")))
-                .map_or_else(String::new, |i| format!(":{}", i + 1));
-            out.push(format!(
-                "{CONFIG}{line}: context_injection.{key} {shown} is not a whole number: Trellis' hook uses its default, {default} bytes, and so does curate"
-            ));
+                .map_or(0, |i| i + 1);
+            out.push(super::SettingsWarning {
+                file: CONFIG,
+                line,
+                message: format!(
+                    "context_injection.{key} {shown} is not a whole number: Trellis' hook uses its default, {default} bytes, and so does curate"
+                ),
+            });
         }
         out
     }

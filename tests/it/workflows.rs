@@ -2025,7 +2025,17 @@ fn a_trellis_cap_that_is_not_a_number_is_a_warning_naming_its_line() {
         "{}",
         out.stderr
     );
+    // `check` (CI's command) says it too, as a warning: Trellis runs on.
+    let check = repo.curate().args(["check"]).run();
+    assert_eq!(check.code, 0, "{}", check.all());
+    assert!(
+        check.stderr.contains(".trellis/config.yaml:9: warning: context_injection.max_file_bytes \"4k\" is not a whole number"),
+        "{}",
+        check.stderr
+    );
     repo.write(".trellis/config.yaml", &config);
     let out = implement();
     assert!(!out.stderr.contains("config.yaml"), "{}", out.stderr);
+    let check = repo.curate().args(["check"]).run();
+    assert!(!check.stderr.contains("config.yaml"), "{}", check.stderr);
 }
