@@ -326,7 +326,8 @@ pub fn compile_then(
     let candidates = with_derived(ws, s, candidates, &mut ledger);
     let author = read_author_list(ws, s)?;
     let (candidates, overrides) =
-        apply_overrides(ws, &scope, s, candidates, author.as_ref(), &mut ledger)?;
+        apply_overrides(ws, &scope, s, candidates, author.as_ref(), &mut ledger)
+            .map_err(|e| named_whole(e, &s.overrides))?;
     let cache = token_cache(ws);
     let fast = Fast(ws.encoding);
     let counter = Cached::new(&cache, &fast);
@@ -1723,6 +1724,44 @@ pub(crate) fn refuse_copied_secrets(text: &str, path: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// An error an overrides line raised once applied, with an overrides file outside the
+/// repository named whole (its lines' origins hold its name alone, for the manifest's notes).
+fn named_whole(e: Error, file: &crate::settings::OverridesFile) -> Error {
+    if file.recorded == file.shown {
+        return e;
+    }
+    let (by_name, whole) = (format!("{}:", file.recorded), format!("{}:", file.shown));
+    let rename = |text: String| {
+        if text.starts_with(&by_name) {
+            text.replacen(&by_name, &whole, 1)
+        } else {
+            text.replace(&format!("({by_name}"), &format!("({whole}"))
+        }
+    };
+    match e {
+        Error::Failed(message) => Error::Failed(rename(message)),
+        Error::Escape {
+            origin,
+            path,
+            problem,
+        } => Error::Escape {
+            origin: rename(origin),
+            path,
+            problem,
+        },
+        Error::Glob {
+            glob,
+            origin,
+            source,
+        } => Error::Glob {
+            glob,
+            origin: rename(origin),
+            source,
+        },
+        other => other,
+    }
 }
 
 fn read_overrides(

@@ -285,6 +285,27 @@ fn an_overrides_file_outside_the_repository_is_named_whole_in_errors_and_by_name
         out.stderr
     );
 
+    // And in the errors its lines raise once applied.
+    for (line, expected) in [
+        (
+            r#"{"file":"nope.md","priority":"high","kind":"truth"}"#,
+            format!("error: {whole}:1: \"nope.md\" does not exist"),
+        ),
+        (
+            r#"{"file":"docs/guide.md"}"#,
+            format!("error: {whole}:1: \"docs/guide.md\" is not an entry yet"),
+        ),
+        (
+            r#"{"drop":"src/[b-","why":"x"}"#,
+            format!("error: invalid glob \"src/[b-\" ({whole}:1)"),
+        ),
+    ] {
+        std::fs::write(&file, format!("{line}\n")).unwrap();
+        let out = repo.compile_worker(&["--overrides", &whole]);
+        assert_eq!(out.code, 1, "{}", out.all());
+        assert!(out.stderr.starts_with(&expected), "{line}: {}", out.stderr);
+    }
+
     std::fs::write(&file, "{\"drop\":\"AI_*.md\",\"why\":\"not needed\"}\n").unwrap();
     let out = repo.compile_worker(&["--overrides", &whole]);
     assert_eq!(out.code, 0, "{}", out.all());
