@@ -71,7 +71,7 @@ pub enum Error {
         message: String,
     },
 
-    #[error("{origin}: {path:?} {problem}")]
+    #[error("{}: {} {problem}", cut(origin), quoted_arg(path))]
     Escape {
         origin: String,
         path: String,
@@ -223,8 +223,80 @@ pub fn render(e: &Error, label: &str) -> String {
     format!("{label} {}", crate::compile::secrets::redact(&text))
 }
 
+/// A text shown whole up to this many bytes; past it, its head and its length.
+const WHOLE: usize = 256;
+/// The bytes of a long text shown.
+const HEAD: usize = 200;
+
+/// The first [`HEAD`] bytes of `text` (at a character's boundary), when it is longer than
+/// [`WHOLE`] (a redacted text may have become short enough: `None`).
+fn head(text: &str) -> Option<&str> {
+    (text.len() > WHOLE).then(|| {
+        let at = (0..=HEAD)
+            .rev()
+            .find(|&i| text.is_char_boundary(i))
+            .unwrap_or(0);
+        &text[..at]
+    })
+}
+
+/// A path someone gave, quoted for a message: an argument of megabytes is not echoed back
+/// whole, only its head and its length.
+fn quoted_arg(path: &str) -> String {
+    if path.len() <= WHOLE {
+        return format!("{path:?}");
+    }
+    // A token the cut would halve is redacted first: half a token is still a secret.
+    let shown = crate::compile::secrets::redact(path);
+    format!(
+        "{:?}… ({} bytes)",
+        head(&shown).unwrap_or(&shown),
+        path.len()
+    )
+}
+
+/// [`quoted_arg`] for a text that names where a path came from (it may quote the path).
+fn cut(text: &str) -> String {
+    if text.len() <= WHOLE {
+        return text.to_owned();
+    }
+    let shown = crate::compile::secrets::redact(text);
+    format!("{}… ({} bytes)", head(&shown).unwrap_or(&shown), text.len())
+}
+
 /// The most role names a hint lists (a contracts file may define thousands).
 const MAX_ROLES_SHOWN: usize = 20;
 
 /// The crate's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_path_is_shown_by_its_head_and_length_and_a_token_cut_in_two_not_at_all() {
+        let escape = |path: String| Error::Escape {
+            origin: "paths".to_owned(),
+            path,
+            problem: "climbs out of the repository with `..`",
+        };
+        assert_eq!(
+            escape("../x".to_owned()).to_string(),
+            "paths: \"../x\" climbs out of the repository with `..`"
+        );
+        let long = format!("../{}", "x".repeat(100_000));
+        let said = escape(long).to_string();
+        assert!(said.len() < 300, "{said}");
+        assert!(
+            said.ends_with("… (100003 bytes) climbs out of the repository with `..`"),
+            "{said}"
+        );
+        // A token across the cut: redacted before the cut, so no half of it is shown.
+        let token = "ghp_R7mK2pQ9xV4nL8wT3yH6jB1cF5dG0sZeAa9u";
+        let at_the_cut = format!("../{}{token}/{}", "a/".repeat(95), "x".repeat(300));
+        let said = escape(at_the_cut).to_string();
+        assert!(!said.contains("ghp_R7"), "{said}");
+        assert!(!said.contains("R7mK2"), "{said}");
+    }
+}
