@@ -71,7 +71,7 @@ pub enum Error {
         message: String,
     },
 
-    #[error("{}: {} {problem}", cut(origin), quoted_arg(path))]
+    #[error("{}: {} {problem}", shortened(origin, false), shortened(path, true))]
     Escape {
         origin: String,
         path: String,
@@ -228,40 +228,27 @@ const WHOLE: usize = 256;
 /// The bytes of a long text shown.
 const HEAD: usize = 200;
 
-/// The first [`HEAD`] bytes of `text` (at a character's boundary), when it is longer than
-/// [`WHOLE`] (a redacted text may have become short enough: `None`).
-fn head(text: &str) -> Option<&str> {
-    (text.len() > WHOLE).then(|| {
-        let at = (0..=HEAD)
-            .rev()
-            .find(|&i| text.is_char_boundary(i))
-            .unwrap_or(0);
-        &text[..at]
-    })
-}
-
-/// A path someone gave, quoted for a message: an argument of megabytes is not echoed back
-/// whole, only its head and its length.
-fn quoted_arg(path: &str) -> String {
-    if path.len() <= WHOLE {
-        return format!("{path:?}");
-    }
-    // A token the cut would halve is redacted first: half a token is still a secret.
-    let shown = crate::compile::secrets::redact(path);
-    format!(
-        "{:?}… ({} bytes)",
-        head(&shown).unwrap_or(&shown),
-        path.len()
-    )
-}
-
-/// [`quoted_arg`] for a text that names where a path came from (it may quote the path).
-fn cut(text: &str) -> String {
+/// `text` whole up to [`WHOLE`] bytes; past it, redacted first (half a token is still a
+/// secret), then its first [`HEAD`] bytes (at a character's boundary) and its length, so an
+/// argument of megabytes is not echoed back whole (a path someone gave, `quote`d, and the
+/// origin naming it, which may quote it too).
+fn shortened(text: &str, quote: bool) -> String {
+    let show = |t: &str| {
+        if quote {
+            format!("{t:?}")
+        } else {
+            t.to_owned()
+        }
+    };
     if text.len() <= WHOLE {
-        return text.to_owned();
+        return show(text);
     }
-    let shown = crate::compile::secrets::redact(text);
-    format!("{}… ({} bytes)", head(&shown).unwrap_or(&shown), text.len())
+    let redacted = crate::compile::secrets::redact(text);
+    let at = (0..=HEAD.min(redacted.len()))
+        .rev()
+        .find(|&i| redacted.is_char_boundary(i))
+        .unwrap_or(0);
+    format!("{}… ({} bytes)", show(&redacted[..at]), text.len())
 }
 
 /// The most role names a hint lists (a contracts file may define thousands).

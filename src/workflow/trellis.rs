@@ -353,37 +353,26 @@ impl Workflow for Trellis {
             return Vec::new();
         };
         let text = String::from_utf8_lossy(&bytes);
-        let config = simple_yaml::parse(&text);
-        let Some(Value::Map(caps)) = simple_yaml::get(&config, "context_injection") else {
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        for (key, value) in caps {
-            let default = match key.as_str() {
-                "max_file_bytes" => DEFAULT_BUDGET.per_file,
-                "max_artifact_bytes" => DEFAULT_BUDGET.per_artifact,
-                "max_total_bytes" => DEFAULT_BUDGET.total,
-                _ => continue,
-            };
-            let shown = match value {
-                Value::Str(v) if python_int(v).is_some() => continue,
-                Value::Str(v) => format!("{v:?}"),
-                _ => "not a number".to_owned(),
-            };
-            // The key's line, for the person who opens the file.
-            let line = text
-                .lines()
-                .position(|l| l.trim_start().starts_with(&format!("{key}:")))
-                .map_or(0, |i| i + 1);
-            out.push(super::SettingsWarning {
-                file: CONFIG,
-                line,
-                message: format!(
-                    "context_injection.{key} {shown} is not a whole number: Trellis' hook uses its default, {default} bytes, and so does curate"
-                ),
-            });
-        }
-        out
+        let mut defaults = DEFAULT_BUDGET;
+        read_caps(&text)
+            .1
+            .into_iter()
+            .map(|(key, shown)| {
+                let default = cap_mut(&mut defaults, &key).map_or(0, |c| *c);
+                // The key's line, for the person who opens the file.
+                let line = text
+                    .lines()
+                    .position(|l| l.trim_start().starts_with(&format!("{key}:")))
+                    .map_or(0, |i| i + 1);
+                super::SettingsWarning {
+                    file: CONFIG,
+                    line,
+                    message: format!(
+                        "context_injection.{key} {shown} is not a whole number: Trellis' hook uses its default, {default} bytes, and so does curate"
+                    ),
+                }
+            })
+            .collect()
     }
 
     fn describes(&self, lang: Lang) -> &'static str {
@@ -411,24 +400,41 @@ fn is_month(s: &str) -> bool {
 /// `config.py` reads them; each cap Trellis' default where absent or not a number.
 #[must_use]
 pub fn budget_of(text: &str) -> ByteBudget {
+    read_caps(text).0
+}
+
+/// The cap a `context_injection` key sets in `budget`.
+fn cap_mut<'a>(budget: &'a mut ByteBudget, key: &str) -> Option<&'a mut u64> {
+    match key {
+        "max_file_bytes" => Some(&mut budget.per_file),
+        "max_artifact_bytes" => Some(&mut budget.per_artifact),
+        "max_total_bytes" => Some(&mut budget.total),
+        _ => None,
+    }
+}
+
+/// The caps (see [`budget_of`]), and each cap key whose value Trellis replaces by its
+/// default because it is not a whole number, with the value as written.
+fn read_caps(text: &str) -> (ByteBudget, Vec<(String, String)>) {
     let mut budget = DEFAULT_BUDGET;
+    let mut bad = Vec::new();
     let config = simple_yaml::parse(text);
     let Some(Value::Map(caps)) = simple_yaml::get(&config, "context_injection") else {
-        return budget;
+        return (budget, bad);
     };
     for (key, value) in caps {
-        let Value::Str(value) = value else { continue };
-        let Some(n) = python_int(value) else {
+        let Some(cap) = cap_mut(&mut budget, key) else {
             continue;
         };
-        match key.as_str() {
-            "max_file_bytes" => budget.per_file = n,
-            "max_artifact_bytes" => budget.per_artifact = n,
-            "max_total_bytes" => budget.total = n,
-            _ => {}
+        match value {
+            Value::Str(v) => match python_int(v) {
+                Some(n) => *cap = n,
+                None => bad.push((key.clone(), format!("{v:?}"))),
+            },
+            _ => bad.push((key.clone(), "not a number".to_owned())),
         }
     }
-    budget
+    (budget, bad)
 }
 
 /// A cap as Python's `int(raw)` reads it, and Trellis keeps it (a negative one is not kept):
