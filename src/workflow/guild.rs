@@ -70,15 +70,12 @@ impl Workflow for Guild {
     fn change_ids(&self, root: &Path, _changes_root: &str) -> Vec<String> {
         let mut ids: Vec<String> = Vec::new();
         for run in folders(root, RUNS) {
-            let Some(slug) = plan_slug(root, &run) else {
+            let Some((_, _, text)) = plan_of(root, &run) else {
                 continue;
             };
-            let plan = root.join(format!(".guild/plan/{slug}.md"));
-            let Ok(Some(bytes)) = crate::compile::admit::read_repo_file(root, &plan) else {
-                continue;
-            };
-            for line in String::from_utf8_lossy(&bytes).lines() {
-                if let Some(id) = line.strip_prefix("- task-id:").map(str::trim)
+            let lines: Vec<&str> = text.lines().collect();
+            for (from, to) in lane_sections(&lines) {
+                if let Some(id) = bullet(&lines[from..to], "task-id")
                     && crate::util::paths::is_name(id)
                     && !ids.iter().any(|x| x == id)
                 {
@@ -318,29 +315,51 @@ fn plan_slug(root: &Path, run: &str) -> Option<String> {
 /// Lane `task` of run `run`, from the run's plan.
 #[must_use]
 pub fn lane(root: &Path, run: &str, task: &str) -> Option<Lane> {
+    let (slug, plan, text) = plan_of(root, run)?;
+    let lines: Vec<&str> = text.lines().collect();
+    lane_sections(&lines)
+        .into_iter()
+        .find_map(|(from, to)| read_lane(root, &plan, &slug, &lines, from, to, task))
+}
+
+/// The plan of run `run`: its slug, its path and its text.
+fn plan_of(root: &Path, run: &str) -> Option<(String, String, String)> {
     if !crate::util::paths::is_name(run) || !is_dir(root, &format!("{RUNS}/{run}")) {
         return None;
     }
     let slug = plan_slug(root, run)?;
     let plan = format!(".guild/plan/{slug}.md");
     let bytes = crate::compile::admit::read_repo_file(root, &root.join(&plan)).ok()??;
-    let text = String::from_utf8_lossy(&bytes);
-    let lines: Vec<&str> = text.lines().collect();
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    Some((slug, plan, text))
+}
+
+/// The lanes of a plan's lines: each `## Lane:` section, `[from, to)`, up to the next `## `.
+fn lane_sections(lines: &[&str]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
     let mut start = None;
     for (i, line) in lines.iter().enumerate() {
         if line.starts_with("## ") {
-            if let Some(s) = start {
-                if let Some(l) = read_lane(root, &plan, &slug, &lines, s, i, task) {
-                    return Some(l);
-                }
-                start = None;
+            if let Some(s) = start.take() {
+                out.push((s, i));
             }
             if line.starts_with("## Lane:") {
                 start = Some(i);
             }
         }
     }
-    start.and_then(|s| read_lane(root, &plan, &slug, &lines, s, lines.len(), task))
+    out.extend(start.map(|s| (s, lines.len())));
+    out
+}
+
+/// The value of a lane's `- key:` bullet, trimmed.
+fn bullet<'a>(body: &[&'a str], key: &str) -> Option<&'a str> {
+    body.iter().find_map(|l| {
+        l.strip_prefix("- ")
+            .and_then(|r| r.strip_prefix(key))
+            .and_then(|r| r.strip_prefix(':'))
+            .map(str::trim)
+    })
 }
 
 /// The lane in `lines[from..to]` when its `- task-id:` is `task`.
@@ -354,14 +373,7 @@ fn read_lane(
     task: &str,
 ) -> Option<Lane> {
     let body = &lines[from..to];
-    let bullet = |key: &str| {
-        body.iter().find_map(|l| {
-            l.strip_prefix("- ")
-                .and_then(|r| r.strip_prefix(key))
-                .and_then(|r| r.strip_prefix(':'))
-                .map(str::trim)
-        })
-    };
+    let bullet = |key: &str| bullet(body, key);
     if bullet("task-id")? != task {
         return None;
     }
