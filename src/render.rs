@@ -1446,7 +1446,10 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
     let mut kept = Vec::new();
     let mut excluded = Vec::new();
     let mut withheld = crate::compile::Withheld::default();
-    let held = crate::compile::admit::Held::new(crate::compile::admit::HOLD_BYTES);
+    let held = crate::compile::admit::Held::spooling(
+        crate::compile::admit::HOLD_BYTES,
+        crate::compile::spool::SPOOL_BYTES,
+    );
     for (line, value) in &parsed.entries {
         let entry: Entry = lenient_entry(value).map_err(|message| Error::Syntax {
             path: shown.clone().into(),

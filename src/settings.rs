@@ -565,6 +565,9 @@ pub struct CompileSettings {
     pub explain: bool,
     /// Tokens the related files' outlines may take (`--related`; 0: none).
     pub related: u64,
+    /// A render that writes the admitted text follows: what does not fit the compile's
+    /// memory hold is spooled, so each file is read once ([`crate::compile::spool`]).
+    pub renders: bool,
 }
 
 /// Where a list of paths comes from (`--files-from`).
@@ -745,6 +748,7 @@ impl CompileSettings {
             no_ignore: o.no_ignore,
             explain: o.explain,
             related: o.related,
+            renders: false,
         })
     }
 

@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::compile::cache::{DigestCache, key_of};
 use crate::compile::secrets::{self, ContentRules};
+use crate::compile::spool::Spool;
 use crate::util::paths::{RepoPath, has_control_char};
 use crate::util::read::{ReadError, open_regular_inside, read_limited};
 use crate::util::stamp::Stamp;
@@ -241,13 +242,16 @@ fn reread_vouched(
 
 /// What a compile admitted, held for the rest of the process's work on it (the token
 /// count after the budgets, a degraded file's outline, the render's excerpt): one read and
-/// one hash per file. Bounded by a byte budget: a file past it is not held, and is read
-/// again by [`reread`] when it is needed, checked by the stamp the compile trusted when it
-/// has one (the file not written since), else by its hash.
+/// one hash per file. Bounded by a byte budget: a file past it goes to the spool when there
+/// is one (a compile a render follows), else is read again by [`reread`] when it is needed,
+/// checked by the stamp the compile trusted when it has one (the file not written since),
+/// else by its hash.
 pub struct Held {
     budget: u64,
     used: AtomicU64,
     files: Mutex<Files>,
+    /// Where bytes past the budget are kept, if anywhere.
+    spool: Option<Spool>,
     /// Files not held, by the sha256 admitted and a stamp that vouches for those bytes.
     vouched: Mutex<HashMap<String, (String, Stamp)>>,
 }
@@ -267,7 +271,18 @@ impl Held {
             budget,
             used: AtomicU64::new(0),
             files: Mutex::new(HashMap::new()),
+            spool: None,
             vouched: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// [`Held::new`], and what does not fit `budget` is kept in a [`Spool`] of at most
+    /// `spool` bytes: for a compile whose render writes the files' text.
+    #[must_use]
+    pub fn spooling(budget: u64, spool: u64) -> Held {
+        Held {
+            spool: Some(Spool::new(spool)),
+            ..Held::new(budget)
         }
     }
 
@@ -285,12 +300,18 @@ impl Held {
     }
 
     /// Holds the bytes `path` was admitted with (`sha256` their hash), if the budget allows;
-    /// else keeps `stamp`, when given, as the file's stamp that vouches for them.
+    /// else spools them, if there is a spool with room; else keeps `stamp`, when given, as
+    /// the file's stamp that vouches for them.
     pub fn hold(&self, path: &RepoPath, sha256: &str, bytes: Vec<u8>, stamp: Option<Stamp>) {
         let size = bytes.len() as u64;
         let before = self.used.fetch_add(size, Ordering::Relaxed);
         if before + size > self.budget {
             self.used.fetch_sub(size, Ordering::Relaxed);
+            if let Some(spool) = &self.spool
+                && spool.put(path.as_str(), sha256, &bytes)
+            {
+                return;
+            }
             if let Some(stamp) = stamp {
                 self.vouch(path, sha256, stamp);
             }
@@ -346,10 +367,15 @@ impl Held {
         if let Some((_, bytes)) = &held {
             self.used.fetch_sub(bytes.len() as u64, Ordering::Relaxed);
         }
-        self.or_reread(held, root, path, max_file_size, sha256)
+        let bytes = self.or_reread(held, root, path, max_file_size, sha256);
+        if let Some(spool) = &self.spool {
+            spool.forget(path.as_str());
+        }
+        bytes
     }
 
-    /// The held bytes when they have the hash asked for, else the file read again.
+    /// The held bytes when they have the hash asked for, else the spooled ones, else the
+    /// file read again.
     fn or_reread(
         &self,
         held: Option<(String, Arc<Vec<u8>>)>,
@@ -361,6 +387,13 @@ impl Held {
         match held {
             Some((sha, bytes)) if sha == sha256 => Ok(bytes),
             _ => {
+                if let Some(bytes) = self
+                    .spool
+                    .as_ref()
+                    .and_then(|s| s.get(path.as_str(), sha256))
+                {
+                    return Ok(Arc::new(bytes));
+                }
                 let vouched = self.vouched(path, sha256);
                 reread_vouched(root, path, max_file_size, sha256, vouched).map(Arc::new)
             }
@@ -381,6 +414,7 @@ impl fmt::Debug for Held {
             .field("budget", &self.budget)
             .field("files", &self.files().len())
             .field("bytes", &self.used.load(Ordering::Relaxed))
+            .field("spool", &self.spool)
             .finish_non_exhaustive()
     }
 }
@@ -611,6 +645,45 @@ mod tests {
         ));
         // Held under another hash: read again, never the held bytes.
         assert!(held.read(root, &rp("a.md"), 0, &sha(b"other")).is_err());
+    }
+
+    /// A compile a render follows: what does not fit the memory hold is spooled, so the
+    /// render gives the bytes admitted without reading the file again, changed or gone.
+    #[cfg(unix)]
+    #[test]
+    fn past_the_hold_a_spooled_file_is_not_read_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let sha = |text: &[u8]| crate::util::digest::hex(text);
+        let held = Held::spooling(4, 1 << 20);
+        held.hold(&rp("a.md"), &sha(b"aaaa"), b"aaaa".to_vec(), None);
+        held.hold(&rp("b.md"), &sha(b"bbbbbb"), b"bbbbbb".to_vec(), None);
+        // Neither exists on disk: both come from what was admitted.
+        assert_eq!(
+            *held.read(root, &rp("b.md"), 0, &sha(b"bbbbbb")).unwrap(),
+            b"bbbbbb"
+        );
+        assert_eq!(
+            *held.take(root, &rp("b.md"), 0, &sha(b"bbbbbb")).unwrap(),
+            b"bbbbbb"
+        );
+        // Asked under another hash, or once taken: the file is read again.
+        assert!(matches!(
+            held.read(root, &rp("a.md"), 0, &sha(b"other")),
+            Err(Refusal::Missing(_))
+        ));
+        std::fs::write(root.join("b.md"), "written since\n").unwrap();
+        assert_eq!(
+            held.read(root, &rp("b.md"), 0, &sha(b"bbbbbb")),
+            Err(Refusal::Changed)
+        );
+        // Past the spool's cap too: read again, as without a spool.
+        let small = Held::spooling(0, 4);
+        small.hold(&rp("b.md"), &sha(b"bbbbbb"), b"bbbbbb".to_vec(), None);
+        assert_eq!(
+            small.read(root, &rp("b.md"), 0, &sha(b"bbbbbb")),
+            Err(Refusal::Changed)
+        );
     }
 
     #[test]

@@ -24,6 +24,8 @@ pub struct Mode {
     pub adopt: bool,
     /// Overwrite a hand edit.
     pub force: bool,
+    /// A render of the admitted text follows ([`CompileSettings::renders`]).
+    pub renders: bool,
 }
 
 /// The result of [`commit`].
@@ -44,7 +46,13 @@ pub struct Committed {
 /// [`Error::HandEdited`] when the manifest on disk was edited by hand and neither `adopt`
 /// nor `force` is set; every compile and write error.
 pub fn commit(ws: &Workspace, o: &CompileOptions, mode: Mode) -> Result<Committed> {
-    let mut s = CompileSettings::resolve(ws, o)?;
+    let resolve = || {
+        CompileSettings::resolve(ws, o).map(|s| CompileSettings {
+            renders: mode.renders,
+            ..s
+        })
+    };
+    let mut s = resolve()?;
     let _lock = if mode.write {
         let manifest = ws.root.join(ws.manifest_path(&s.change, &s.role));
         let folder = manifest.parent().unwrap_or(&ws.root);
@@ -79,8 +87,7 @@ pub fn commit(ws: &Workspace, o: &CompileOptions, mode: Mode) -> Result<Committe
                 // that fails, or writes nothing, puts the file back as it was: the edits
                 // stay in the manifest, and the next compile does not fail on a line the
                 // person never wrote.
-                let again = CompileSettings::resolve(ws, o)
-                    .and_then(|again| compile(ws, &again).map(|c| (again, c)));
+                let again = resolve().and_then(|again| compile(ws, &again).map(|c| (again, c)));
                 match again {
                     Ok((again, c)) if c.status == Status::Ready => {
                         outcome.push_str(&adopted.said);

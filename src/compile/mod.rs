@@ -27,6 +27,7 @@ pub mod measure;
 pub mod overrides;
 pub mod related;
 pub mod secrets;
+pub mod spool;
 pub mod tokens;
 pub mod truth;
 
@@ -344,7 +345,11 @@ pub fn compile_then(
     ledger.notes.extend(drift.notes);
     ledger.changed_truth = drift.changed;
     // What is admitted is held for the count, the outlines and the render: read once.
-    let held = std::sync::Arc::new(Held::new(admit::HOLD_BYTES));
+    let held = std::sync::Arc::new(if s.renders {
+        Held::spooling(admit::HOLD_BYTES, spool::SPOOL_BYTES)
+    } else {
+        Held::new(admit::HOLD_BYTES)
+    });
     let verdicts = verdict_cache(ws, candidates.len());
     let known = known_files(ws, candidates.len());
     let reading = measure::Reading {

@@ -538,10 +538,11 @@ fn compile_list(
         task_file,
         ..CompileOptions::defaults(ws, role, change)
     };
+    // Its bundle renders the files' text.
     let mode = Mode {
         write: true,
-        adopt: false,
-        force: false,
+        renders: true,
+        ..Mode::default()
     };
     match commit(ws, &options, mode) {
         Ok(c) => Ok((c.compiled, c.settings)),

@@ -37,7 +37,10 @@ pub const PREVIEW_HEADER_MAX: usize = 2048;
 pub fn preview(root: &WorkspaceOptions, a: &PreviewArgs) -> Result<Answer> {
     let sel = a.selection();
     let (ws, change) = workspace(root, &sel)?;
-    let s = CompileSettings::resolve(&ws, &options(&ws, &sel, &change, false)?)?;
+    let s = CompileSettings {
+        renders: true,
+        ..CompileSettings::resolve(&ws, &options(&ws, &sel, &change, false)?)?
+    };
     if a.template == Template::Handoff && s.task.is_none() {
         return Err(Error::Usage(
             "the handoff template needs task_file".to_owned(),
@@ -100,8 +103,7 @@ pub fn compile(root: &WorkspaceOptions, a: &CompileArgs) -> Result<Answer> {
     let o = options(&ws, &sel, &change, a.explain)?;
     let mode = Mode {
         write: !a.dry_run,
-        adopt: false,
-        force: false,
+        ..Mode::default()
     };
     let Committed {
         compiled,

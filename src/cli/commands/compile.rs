@@ -31,6 +31,7 @@ pub fn run(g: &GlobalArgs, a: &CompileArgs) -> Result<ExitCode> {
         write: !a.dry_run && !a.stdout,
         adopt: a.adopt,
         force: a.force,
+        renders: false,
     };
     let Committed {
         compiled,

@@ -35,7 +35,7 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
     crate::warm::ahead(crate::warm::Then::Render);
     let (ws, options) = resolve::change_workspace(g, &a.compile)?;
     crate::warm::lang(a.lang.unwrap_or(ws.config.lang));
-    let s = CompileSettings::resolve(&ws, &options)?;
+    let mut s = CompileSettings::resolve(&ws, &options)?;
     let template = a.template.as_str();
     let config = ByteCaps::of(&ws.config);
     let caps = ByteCaps {
@@ -48,8 +48,8 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
     let mut ahead = None;
     // Read once; an error is the render's, said after the compile's report.
     let resolved = render::Template::resolve(&ws, template, lang);
-    let reads_ahead = !(preview && printer.format == Format::Json)
-        && resolved.as_ref().is_ok_and(render::Template::names_excerpt);
+    s.renders = resolved.as_ref().is_ok_and(render::Template::names_excerpt);
+    let reads_ahead = !(preview && printer.format == Format::Json) && s.renders;
     let compiled = match &a.manifest {
         Some(m) => render::from_manifest(&ws, &s, &ws.arg_path(m))?,
         None => compile::compile_then(&ws, &s, |kept, held| {
