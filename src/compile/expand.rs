@@ -35,8 +35,14 @@ pub enum Origin {
     TaskOwned(String),
     /// The task file's `files_readonly`.
     TaskReadonly(String),
-    /// A line of the overrides file.
-    Override { file: String, line: usize },
+    /// A line of the overrides file (or of a workflow's author list): `file` as notes and
+    /// the lock record it (its repository path, or its name alone when it lies outside),
+    /// `shown` as errors name it (the path the user gave).
+    Override {
+        file: String,
+        shown: String,
+        line: usize,
+    },
     /// `--add`.
     Add(String),
     /// `--drop`.
@@ -58,12 +64,27 @@ impl Origin {
             Origin::FilesFrom => "--files-from".to_owned(),
             Origin::TaskOwned(g) => format!("task files_owned {}", quoted(g)),
             Origin::TaskReadonly(g) => format!("task files_readonly {}", quoted(g)),
-            Origin::Override { file, line: 0 } => file.clone(),
-            Origin::Override { file, line } => format!("{file}:{line}"),
+            Origin::Override { file, line: 0, .. } => file.clone(),
+            Origin::Override { file, line, .. } => format!("{file}:{line}"),
             Origin::Add(a) => format!("--add {}", quoted(a)),
             Origin::Drop(g) => format!("--drop {}", quoted(g)),
             Origin::Derived(p) => format!("the workflow ({})", quoted(p)),
             Origin::Related => "--related".to_owned(),
+        }
+    }
+
+    /// The source in words for an error: [`Origin::describe`], but an overrides file
+    /// outside the repository is named whole, so that the user can find the line.
+    #[must_use]
+    pub fn in_errors(&self) -> String {
+        match self {
+            Origin::Override { shown, line, .. } => Origin::Override {
+                file: shown.clone(),
+                shown: shown.clone(),
+                line: *line,
+            }
+            .describe(),
+            _ => self.describe(),
         }
     }
 }
@@ -231,7 +252,7 @@ impl Scope<'_> {
         let pattern = below.as_deref().unwrap_or(pattern);
         let substituted = pattern.replace("<id>", self.change);
         let normal = paths::normalize(&substituted).map_err(|e| Error::Escape {
-            origin: origin.describe(),
+            origin: origin.in_errors(),
             path: pattern.to_owned(),
             problem: e.problem(),
         })?;
@@ -387,7 +408,7 @@ fn add_walk(
 pub fn compile_glob(pattern: &str, origin: &Origin) -> Result<Glob> {
     crate::util::glob::compile(pattern).map_err(|source| Error::Glob {
         glob: pattern.to_owned(),
-        origin: origin.describe(),
+        origin: origin.in_errors(),
         source,
     })
 }

@@ -327,8 +327,7 @@ pub fn compile_then(
     let candidates = with_derived(ws, s, candidates, &mut ledger);
     let author = read_author_list(ws, s)?;
     let (candidates, overrides) =
-        apply_overrides(ws, &scope, s, candidates, author.as_ref(), &mut ledger)
-            .map_err(|e| named_whole(e, &s.overrides))?;
+        apply_overrides(ws, &scope, s, candidates, author.as_ref(), &mut ledger)?;
     let cache = token_cache(ws);
     let fast = Fast(ws.encoding);
     let counter = Cached::new(&cache, &fast);
@@ -505,7 +504,7 @@ fn apply_overrides(
         if !ws.root.join(&path).exists() {
             return Err(Error::Failed(format!(
                 "{}: {} does not exist",
-                origin.describe(),
+                origin.in_errors(),
                 quoted(&path)
             )));
         }
@@ -1032,6 +1031,7 @@ fn author_layer(
     for row in &list.rows {
         let origin = Origin::Override {
             file: rel.to_owned(),
+            shown: rel.to_owned(),
             line: row.line,
         };
         let path = match scope.resolve(&row.file, &origin) {
@@ -1111,6 +1111,7 @@ fn author_layer(
             why: why.clone(),
             origin: Origin::Override {
                 file: rel.to_owned(),
+                shown: rel.to_owned(),
                 line: *line,
             },
         })
@@ -1729,44 +1730,6 @@ pub(crate) fn refuse_copied_secrets(text: &str, path: &Path) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// An error an overrides line raised once applied, with an overrides file outside the
-/// repository named whole (its lines' origins hold its name alone, for the manifest's notes).
-fn named_whole(e: Error, file: &crate::settings::OverridesFile) -> Error {
-    if file.recorded == file.shown {
-        return e;
-    }
-    let (by_name, whole) = (format!("{}:", file.recorded), format!("{}:", file.shown));
-    let rename = |text: String| {
-        if text.starts_with(&by_name) {
-            text.replacen(&by_name, &whole, 1)
-        } else {
-            text.replace(&format!("({by_name}"), &format!("({whole}"))
-        }
-    };
-    match e {
-        Error::Failed(message) => Error::Failed(rename(message)),
-        Error::Escape {
-            origin,
-            path,
-            problem,
-        } => Error::Escape {
-            origin: rename(origin),
-            path,
-            problem,
-        },
-        Error::Glob {
-            glob,
-            origin,
-            source,
-        } => Error::Glob {
-            glob,
-            origin: rename(origin),
-            source,
-        },
-        other => other,
-    }
 }
 
 fn read_overrides(

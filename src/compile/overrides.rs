@@ -125,6 +125,7 @@ pub fn parse(text: &str, path: &Path, recorded: &str) -> Result<Overrides> {
         }
         let origin = Origin::Override {
             file: recorded.to_owned(),
+            shown: path.display().to_string(),
             line: line_no,
         };
         let problem = |message: String| Error::Overrides {
@@ -328,7 +329,7 @@ pub fn apply(
                     let (Some(priority), Some(kind)) = (u.priority, u.kind.clone()) else {
                         return Err(Error::Failed(format!(
                             "{}: {} is not an entry yet, so \"priority\" and \"kind\" are required to add it",
-                            u.origin.describe(),
+                            u.origin.in_errors(),
                             quoted(&path)
                         )));
                     };
