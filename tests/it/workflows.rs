@@ -2033,6 +2033,23 @@ fn a_trellis_cap_that_is_not_a_number_is_a_warning_naming_its_line() {
         "{}",
         check.stderr
     );
+    // A key of the same name in another mapping above: the line is the cap's own.
+    repo.write(
+        ".trellis/config.yaml",
+        &config
+            .replace("max_file_bytes: 4096 ", "max_file_bytes: 4k   ")
+            .replace(
+                "max_journal_lines: 1500\n",
+                "max_journal_lines: 1500\nlimits:\n  max_file_bytes: 10\n",
+            ),
+    );
+    let out = implement();
+    assert!(
+        out.stderr
+            .contains("warning: .trellis/config.yaml:11: context_injection.max_file_bytes"),
+        "{}",
+        out.stderr
+    );
     repo.write(".trellis/config.yaml", &config);
     let out = implement();
     assert!(!out.stderr.contains("config.yaml"), "{}", out.stderr);
