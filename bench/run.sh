@@ -221,6 +221,23 @@ peak_kib mem_compile_tree "" "$CURATE" -C "$TREE" --role worker --change add-aut
 peak_kib mem_preview "" "$CURATE" preview -C "$FIX" --role worker --change add-auth
 peak_kib mem_compile_fixture_no_cache "" "$CURATE" -C "$FIX" --role worker --change add-auth --dry-run --no-cache
 
+# One read a file: the repository's files are opened beneath the root with openat2, for
+# reading or (O_PATH) for a stamp; the reads of one cold and one warm bundle, counted.
+if command -v strace >/dev/null 2>&1; then
+  for side in cold warm; do
+    [ "$side" = cold ] && rm -rf "$CACHE_COLD"
+    cache=$CACHE_WARM; [ "$side" = cold ] && cache=$CACHE_COLD
+    if CURATE_CACHE_DIR=$cache strace -f -qq -e trace=openat2 -o "$WORK/opens.txt" "$CURATE" "${BULK[@]}" >/dev/null 2>&1; then
+      record "reads_$side" "$(grep 'openat2(' "$WORK/opens.txt" | grep -vc O_PATH)"
+    else
+      record "reads_$side" "n/a: strace failed"
+    fi
+  done
+else
+  record reads_cold "n/a: no strace"
+  record reads_warm "n/a: no strace"
+fi
+
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)
 
 # ---------------------------------------------------------------- report
@@ -233,7 +250,7 @@ echo "timer: $TIMER · seed $SEED · runs $RUNS (bulk $BULK_RUNS), medians"
 echo "load average (1, 5, 15 min): ${LOAD_BEFORE:-?} before, ${LOAD_AFTER:-?} after (other processes on the machine slow every figure)"
 cat "$WORK/tree.summary"
 echo "corpus: $CORPUS_COUNT files, $CORPUS_BYTES bytes, largest $LARGEST bytes; bundle ${BUNDLE_TRAILER:-n/a}"
-python3 - "$RESULTS" "$CORPUS_BYTES" "$LARGEST" "$FIX_LARGEST" <<'EOF'
+python3 - "$RESULTS" "$CORPUS_BYTES" "$LARGEST" "$FIX_LARGEST" "$CORPUS_COUNT" <<'EOF'
 import sys
 
 rows = dict(line.rstrip("\n").split("\t", 1) for line in open(sys.argv[1]) if "\t" in line)
@@ -302,6 +319,15 @@ if cat:
     if warm:
         out.append(("bulk bundle, warm cache, against cat", f"{warm / cat:.1f}x cat", "<= 2x cat", verdict(warm / cat <= 2)))
 pv = num("preview_warm")
+files = int(sys.argv[5]) if sys.argv[5].isdigit() else None
+for side in ("cold", "warm"):
+    reads = num(f"reads_{side}")
+    out.append((
+        f"bulk bundle, {side}: files opened to be read",
+        rows.get(f"reads_{side}", "n/a: not run") + (f" for {files} files" if reads is not None and files else ""),
+        "one read a file",
+        verdict(None if reads is None or not files else reads <= files),
+    ))
 out.append(("preview, fixture, warm cache", shown("preview_warm"), "<= 30 ms", verdict(None if pv is None else pv <= 30)))
 hk = num("hook_warm")
 out.append(("hook claude-code, fixture, warm cache", shown("hook_warm"), "<= 20 ms", verdict(None if hk is None else hk <= 20)))
