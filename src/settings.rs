@@ -228,6 +228,7 @@ impl Workspace {
         let wf = ws.workflow();
         let change = wf.normalize_id(id).to_owned();
         check_name("change id", &change)?;
+        check_no_secret("change id", &change)?;
         refuse_reserved(wf, &change)?;
         let set_by_user = matches!(
             ws.config.origins.get("changes"),
@@ -438,6 +439,7 @@ impl Workspace {
         };
         if let Some(run) = &o.run {
             check_name("run id", run)?;
+            check_no_secret("run id", run)?;
         }
         ws.contracts_flag = o.contracts.as_ref().map(|p| ws.arg_path(p));
         ws.contracts = contracts_source(&ws)?;
@@ -512,6 +514,17 @@ pub fn check_name(what: &'static str, value: &str) -> Result<()> {
             what,
             value: value.to_owned(),
         })
+    }
+}
+
+/// Refuses a role, change or run id that holds a secret (a token pasted in its place):
+/// curate names folders, manifests, locks, reports and prompts by it. Never echoes it.
+pub fn check_no_secret(what: &'static str, value: &str) -> Result<()> {
+    match crate::compile::admit::rules()?.scan_path(value) {
+        Some(rule) => Err(Error::Failed(format!(
+            "the {what} holds a secret ({rule}); curate would name folders, manifests and prompts by it"
+        ))),
+        None => Ok(()),
     }
 }
 
@@ -631,6 +644,8 @@ impl CompileSettings {
     pub fn resolve(ws: &Workspace, o: &CompileOptions) -> Result<CompileSettings> {
         check_name("role", &o.role)?;
         check_name("change id", &o.change)?;
+        check_no_secret("role", &o.role)?;
+        check_no_secret("change id", &o.change)?;
         let role = ws.workflow().normalize_role(&o.role).to_owned();
         check_name("role", &role)?;
         let change = o.change.clone();

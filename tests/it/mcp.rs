@@ -577,6 +577,25 @@ async fn a_secret_in_a_path_argument_is_a_tool_error_without_the_value() {
     client.cancel().await.unwrap();
 }
 
+/// A token given as the change id: refused, never echoed, nothing written.
+#[tokio::test(flavor = "current_thread")]
+async fn a_secret_as_the_change_id_is_a_tool_error_without_the_value() {
+    let repo = Repo::fixture("aiws-basic");
+    let client = connect(&repo).await;
+    let token = format!("ghp_{}", "u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d");
+    for tool in ["compile", "preview"] {
+        let r = call(&client, tool, json!({"role": "worker", "change": token})).await;
+        let message = tool_error(&r);
+        assert!(
+            message.contains("the change id holds a secret (github-pat)"),
+            "{message}"
+        );
+        assert!(!message.contains(&token));
+        assert!(!repo.exists(&format!("changes/{token}")));
+    }
+    client.cancel().await.unwrap();
+}
+
 #[tokio::test(flavor = "current_thread")]
 async fn a_token_in_a_path_argument_is_never_echoed() {
     let repo = Repo::fixture("aiws-basic");

@@ -2077,6 +2077,52 @@ fn a_secret_of_every_family_never_reaches_any_output() {
     assert_none(&problems, "a secret of every family");
 }
 
+/// A token pasted as the change, role or run id: curate names folders, manifests, locks,
+/// reports and prompts by them, so the compile is refused, naming the id and the rule;
+/// nothing written, the value printed nowhere (`--format json` neither).
+#[test]
+fn a_secret_as_an_id_is_refused_before_anything_is_written() {
+    let token = ghp(94);
+    for args in [
+        vec!["--role", "worker", "--change", token.as_str()],
+        vec!["--role", token.as_str(), "--change", CHANGE],
+        vec![
+            "--role",
+            "worker",
+            "--change",
+            CHANGE,
+            "--run",
+            token.as_str(),
+        ],
+        vec![
+            "--role",
+            "worker",
+            "--change",
+            token.as_str(),
+            "--format",
+            "json",
+        ],
+    ] {
+        let repo = Repo::empty();
+        repo.write("README.md", "# readme\n");
+        let out = repo.curate().args(&args).run();
+        assert_eq!(out.code, 1, "{args:?}: {}", out.all());
+        let what = match args.iter().position(|a| *a == token) {
+            Some(1) => "role",
+            Some(3) => "change id",
+            _ => "run id",
+        };
+        assert!(
+            out.all()
+                .contains(&format!("the {what} holds a secret (github-pat)")),
+            "{}",
+            out.all()
+        );
+        assert_none(&leaks(&repo, &token, &[("compile", &out)]), what);
+        assert!(!repo.exists("changes"), "{args:?}");
+    }
+}
+
 /// A secret given as a path or glob on the command line (a note would name it, one that
 /// matches nothing) refuses the compile, naming the flag and the rule: nothing written,
 /// the value printed nowhere.
