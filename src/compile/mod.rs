@@ -923,10 +923,16 @@ fn read_author_list(
     let Some(bytes) = admit::read_repo_file(&ws.root, &ws.root.join(&rel))? else {
         return Ok(Some((rel, authored::Authored::default())));
     };
-    let text = String::from_utf8_lossy(&bytes);
-    refuse_copied_secrets(&text, Path::new(&rel))?;
-    let headed = manifest::parse_header(manifest::split_header(&text).0).is_some();
-    let edited = !manifest::is_intact(&text) && headed;
+    // Written back row by row: a byte that is not UTF-8 would come back changed.
+    let text = crate::error::Pos::utf8(&bytes).map_err(|pos| Error::Syntax {
+        path: std::path::PathBuf::from(&rel),
+        pos,
+        message: "not UTF-8 (Trellis' readers cannot read the list either): save it as UTF-8"
+            .to_owned(),
+    })?;
+    refuse_copied_secrets(text, Path::new(&rel))?;
+    let headed = manifest::parse_header(manifest::split_header(text).0).is_some();
+    let edited = !manifest::is_intact(text) && headed;
     // The lock is read for the notes curate wrote last even when the list is intact: a note
     // row that is not one of them is the author's.
     let lock = if headed {
@@ -963,13 +969,13 @@ fn read_author_list(
             .collect()
     });
     let mut list =
-        authored::parse(&text, ours.as_ref(), &notes).map_err(|(pos, message)| Error::Syntax {
+        authored::parse(text, ours.as_ref(), &notes).map_err(|(pos, message)| Error::Syntax {
             path: std::path::PathBuf::from(&rel),
             pos,
             message,
         })?;
     if let Some(lock) = &lock {
-        for row in authored::removals(&text, &lock.written, AUTHOR_KIND) {
+        for row in authored::removals(text, &lock.written, AUTHOR_KIND) {
             if let Ok(serde_json::Value::Object(m)) = serde_json::from_str(&row)
                 && let Some(glob) = m.get("drop").and_then(|g| g.as_str())
             {
@@ -1013,8 +1019,8 @@ pub const AUTHOR_KIND: &str = "author";
 
 /// The author's rows as layer-2 entries in the author's order (ahead of the baseline), the
 /// author's drops, and how each kept file is written back. A row that escapes the
-/// repository is left out, one that names nothing that exists is kept as written; a note
-/// each.
+/// repository is left out, one that names nothing that exists is kept as written, a second
+/// row for a file is kept withheld (the file is read once); a note each.
 fn author_layer(
     ws: &Workspace,
     scope: &Scope<'_>,
@@ -1028,7 +1034,10 @@ fn author_layer(
         crlf: list.crlf,
         ..WriteBack::default()
     };
-    for row in &list.rows {
+    // The author's file rows first: of two rows naming one file, a withheld one (written
+    // back by an earlier run) is the one kept withheld again.
+    let rows = list.rows.iter().filter(|r| !r.withheld);
+    for row in rows.chain(list.rows.iter().filter(|r| r.withheld)) {
         let origin = Origin::Override {
             file: rel.to_owned(),
             shown: rel.to_owned(),
@@ -1070,9 +1079,20 @@ fn author_layer(
             back.folders.push((row.readable(), members.clone()));
             members
         } else if ws.root.join(&path).is_file() {
-            back.rows
-                .entry(path.clone())
-                .or_insert_with(|| row.readable());
+            if back.rows.contains_key(&path) {
+                // No line number: the note and the row are written into the list, whose
+                // lines move as curate's own rows come and go.
+                ledger.notes.push(Note::warning(format!(
+                    "{rel}: {} is listed twice: read once, the second row kept withheld",
+                    quoted(&path)
+                )));
+                back.twice.push(authored::withhold(
+                    &row.raw,
+                    "listed by another row already",
+                ));
+                continue;
+            }
+            back.rows.insert(path.clone(), row.readable());
             back.order.push((path.clone(), row.raw.clone()));
             vec![path]
         } else {
@@ -1131,6 +1151,8 @@ struct WriteBack {
     order: Vec<(String, String)>,
     /// Rows naming a path outside the repository, withheld.
     escaped: Vec<String>,
+    /// Rows naming a file an earlier row names, withheld.
+    twice: Vec<String>,
     /// A directory row and the files it stands for.
     folders: Vec<(String, Vec<String>)>,
     /// The author's file ends its lines in `\r\n`.
@@ -1143,14 +1165,12 @@ impl WriteBack {
     /// reads none of them and the next run reads them back and notes them again.
     fn withheld(&self, excluded: &[Exclusion]) -> Vec<String> {
         let mut out = self.escaped.clone();
-        let mut seen = std::collections::HashSet::new();
         for (path, raw) in &self.order {
-            if let Some(ex) = excluded.iter().find(|ex| &ex.file == path)
-                && seen.insert(path)
-            {
+            if let Some(ex) = excluded.iter().find(|ex| &ex.file == path) {
                 out.push(authored::withhold(raw, &ex.reason));
             }
         }
+        out.extend(self.twice.iter().cloned());
         out
     }
 

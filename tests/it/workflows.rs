@@ -1855,6 +1855,73 @@ fn change_missing_is_true_whenever_the_change_folder_is_not_there() {
 /// (no `file`), and the next run reads it back, so the note stays and a second compile
 /// changes nothing; once the file may be read, the row is a file row again.
 #[test]
+fn a_second_row_for_a_file_is_withheld_with_its_reason_not_lost() {
+    let repo = Repo::fixture("trellis");
+    let list = format!("{CURATED}/implement.jsonl");
+    let authored = repo.read(&list);
+    let file = "src/routes/sessions.ts";
+    let first_row = authored
+        .lines()
+        .find(|l| l.contains(file))
+        .expect("the route's row");
+    repo.write(
+        &list,
+        &format!(
+            "{authored}{{\"file\": \"{file}\", \"reason\": \"Also: the error shape to keep\"}}\n"
+        ),
+    );
+    let args = ["--role", "implement", "--change", "11-28-login-rate-limit"];
+    let out = repo.curate().args(args).run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert!(
+        out.stderr.contains(&format!(
+            "{list}: \"{file}\" is listed twice: read once, the second row kept withheld"
+        )),
+        "{}",
+        out.stderr
+    );
+    let written = repo.read(&list);
+    // The first row stays the file row, the second is kept with its reason, withheld.
+    assert!(written.lines().any(|l| l == first_row), "{written}");
+    assert!(
+        written.lines().any(|l| l
+            == format!(r#"{{"withheld":"{file}","reason":"Also: the error shape to keep","why":"listed by another row already"}}"#)),
+        "{written}"
+    );
+    assert_eq!(trellis_validate(&repo, &list), Vec::<String>::new());
+    let injected = trellis_injects(&repo, &list, 1 << 20);
+    assert_eq!(injected.iter().filter(|(f, _)| f == file).count(), 1);
+    // Again: the same list, byte for byte.
+    let out = repo.curate().args(args).run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert_eq!(repo.read(&list), written);
+}
+
+/// An author's list with a byte that is not UTF-8: an error at its line and column, the
+/// list left as it is (a lossy read would write the row back changed).
+#[test]
+fn a_trellis_list_that_is_not_utf8_is_an_error_and_left_as_it_is() {
+    let repo = Repo::fixture("trellis");
+    let list = format!("{CURATED}/implement.jsonl");
+    let mut bytes = repo.read(&list).into_bytes();
+    bytes.extend_from_slice(b"{\"file\": \"README.md\", \"reason\": \"caf\xe9\"}\n");
+    std::fs::write(repo.root.join(&list), &bytes).unwrap();
+    let line = String::from_utf8_lossy(&bytes).lines().count();
+    let out = repo
+        .curate()
+        .args(["--role", "implement", "--change", "11-28-login-rate-limit"])
+        .run();
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(
+        out.stderr
+            .contains(&format!("error: {list}:{line}:37: not UTF-8")),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(std::fs::read(repo.root.join(&list)).unwrap(), bytes);
+}
+
+#[test]
 fn a_row_kept_out_of_a_trellis_list_is_withheld_and_noted_on_every_run() {
     let repo = Repo::fixture("trellis");
     let list = format!("{CURATED}/implement.jsonl");
