@@ -74,6 +74,10 @@ pub fn screen(line: &[u8]) -> Screened {
     if obj.contains_key("id") && id.is_none() {
         return invalid("\"id\" must be a string or a number");
     }
+    if id.is_some_and(|id| id.is_number() && id.as_i64().is_none()) {
+        // MCP's ids are strings or integers (rmcp's, 64-bit): answered with the id as sent.
+        return invalid("\"id\" must be a string or an integer (at most 64 bits, signed)");
+    }
     let Some(method) = obj.get("method") else {
         // A response to a request of the server's: rmcp's to judge.
         return if obj.contains_key("result") || obj.contains_key("error") {
@@ -253,17 +257,60 @@ fn send(answers: &tokio::sync::mpsc::UnboundedSender<Vec<u8>>, value: &Value) {
     let _ = answers.send(text);
 }
 
+/// Whether a message rmcp is given before its session starts is one it can take then.
+/// rmcp ends the whole server on a notification or a response that arrives before the
+/// request that starts a session (`initialize`, or a request carrying the protocol version
+/// in its `_meta`), so these are dropped until then: nothing answers a notification anyway,
+/// and curate sends the client no request a response could answer.
+#[derive(Debug, Default)]
+pub struct Session {
+    started: bool,
+}
+
+/// The `_meta` key by which a request alone starts a session (MCP's inline lifecycle).
+const INLINE_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+
+impl Session {
+    /// Whether `line` (a message the screen passed) is forwarded; marks the session started
+    /// by the request that starts it.
+    #[must_use]
+    pub fn admits(&mut self, line: &[u8]) -> bool {
+        if self.started {
+            return true;
+        }
+        let Ok(Value::Object(obj)) = serde_json::from_slice::<Value>(line) else {
+            return true;
+        };
+        let (Some(method), true) = (
+            obj.get("method").and_then(Value::as_str),
+            obj.contains_key("id"),
+        ) else {
+            // A notification or a response.
+            return false;
+        };
+        self.started = method == "initialize"
+            || obj
+                .get("params")
+                .and_then(|p| p.get("_meta"))
+                .and_then(|m| m.get(INLINE_VERSION))
+                .is_some();
+        true
+    }
+}
+
 /// Screens one whole line and forwards or answers it.
 async fn deliver(
     line: &[u8],
     server: &mut (impl AsyncWrite + Unpin),
     answers: &tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
+    session: &mut Session,
 ) -> std::io::Result<()> {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     if line.iter().all(u8::is_ascii_whitespace) {
         return Ok(());
     }
     match screen(line) {
+        Screened::Forward if !session.admits(line) => Ok(()),
         Screened::Forward => {
             server.write_all(line).await?;
             server.write_all(b"\n").await?;
@@ -288,6 +335,7 @@ pub async fn pump_in(
     let mut line: Vec<u8> = Vec::new();
     // `Some` while the current line is over the cap: it is scanned for its id, not kept.
     let mut over: Option<IdFinder> = None;
+    let mut session = Session::default();
     loop {
         let chunk = input.fill_buf().await?;
         if chunk.is_empty() {
@@ -315,14 +363,14 @@ pub async fn pump_in(
         }
         match over.take() {
             Some(finder) => send(answers, &too_long(finder.id())),
-            None => deliver(&line, &mut server, answers).await?,
+            None => deliver(&line, &mut server, answers, &mut session).await?,
         }
         line.clear();
     }
     // A last line without its line break is read all the same.
     match over.take() {
         Some(finder) => send(answers, &too_long(finder.id())),
-        None => deliver(&line, &mut server, answers).await?,
+        None => deliver(&line, &mut server, answers, &mut session).await?,
     }
     // rmcp reads the end, answers what it was given, and stops.
     server.shutdown().await

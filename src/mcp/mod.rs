@@ -67,14 +67,25 @@ pub fn serve(root: WorkspaceOptions) -> Result<()> {
             tokio::spawn(
                 async move { frame::pump_in(tokio::io::stdin(), to_rmcp, &answers).await },
             );
-        let running = server
-            .serve(tokio::io::split(rmcps))
-            .await
-            .map_err(|e| Error::Failed(format!("MCP initialisation failed: {e}")))?;
-        let stopped = running
-            .waiting()
-            .await
-            .map_err(|e| Error::Failed(format!("the MCP server stopped: {e}")));
+        let stopped = match server.serve(tokio::io::split(rmcps)).await {
+            Ok(running) => running
+                .waiting()
+                .await
+                .map(|_| ())
+                .map_err(|e| Error::Failed(format!("the MCP server stopped: {e}"))),
+            // The client's input ended before a session began: nothing to serve, and what
+            // the screen answered meanwhile is still written below.
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => Ok(()),
+            // The screen passes nothing else before a session (`frame::Session`); said in
+            // words if it ever did, not as rmcp's dump of the message.
+            Err(rmcp::service::ServerInitializeError::ExpectedInitializeRequest(_)) => {
+                return Err(Error::Failed(
+                    "MCP initialisation failed: the client's first message was not `initialize`"
+                        .to_owned(),
+                ));
+            }
+            Err(e) => return Err(Error::Failed(format!("MCP initialisation failed: {e}"))),
+        };
         let io = |e: std::io::Error| {
             Error::Failed(format!("the MCP server's input or output failed: {e}"))
         };

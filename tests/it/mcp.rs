@@ -733,3 +733,48 @@ fn malformed_and_oversized_messages_are_answered_and_the_server_goes_on() {
     assert_eq!(answer["id"], 8, "{answer}");
     exits_0(child);
 }
+
+/// A notification or a response sent before `initialize` is dropped (rmcp would end the
+/// server on it: the client's `initialize` went unanswered, exit 1); a non-integer id is
+/// answered -32600 with the id; stdin that ends before any session exits 0 after the
+/// screen's answers are written.
+#[test]
+fn messages_before_initialize_do_not_end_the_server() {
+    let repo = Repo::fixture("aiws-basic");
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"}}});
+    let lines = [
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}}),
+        json!({"jsonrpc": "2.0", "id": 9, "result": {}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        init,
+        json!({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}),
+    ];
+    let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let out = repo.curate().args(["mcp"]).stdin(input.as_bytes()).run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    let answers: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // The screen answers at once, rmcp in its turn: found by id.
+    assert_eq!(answers.len(), 3, "{}", out.stdout);
+    let by_id = |id: Value| answers.iter().find(|a| a["id"] == id).expect("answered");
+    assert!(by_id(json!(1))["result"]["serverInfo"].is_object());
+    assert_eq!(by_id(json!(1.5))["error"]["code"], -32600);
+    assert_eq!(
+        *by_id(json!(2)),
+        json!({"jsonrpc": "2.0", "id": 2, "result": {}})
+    );
+    assert!(!out.stderr.contains("Notification"), "{}", out.stderr);
+
+    // No session at all: what was screened is answered, and the exit is 0.
+    let out = repo.curate().args(["mcp"]).stdin(b"{oops\n").run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert!(out.stdout.contains("-32700"), "{}", out.stdout);
+    let out = repo.curate().args(["mcp"]).stdin(b"").run();
+    assert_eq!(out.code, 0, "{}", out.all());
+}
