@@ -416,6 +416,19 @@ impl Workspace {
             detected: present.first().map(|(w, _)| *w),
         };
         let config = Config::resolve(file.as_deref(), &given, &|name| std::env::var(name).ok())?;
+        // An aiws repository whose manifest cannot tell its version would be taken for the
+        // plain layout without a word, and its manifests written where aiws never reads.
+        if config.origins.get("profile") == Some(&Origin::Default)
+            && let Some((file, pos, problem)) = crate::workflow::unreadable_marker(&root)
+        {
+            return Err(Error::Syntax {
+                path: file.into(),
+                pos,
+                message: format!(
+                    "{problem}: aiws is recognised by the version this file records, so no workflow is detected; fix it, or name the workflow with --profile"
+                ),
+            });
+        }
         let mut ws = Workspace {
             cwd,
             changes_root: default_root(&root, &config)?,

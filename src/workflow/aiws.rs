@@ -48,6 +48,46 @@ pub fn recorded_version(root: &Path) -> Option<(u64, u64, u64)> {
     Some((next()?, next()?, next().unwrap_or(0)))
 }
 
+/// What keeps `.aiws/manifest.json`, when there is one, from telling aiws' version: not
+/// JSON, or an `aiws_version` whose value is no version (`"aiws_version": 96`). With its
+/// position. A manifest without that key is not a problem here (nothing to detect).
+#[must_use]
+pub fn manifest_problem(root: &Path) -> Option<(crate::error::Pos, String)> {
+    let path = root.join(".aiws/manifest.json");
+    let bytes = crate::compile::admit::read_repo_file(root, &path).ok()??;
+    let text = String::from_utf8_lossy(&bytes);
+    let value: serde_json::Value = match serde_json::from_str(&text) {
+        Ok(v) => v,
+        Err(e) => {
+            return Some((
+                crate::util::jsonpos::json_pos(&e),
+                format!("invalid JSON: {}", crate::util::jsonpos::json_message(&e)),
+            ));
+        }
+    };
+    // Only aiws' own names: a bare `version` may be the file format's.
+    let key = ["aiws_version", "aiwsVersion"]
+        .into_iter()
+        .find(|k| value.get(k).is_some())?;
+    if recorded_version(root).is_some() {
+        return None;
+    }
+    let at = crate::util::jsonpos::locate(&text, &format!("/{key}")).map_or(
+        crate::error::Pos { line: 1, column: 1 },
+        |p| crate::error::Pos {
+            line: p.line,
+            column: p.column,
+        },
+    );
+    Some((
+        at,
+        format!(
+            "\"{key}\" is {}, not a version such as \"0.0.96\"",
+            value[key]
+        ),
+    ))
+}
+
 /// A version as `a.b.c`.
 pub fn show((a, b, c): (u64, u64, u64)) -> String {
     format!("{a}.{b}.{c}")

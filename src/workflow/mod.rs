@@ -346,6 +346,14 @@ pub fn parse(name: &str) -> Result<&'static dyn Workflow, String> {
     })
 }
 
+/// A workflow's marker that is there but cannot be read for what detection needs (aiws'
+/// `.aiws/manifest.json` that is no JSON, or records its version as no version): the file,
+/// the place and the problem. Detection would pass over it without a word.
+#[must_use]
+pub fn unreadable_marker(root: &Path) -> Option<(&'static str, crate::error::Pos, String)> {
+    aiws::manifest_problem(root).map(|(pos, problem)| (".aiws/manifest.json", pos, problem))
+}
+
 /// The workflows the repository shows, each with its evidence, in [`ALL`]'s order (the
 /// plain layout is never listed: it is what is left).
 #[must_use]

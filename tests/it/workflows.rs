@@ -1299,6 +1299,56 @@ fn openspec_worker_gets_the_delta_specs_and_the_specs_they_change() {
     assert_ne!(before, before_notes);
 }
 
+/// An `.aiws/manifest.json` that cannot tell aiws' version (one stray comma, a version as a
+/// number) is an error at its place, not a silent switch to the plain layout, whose
+/// manifest would go where aiws' plugin never reads it; a profile named still runs.
+#[test]
+fn an_aiws_manifest_that_cannot_tell_its_version_is_an_error_at_its_place() {
+    let repo = Repo::fixture("aiws-legacy-mismatch");
+    let manifest = repo.read(".aiws/manifest.json");
+    let line = manifest
+        .lines()
+        .position(|l| l.contains("\"aiws_version\""))
+        .unwrap()
+        + 1;
+    let args = ["--role", "worker", "--change", "fix-login"];
+    for (broken, place, problem) in [
+        (
+            manifest.replace(
+                "\"aiws_version\": \"0.0.96\",",
+                "\"aiws_version\": \"0.0.96\",,",
+            ),
+            format!("{line}:28"),
+            "invalid JSON",
+        ),
+        (
+            manifest.replace("\"aiws_version\": \"0.0.96\",", "\"aiws_version\": 96,"),
+            format!("{line}:3"),
+            "\"aiws_version\" is 96, not a version",
+        ),
+    ] {
+        repo.write(".aiws/manifest.json", &broken);
+        let before = repo.snapshot_tree();
+        let out = repo.curate().args(args).run();
+        assert_eq!(out.code, 1, "{}", out.all());
+        assert!(
+            out.stderr
+                .contains(&format!("error: .aiws/manifest.json:{place}: {problem}")),
+            "{}",
+            out.stderr
+        );
+        assert!(out.stderr.contains("--profile"), "{}", out.stderr);
+        assert_eq!(repo.snapshot_tree(), before);
+        let named = repo
+            .curate()
+            .args(["--profile", "aiws"])
+            .args(args)
+            .args(["--dry-run"])
+            .run();
+        assert_eq!(named.code, 0, "{}", named.all());
+    }
+}
+
 #[test]
 fn a_layout_the_profile_does_not_serve_is_named_with_the_command_that_uses_it() {
     let repo = Repo::fixture("aiws-legacy-mismatch");
