@@ -562,14 +562,26 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
             ),
         );
     }
-    if stale && let Some(l) = &lock {
+    if stale
+        && let Some(l) = &lock
+        && let Some(f) = l.inputs.overrides.as_ref().filter(|f| f.outside)
+    {
+        add(
+            1,
+            Severity::Warning,
+            format!(
+                "stale check skipped: the overrides file {} was read from outside the repository, so a compile with the recorded inputs cannot be run here",
+                quoted(&f.path)
+            ),
+        );
+    } else if stale && let Some(l) = &lock {
         match recompile(ws, l) {
             Ok(Some(new_text)) if new_text != text => add(
                 1,
                 Severity::Error,
                 format!(
-                    "stale: a compile with the recorded inputs would now write this manifest differently (run `curate --role {} --change {}`)",
-                    l.inputs.role, l.inputs.change
+                    "stale: a compile with the recorded inputs would now write this manifest differently (run `{}`)",
+                    replay_command(ws, &l.inputs)
                 ),
             ),
             Ok(None) => add(
@@ -632,6 +644,73 @@ fn over_budget(items: &[Item], caps: Caps) -> Vec<String> {
         ));
     }
     out
+}
+
+/// The command that compiles with a lock's recorded inputs: each input that differs from
+/// what a compile in `ws` takes without options, as its option (a hint that left them out
+/// would narrow the manifest, and the next `check --stale` would pass on it).
+fn replay_command(ws: &Workspace, i: &manifest::Inputs) -> String {
+    let mut words: Vec<String> = Vec::new();
+    let mut option = |name: &str, value: Option<String>| {
+        words.push(name.to_owned());
+        words.extend(value);
+    };
+    option("--role", Some(i.role.clone()));
+    option("--change", Some(i.change.clone()));
+    for (name, values) in [
+        ("--owns", &i.owns),
+        ("--reads", &i.reads),
+        ("--add", &i.add),
+        ("--drop", &i.drop),
+    ] {
+        for v in values {
+            option(name, Some(v.clone()));
+        }
+    }
+    if let Some(f) = &i.overrides
+        && f.path != ws.overrides_path(&i.change, &i.role)
+    {
+        option("--overrides", Some(f.path.clone()));
+    }
+    if let Some(f) = &i.task_file {
+        option("--task-file", Some(f.path.clone()));
+    }
+    if !i.files_from.is_empty() {
+        // The list itself is in the lock, as read from the file or stdin.
+        option("--files-from", Some("FILE".to_owned()));
+    }
+    let caps = ws.caps();
+    for (name, recorded, bare) in [
+        ("--max-files", i.caps.max_files, caps.max_files),
+        ("--max-lines", i.caps.max_lines, caps.max_lines),
+        ("--max-tokens", i.caps.max_tokens, caps.max_tokens),
+        ("--related", i.related, ws.config.related_tokens),
+        (
+            "--max-file-size",
+            i.max_file_size,
+            crate::compile::measure::DEFAULT_MAX_FILE_SIZE,
+        ),
+    ] {
+        if recorded != bare {
+            option(name, Some(recorded.to_string()));
+        }
+    }
+    if caps.degrade && !i.caps.degrade {
+        option("--no-degrade", None);
+    }
+    if i.no_ignore {
+        option("--no-ignore", None);
+    }
+    if i.encoding != ws.encoding {
+        option("--encoding", Some(i.encoding.name().to_owned()));
+    }
+    if i.changes_root != ws.changes_root {
+        option("--changes-dir", Some(i.changes_root.clone()));
+    }
+    std::iter::once("curate".to_owned())
+        .chain(words.iter().map(|w| crate::report::shell_word(w)))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The manifest a compile with the lock's recorded inputs would write now.

@@ -565,6 +565,8 @@ pub struct OverridesFile {
     /// As recorded in the lock: repository-relative, or the file's name alone when
     /// outside, so a committed lock never holds a machine's absolute path.
     pub recorded: String,
+    /// Outside the repository: recorded by its name alone.
+    pub outside: bool,
     /// Given with `--overrides` (then it must exist).
     pub explicit: bool,
 }
@@ -718,6 +720,7 @@ impl CompileSettings {
                     FileRef {
                         path: ws.shown(&path),
                         sha256: crate::util::digest::hex(&bytes),
+                        outside: false,
                     },
                     task,
                 ))
@@ -737,6 +740,7 @@ impl CompileSettings {
             Some(p) => {
                 let path = ws.arg_path(p);
                 OverridesFile {
+                    outside: ws.relative(&path).is_none(),
                     recorded: ws.relative(&path).unwrap_or_else(|| {
                         path.file_name().map_or_else(
                             || path.display().to_string(),
@@ -755,6 +759,7 @@ impl CompileSettings {
                     recorded: rel.clone(),
                     shown: rel,
                     explicit: false,
+                    outside: false,
                 }
             }
         };
@@ -784,6 +789,13 @@ impl CompileSettings {
     /// again (`check --stale`). Returns them with the workspace they ran in.
     pub fn from_lock(ws: &Workspace, lock: &Lock) -> Result<(Workspace, CompileSettings)> {
         let i = &lock.inputs;
+        if let Some(f) = i.overrides.as_ref().filter(|f| f.outside) {
+            // Its name alone is recorded: the file of that name here is another one.
+            return Err(Error::Failed(format!(
+                "the overrides file {} was read from outside the repository; it cannot be read again from the lock",
+                crate::model::quoted(&f.path)
+            )));
+        }
         let mut ws = ws.clone();
         ws.changes_root.clone_from(&i.changes_root);
         ws.changes_root_given = true;

@@ -167,6 +167,7 @@ fn write_outputs(ws: &Workspace, s: &CompileSettings, c: &Compiled, force: bool)
         lock.companion = Some(manifest::FileRef {
             path: path.clone(),
             sha256: crate::util::digest::hex(text.as_bytes()),
+            outside: false,
         });
     }
     // The lock first, the manifest last: the manifest is the commit point.

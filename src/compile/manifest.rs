@@ -270,6 +270,10 @@ pub fn parse(text: &str) -> Parsed {
 pub struct FileRef {
     pub path: String,
     pub sha256: String,
+    /// Read from outside the repository (an `--overrides` file elsewhere): `path` is its
+    /// name alone, which no other machine, nor `check --stale`, can read again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub outside: bool,
 }
 
 /// The resolved inputs of a compile, enough to run it again.

@@ -1777,6 +1777,7 @@ fn read_overrides(
         Some(FileRef {
             path: s.overrides.recorded.clone(),
             sha256: crate::util::digest::hex(&bytes),
+            outside: s.overrides.outside,
         }),
     ))
 }

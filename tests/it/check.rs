@@ -620,12 +620,88 @@ fn stale_uses_the_recorded_inputs() {
     repo.write("src/auth/mfa.ts", "export const mfa = true;\n");
     let out = check(&repo, &["--stale"]);
     assert_eq!(out.code, 1, "{}", out.all());
-    assert!(
-        out.stderr
-            .contains("would now write this manifest differently"),
-        "{}",
-        out.stderr
+    // The command it gives is the recorded inputs': run as told, the manifest keeps the
+    // task's files and the addition, and is current again.
+    let hint = out
+        .stderr
+        .split("(run `")
+        .nth(1)
+        .and_then(|rest| rest.split("`)").next())
+        .unwrap_or_else(|| panic!("no command in {}", out.stderr));
+    assert_eq!(
+        hint,
+        "curate --role worker --change add-auth --reads 'src/api/*.ts' --add 'docs/guide.md:low:doc:how we work' --task-file tasks/auth.json --max-files 0"
     );
+    let words = shell_words(hint);
+    let out = repo.curate().args(&words[1..]).run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    let manifest = repo.read(WORKER_MANIFEST);
+    for file in ["src/auth/mfa.ts", "docs/guide.md"] {
+        assert!(manifest.contains(file), "{file} in\n{manifest}");
+    }
+    let out = check(&repo, &["--stale"]);
+    assert_eq!(out.code, 0, "{}", out.all());
+}
+
+/// A command line as a POSIX shell splits it: words apart at spaces, `'…'` taken whole.
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let (mut word, mut quoted, mut started) = (String::new(), false, false);
+    for c in line.chars() {
+        match c {
+            '\'' => (quoted, started) = (!quoted, true),
+            ' ' if !quoted => {
+                if started {
+                    words.push(std::mem::take(&mut word));
+                }
+                started = false;
+            }
+            c => {
+                word.push(c);
+                started = true;
+            }
+        }
+    }
+    if started {
+        words.push(word);
+    }
+    words
+}
+
+/// An overrides file outside the repository is recorded by its name alone: `check --stale`
+/// cannot read it again, says so as a warning, and never reads a file of that name in the
+/// repository instead.
+#[test]
+fn stale_with_an_overrides_file_outside_the_repository_is_a_warning() {
+    let repo = Repo::fixture("aiws-basic");
+    let outside = tempfile::tempdir().unwrap();
+    let file = outside.path().join("o.jsonl");
+    std::fs::write(&file, "{\"drop\": \"changes/<id>/evidence/*.md\"}\n").unwrap();
+    compile(
+        &repo,
+        &[
+            "--change",
+            "add-auth",
+            "--overrides",
+            file.to_str().unwrap(),
+        ],
+    );
+    let lock: serde_json::Value = serde_json::from_str(&repo.read(WORKER_LOCK)).unwrap();
+    assert_eq!(lock["inputs"]["overrides"]["path"], "o.jsonl");
+    assert_eq!(lock["inputs"]["overrides"]["outside"], true);
+    for _ in 0..2 {
+        let out = check(&repo, &["--stale"]);
+        assert_eq!(out.code, 0, "{}", out.all());
+        assert!(
+            out.stderr.contains(&format!(
+                "{WORKER_MANIFEST}:1: warning: stale check skipped: the overrides file \"o.jsonl\" was read from outside the repository"
+            )),
+            "{}",
+            out.stderr
+        );
+        // A file of that name in the repository changes nothing.
+        repo.write("o.jsonl", "{\"drop\": \"AI_PROJECT.md\"}\n");
+    }
 }
 
 #[test]
