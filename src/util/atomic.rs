@@ -226,15 +226,56 @@ fn write_inner(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    std::fs::create_dir_all(&dir).map_err(werr)?;
-    sweep(&dir, &name);
-    let prefix = format!("{}{}-", temp_prefix(&name), std::process::id());
+    // The folders this write makes are removed again if it fails: nothing is left.
+    let made = missing_folders(&dir);
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        remove_empty(&made);
+        return Err(werr(e));
+    }
+    let result = write_in(path, &dir, &name, sync, fill);
+    if result.is_err() {
+        remove_empty(&made);
+    }
+    result
+}
+
+/// The folders of `dir` that do not exist, deepest first.
+fn missing_folders(dir: &Path) -> Vec<PathBuf> {
+    dir.ancestors()
+        .take_while(|d| !d.as_os_str().is_empty() && std::fs::symlink_metadata(d).is_err())
+        .map(Path::to_owned)
+        .collect()
+}
+
+/// Removes `folders` (deepest first), each only while it is empty.
+fn remove_empty(folders: &[PathBuf]) {
+    for folder in folders {
+        if std::fs::remove_dir(folder).is_err() {
+            return;
+        }
+    }
+}
+
+/// [`write_inner`] in its folder, which exists.
+fn write_in(
+    path: &Path,
+    dir: &Path,
+    name: &str,
+    sync: bool,
+    fill: impl FnOnce(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
+    let werr = |source| Error::Write {
+        path: path.to_owned(),
+        source,
+    };
+    sweep(dir, name);
+    let prefix = format!("{}{}-", temp_prefix(name), std::process::id());
     let mut builder = tempfile::Builder::new();
     builder.prefix(&prefix).rand_bytes(8);
     // tempfile creates 0600 files; a new output gets 0666 less the umask, as `File::create`.
     #[cfg(unix)]
     builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    let mut tmp = create(&builder, &dir).map_err(werr)?;
+    let mut tmp = create(&builder, dir).map_err(werr)?;
     let tmp_path = tmp.path().to_owned();
     let result = (|| {
         // A rewritten file keeps its mode; a new one gets the usual 0666 less the umask.
@@ -370,6 +411,23 @@ mod tests {
         assert!(write_with_unsynced(&folder, |w| write_all(w, &folder, b"x")).is_err());
         assert_eq!(std::fs::read(folder.join("kept.txt")).unwrap(), b"kept");
         assert_eq!(names(dir.path()), ["out.md", "sub"]);
+    }
+
+    /// A write that fails leaves nothing: not the temporary file, not the folders it made
+    /// for the target; a folder that was there stays, and so does one that holds something.
+    #[test]
+    fn a_failed_write_removes_the_folders_it_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let fail = |_: &mut dyn Write| -> Result<()> { Err(Error::Usage("no".to_owned())) };
+        assert!(write_with(&dir.path().join("a/b/c/out.md"), fail).is_err());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        std::fs::create_dir(dir.path().join("a")).unwrap();
+        assert!(write_with_unsynced(&dir.path().join("a/b/out.md"), fail).is_err());
+        assert!(dir.path().join("a").is_dir());
+        assert!(!dir.path().join("a/b").exists());
+        // Written: the folders stay.
+        write(&dir.path().join("a/b/out.md"), b"x").unwrap();
+        assert_eq!(std::fs::read(dir.path().join("a/b/out.md")).unwrap(), b"x");
     }
 
     #[test]
