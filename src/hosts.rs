@@ -212,6 +212,20 @@ fn parse_object(path: &str, text: Option<&str>) -> Result<Map<String, Value>> {
         return Ok(Map::new());
     };
     match serde_json::from_str::<Value>(text) {
+        // Written back from the parsed object, a key written twice would lose its first
+        // value (a person's hook) without a word.
+        Ok(Value::Object(_)) if let Some((at, key)) = jsonpos::duplicate_key(text) => {
+            Err(Error::Syntax {
+                path: path.into(),
+                pos: crate::error::Pos {
+                    line: at.line,
+                    column: at.column,
+                },
+                message: format!(
+                    "the key {key:?} is written twice in one object; JSON keeps only the last, and rewriting the file would lose the first: curate leaves the file as it is"
+                ),
+            })
+        }
         Ok(Value::Object(m)) => Ok(m),
         Ok(_) => Err(left_alone(path, "not a JSON object")),
         Err(e) => Err(Error::Syntax {

@@ -558,6 +558,21 @@ fn init_host_merges_shows_what_changed_and_a_second_run_changes_nothing() {
         out.stderr
     );
     assert_eq!(repo.read(".claude/settings.json"), "{\n  \"hooks\": ,\n}\n");
+
+    // A key written twice hides its first value from a JSON reader; rewriting the file
+    // from what was read would delete it: named at the second, left as it is.
+    let twice = "{\"hooks\": {\"PreToolUse\": [{\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"./guard.sh\"}]}],\n  \"PreToolUse\": []}}\n";
+    repo.write(".claude/settings.json", twice);
+    let out = repo.curate().args(["init", "--host", "claude-code"]).run();
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(
+        out.stderr.contains(
+            ".claude/settings.json:2:3: the key \"PreToolUse\" is written twice in one object"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(repo.read(".claude/settings.json"), twice);
 }
 
 fn hook_input() -> impl Strategy<Value = Vec<u8>> {
@@ -865,5 +880,19 @@ fn doctor_reports_the_wiring_and_fails_when_the_binary_is_gone() {
         ),
         "{}",
         gone.stdout
+    );
+
+    // A settings file that is no JSON: named at its place, as `init` names it (Claude Code
+    // cannot read its hooks either), not just "not wired".
+    repo.write(".claude/settings.json", &format!("{settings},\n"));
+    let broken = repo.curate().args(["doctor"]).run();
+    assert_eq!(broken.code, 1, "{}", broken.all());
+    let line = settings.lines().count() + 1;
+    assert!(
+        broken.stdout.contains(&format!(
+            "problem: claude-code: .claude/settings.json:{line}:1: invalid JSON: trailing characters: Claude Code cannot read it"
+        )),
+        "{}",
+        broken.stdout
     );
 }

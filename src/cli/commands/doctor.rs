@@ -39,6 +39,22 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
             .flatten()
             .map(|b| String::from_utf8_lossy(&b).into_owned())
     };
+    // A host file that is there but not JSON: a problem naming its place, for the host
+    // cannot read it either.
+    let json = |file: &str, problems: &mut Vec<String>, host: &str| -> Option<Value> {
+        let text = read(file)?;
+        match serde_json::from_str::<Value>(&text) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                problems.push(format!(
+                    "{file}:{}: invalid JSON: {}: {host} cannot read it",
+                    crate::util::jsonpos::json_pos(&e),
+                    crate::util::jsonpos::json_message(&e)
+                ));
+                None
+            }
+        }
+    };
     let mut wired = Vec::new();
     // A workflow whose own injector reads the lists at the dispatch (Trellis' hook): the
     // hosts must compile a list right after the lead edits it.
@@ -58,7 +74,7 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
         problems: Vec::new(),
     };
     for file in [".claude/settings.json", ".claude/settings.local.json"] {
-        if let Some(v) = read(file).and_then(|t| serde_json::from_str::<Value>(&t).ok()) {
+        if let Some(v) = json(file, &mut claude.problems, "Claude Code") {
             for (event, program) in hosts::claude_hook_programs(&v) {
                 claude.entries.push(event);
                 claude.program.get_or_insert(program);
@@ -123,7 +139,7 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
         found: None,
         problems: Vec::new(),
     };
-    if let Some(v) = read(HostKind::Mcp.path()).and_then(|t| serde_json::from_str::<Value>(&t).ok())
+    if let Some(v) = json(HostKind::Mcp.path(), &mut mcp.problems, "an MCP client")
         && let Some(command) = v["mcpServers"]["curate"]["command"].as_str()
     {
         mcp.entries.push("mcpServers.curate".to_owned());
