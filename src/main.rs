@@ -29,7 +29,11 @@ fn main() {
                     .strip_prefix(&style.error("error:"))
                     .unwrap_or(first)
                     .trim();
-                let _ = printer.out_json(&serde_json::json!({"status": "ERROR", "error": message}));
+                let mut answer = serde_json::json!({"status": "ERROR", "error": message});
+                if let Some(hint) = text.lines().find_map(|l| l.strip_prefix("hint: ")) {
+                    answer["hint"] = serde_json::Value::from(hint.trim());
+                }
+                let _ = printer.out_json(&answer);
             }
             std::process::exit(curate::cli::exit::ExitCode::of_error(&e).code());
         }

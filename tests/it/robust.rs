@@ -23,8 +23,8 @@ fn contracts(name: &str) -> String {
 }
 
 /// The error shape: a first line `error: …`, then only `caused by: …` and `hint: …` lines;
-/// nothing on stdout, except under `--format json`: one object `{status: "ERROR", error}`
-/// whose `error` is the first line's message.
+/// nothing on stdout, except under `--format json`: one object `{status: "ERROR", error,
+/// hint?}` whose `error` is the first line's message and `hint` the hint line's.
 fn assert_one_clear_error(out: &Output, what: &str) {
     if what.contains("--format json") && !out.stdout.trim().is_empty() {
         let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| {
@@ -40,7 +40,14 @@ fn assert_one_clear_error(out: &Output, what: &str) {
             v["error"].as_str(),
             "{what}"
         );
-        assert_eq!(v.as_object().map(serde_json::Map::len), Some(2), "{what}");
+        let hint = out.stderr.lines().find_map(|l| l.strip_prefix("hint: "));
+        assert_eq!(v.get("hint").and_then(|h| h.as_str()), hint, "{what}");
+        let fields = 2 + usize::from(hint.is_some());
+        assert_eq!(
+            v.as_object().map(serde_json::Map::len),
+            Some(fields),
+            "{what}"
+        );
     } else {
         assert!(
             out.stdout.trim().is_empty(),
