@@ -76,7 +76,7 @@ pub fn check(ws: &Workspace, paths: &[PathBuf], stale: bool) -> Checked {
             .settings_warnings(&ws.root)
             .into_iter()
             .map(|w| Finding {
-                file: w.file.to_owned(),
+                file: w.file,
                 line: w.line,
                 severity: Severity::Warning,
                 message: w.message,

@@ -87,6 +87,53 @@ impl Workflow for Guild {
         ids
     }
 
+    /// A run whose plan cannot be found: its `run-state.json` is not JSON, or names a plan
+    /// that is not there. Its lanes are then in no plan, and the change is not found.
+    fn settings_warnings(&self, root: &Path) -> Vec<super::SettingsWarning> {
+        let mut out = Vec::new();
+        for run in folders(root, RUNS) {
+            let file = format!("{RUNS}/{run}/run-state.json");
+            let Ok(Some(bytes)) = crate::compile::admit::read_repo_file(root, &root.join(&file))
+            else {
+                continue;
+            };
+            let text = String::from_utf8_lossy(&bytes);
+            match serde_json::from_str::<serde_json::Value>(&text) {
+                Err(e) => out.push(super::SettingsWarning {
+                    line: e.line(),
+                    message: format!(
+                        "invalid JSON ({}): its plan_slug is not read, and the run's plan is the only one in .guild/plan/ if there is just one",
+                        crate::util::jsonpos::json_message(&e)
+                    ),
+                    file,
+                }),
+                Ok(v) => {
+                    let Some(slug) = v.get("plan_slug").and_then(|s| s.as_str()) else {
+                        continue;
+                    };
+                    let plan = format!(".guild/plan/{slug}.md");
+                    let there = crate::util::paths::is_name(slug)
+                        && matches!(
+                            crate::compile::admit::read_repo_file(root, &root.join(&plan)),
+                            Ok(Some(_))
+                        );
+                    if !there {
+                        out.push(super::SettingsWarning {
+                            line: crate::util::jsonpos::locate(&text, "/plan_slug")
+                                .map_or(0, |p| p.line),
+                            message: format!(
+                                "plan_slug {slug:?} names {}, which is not there: the run's lanes are in no plan",
+                                crate::model::quoted(&plan)
+                            ),
+                            file,
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+
     fn looked(&self, id: &str) -> Vec<String> {
         vec![format!(
             "the lanes (`- task-id: {id}`) of the plan of each run in {RUNS}/"

@@ -81,7 +81,7 @@ pub struct ByteBudget {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SettingsWarning {
     /// Repository-relative.
-    pub file: &'static str,
+    pub file: String,
     pub line: usize,
     pub message: String,
 }

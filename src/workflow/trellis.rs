@@ -371,7 +371,7 @@ impl Workflow for Trellis {
                     .position(|l| l.trim_start().starts_with(&format!("{key}:")))
                     .map_or(0, |i| section + i + 1);
                 super::SettingsWarning {
-                    file: CONFIG,
+                    file: CONFIG.to_owned(),
                     line,
                     message: format!(
                         "context_injection.{key} {shown} is not a whole number: Trellis' hook uses its default, {default} bytes, and so does curate"

@@ -1414,6 +1414,55 @@ fn a_layout_the_profile_does_not_serve_is_named_with_the_command_that_uses_it() 
 
 const RUN: &str = "run-4b7e2d90-1c3a-4f5e-8a6b-2d9c0e1f3a57";
 
+/// A run whose plan cannot be found (its `plan_slug` names no plan, its `run-state.json` is
+/// not JSON) is named, with the file and line, in the BLOCKED compile's report and in
+/// `curate check`: "the lane is not in the plans" alone did not say why.
+#[test]
+fn a_guild_run_whose_plan_is_not_there_is_named() {
+    let repo = Repo::fixture("guild");
+    let state = format!(".guild/runs/{RUN}/run-state.json");
+    let text = repo.read(&state);
+    let line = text.lines().position(|l| l.contains("plan_slug")).unwrap() + 1;
+    repo.write(
+        &state,
+        &text.replace("\"bookmark-tags\"", "\"bookmark-tag\""),
+    );
+    let args = [
+        "--role",
+        "frontend",
+        "--change",
+        "T2-frontend",
+        "--run",
+        RUN,
+    ];
+    let out = repo.curate().args(args).run();
+    assert_eq!(out.code, 3, "{}", out.all());
+    let said = format!(
+        "{state}:{line}: plan_slug \"bookmark-tag\" names \".guild/plan/bookmark-tag.md\", which is not there"
+    );
+    assert!(out.stderr.contains(&said), "{}", out.stderr);
+    let check = repo.curate().args(["check"]).run();
+    assert!(
+        check.stderr.contains(&format!(
+            "{state}:{line}: warning: plan_slug \"bookmark-tag\""
+        )),
+        "{}",
+        check.stderr
+    );
+    repo.write(&state, "{oops\n");
+    let check = repo.curate().args(["check"]).run();
+    assert!(
+        check
+            .stderr
+            .contains(&format!("{state}:1: warning: invalid JSON")),
+        "{}",
+        check.stderr
+    );
+    repo.write(&state, &text);
+    let check = repo.curate().args(["check"]).run();
+    assert!(!check.stderr.contains("run-state.json"), "{}", check.stderr);
+}
+
 #[test]
 fn a_guild_lane_gets_its_artifacts_and_its_bundle_in_guilds_form() {
     let repo = Repo::fixture("guild");
