@@ -237,15 +237,27 @@ impl Verdict {
 
     /// The verdict as it may be shown: a touched path, and a line of a criterion's output,
     /// that holds a secret (`rule_of` names the rule it holds one by) replaced by words that
-    /// name the rule only (a verdict is printed, logged and sent to an orchestrator).
+    /// name the rule only; a criterion's text and command (the task file's words) with the
+    /// secret itself replaced (`<secret: rule>`). A verdict is printed, logged and sent to an
+    /// orchestrator.
     #[must_use]
     pub fn hiding_secrets(mut self, rule_of: impl Fn(&str) -> Option<&'static str>) -> Verdict {
-        for v in self.violations.iter_mut().filter(|v| !v.file.is_empty()) {
-            if let Some(rule) = rule_of(&v.file) {
+        let redacted = |text: &mut String| {
+            if rule_of(text).is_some() {
+                *text = crate::compile::secrets::redact(text);
+            }
+        };
+        for v in &mut self.violations {
+            if let Some(rule) = rule_of(&v.file).filter(|_| !v.file.is_empty()) {
                 v.file = format!("<a path that holds a secret ({rule})>");
+            }
+            if let Some(c) = &mut v.criterion {
+                redacted(c);
             }
         }
         for o in &mut self.criteria {
+            redacted(&mut o.criterion);
+            redacted(&mut o.command);
             if o.output_tail.lines().any(|line| rule_of(line).is_some()) {
                 o.output_tail = o
                     .output_tail

@@ -864,3 +864,44 @@ fn run_criteria_runs_the_checkable_success_criteria_with_a_timeout() {
     assert_eq!(out.code, 0, "{}", out.all());
     assert!(out.json().get("criteria").is_none());
 }
+
+/// A token written into a criterion (its command) is never printed: the criterion's text and
+/// command show `<secret: rule>` in its place, in the report and the JSON, passed or failed.
+#[test]
+fn a_secret_in_a_criterion_is_not_printed() {
+    let repo = Repo::empty();
+    let token = format!("ghp_{}", "u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d");
+    repo.write(
+        "task.json",
+        &format!(
+            r#"{{"task_id": "t1", "files_owned": ["src/**"], "success_criteria": [
+            "Lint passes: echo {token}; exit 3",
+            "Tests pass: `true {token}`"
+        ]}}"#
+        ),
+    );
+    repo.write("src/a.rs", "fn main() {}\n");
+    let args = [
+        "--task-file",
+        "task.json",
+        "--touched",
+        "src/a.rs",
+        "--run-criteria",
+    ];
+    let human = verify(&repo, args);
+    let json = verify(&repo, args.iter().chain(&["--format", "json"]));
+    for out in [&human, &json] {
+        assert_eq!(out.code, 1, "{}", out.all());
+        assert!(!out.all().contains(&token), "{}", out.all());
+    }
+    assert!(
+        human
+            .stderr
+            .contains("criterion failed: Lint passes: echo <secret: github-pat>; exit 3"),
+        "{}",
+        human.all()
+    );
+    let v = json.json();
+    assert_eq!(v["criteria"][1]["command"], "true <secret: github-pat>");
+    assert_eq!(v["criteria"][1]["passed"], true);
+}
