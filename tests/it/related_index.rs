@@ -204,6 +204,47 @@ fn a_file_that_becomes_a_secret_holder_is_never_related() {
     }
 }
 
+/// A file whose path holds a token is never read by the search: not ranked, not counted in
+/// the budget or the note, and neither its path nor its folder's name is kept in the cache
+/// (the index and the listings), cold or warm.
+#[test]
+fn a_path_that_holds_a_token_is_never_related_nor_kept_in_the_cache() {
+    let repo = aged_fixture();
+    let clean = related(&repo, &[]);
+    let token = format!("ghp_{}", "u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d");
+    let file = format!("src/{token}/pathy.ts");
+    repo.write(
+        &file,
+        "import { LoginService } from \"../auth/login\";\nexport function pathy(s: LoginService) { return s; }\n",
+    );
+    set_mtime(&repo.root.join(&file), past(24));
+    std::thread::sleep(Duration::from_millis(1100));
+    for run in ["cold", "warm"] {
+        let out = related(&repo, &[]);
+        assert_eq!(out.stdout, clean.stdout, "{run}");
+        assert!(!out.all().contains(&token), "{run}");
+        let cached = cache_files(&repo, "");
+        assert!(
+            cached
+                .iter()
+                .any(|f| f.to_string_lossy().contains("related-v"))
+        );
+        assert!(
+            cached
+                .iter()
+                .any(|f| f.to_string_lossy().contains("listing-v"))
+        );
+        for f in cached {
+            let bytes = std::fs::read(&f).unwrap();
+            assert!(
+                !bytes.windows(token.len()).any(|w| w == token.as_bytes()),
+                "{run}: {} holds the token",
+                f.display()
+            );
+        }
+    }
+}
+
 #[test]
 fn a_damaged_index_is_ignored_and_written_anew() {
     let repo = aged_fixture();

@@ -1,7 +1,7 @@
 //! Folder listings kept between runs, for `--related`'s walk of the whole repository
 //! (docs/budgets.md#related-files): a folder whose stamp did not change is not listed again.
 //!
-//! One file a repository in the cache folder, `listing-v1-<12 hex digits of the root's
+//! One file a repository in the cache folder, `listing-v2-<12 hex digits of the root's
 //! sha256>.bin`. Per folder: its repository-relative path; its stamp (size, modification and
 //! change times to the nanosecond, inode, device, from `lstat`); its entries (name and type:
 //! file, folder, link or other) in the order the folder listed them. Adding, removing or
@@ -29,7 +29,7 @@ use super::index::{Base, Reader, Stamp, checksum, put_bytes, put_len, put_stamp}
 use crate::compile::cache::{repo_file, sweep_repo_files};
 
 /// The format, in the file name and the header.
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
 const MAGIC: &[u8] = b"curate folder listings\n";
 /// At most this many bytes a file (a larger one is neither read nor written).
 const MAX_BYTES: usize = 256 * 1024 * 1024;
@@ -388,10 +388,12 @@ impl Listings {
         let kept: Vec<usize> = (0..self.kept.len())
             .filter(|&k| self.kept[k].load(Ordering::Relaxed))
             .collect();
-        let fresh: Vec<&Folder<'_>> = fresh
-            .iter()
-            .filter(|f| !f.stamp.is_racy(self.started))
-            .collect();
+        let fresh: Vec<&Folder<'_>> = without_tokens(
+            fresh
+                .iter()
+                .filter(|f| !f.stamp.is_racy(self.started))
+                .collect(),
+        );
         if fresh.is_empty() && kept.len() == self.loaded.folders.len() {
             // Every folder as loaded.
             return Ok(());
@@ -414,10 +416,41 @@ impl Listings {
         }
         crate::util::atomic::write_unsynced(file, &bytes)?;
         if let Some(dir) = file.parent() {
+            // This repository's listings written by an older curate are read no more.
+            let name = crate::util::digest::hex12(&self.root);
+            for v in 1..VERSION {
+                let _ = std::fs::remove_file(dir.join(format!("{PREFIX}{v}-{name}.bin")));
+            }
             sweep_repo_files(dir, PREFIX);
         }
         Ok(())
     }
+}
+
+/// `folders` but those whose path or an entry's name holds a token (a secret by content):
+/// such a folder is not kept, so the cache holds no secret's value; it is listed anew at
+/// each run. One scan of all the names, and one a folder only when it finds something.
+fn without_tokens<'a, 'b>(folders: Vec<&'a Folder<'b>>) -> Vec<&'a Folder<'b>> {
+    let Ok(rules) = crate::compile::secrets::ContentRules::shared() else {
+        return Vec::new();
+    };
+    let text = |f: &Folder<'_>| {
+        let mut text = f.rel.replace('/', "\n");
+        for (name, _) in f.entries.iter() {
+            text.push('\n');
+            text.push_str(&name.to_string_lossy());
+        }
+        text.push('\n');
+        text
+    };
+    let all: String = folders.iter().map(|f| text(f)).collect();
+    if rules.scan(all.as_bytes()).is_none() {
+        return folders;
+    }
+    folders
+        .into_iter()
+        .filter(|f| rules.scan(text(f).as_bytes()).is_none())
+        .collect()
 }
 
 /// A folder's entries by `getdents64` into a buffer on the stack: what [`read_std`] gives,

@@ -257,7 +257,13 @@ fn look(
     if !crate::util::paths::is_normal(path) || crate::compile::secrets::by_path(path).is_some() {
         return none;
     }
-    let read_as = || RepoPath::new(path).ok();
+    // Read only when its path holds no token (checked here, not before the index's entry:
+    // a path is judged when its file is first read, and the index keeps none that fails).
+    let read_as = || {
+        RepoPath::new(path)
+            .ok()
+            .filter(|_| i.rules.scan_path(path).is_none())
+    };
     if !i.index.is_enabled() {
         return Looked {
             found: read_as()
