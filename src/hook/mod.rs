@@ -376,8 +376,9 @@ fn known_roles(ws: &Workspace) -> Option<impl Fn(&str) -> bool + '_> {
 
 /// The change of a dispatch: a `change:` prompt line, the workflow's own line (Trellis'
 /// `Active task: <path>`), `CURATE_CHANGE`, the session's binding, the repository's
-/// binding; never guessed. A path to the change is reduced to its id.
-fn change_of(ws: &Workspace, d: &Dispatch<'_>) -> Option<String> {
+/// binding; never guessed. A path to the change is reduced to its id. `Some(Err)`: the id
+/// named is no valid id.
+fn change_of(ws: &Workspace, d: &Dispatch<'_>) -> Option<crate::error::Result<String>> {
     let change = prompt_line(d.prompt, "change")
         .map(str::to_owned)
         .or_else(|| task_line(ws, d.prompt))
@@ -389,8 +390,7 @@ fn change_of(ws: &Workspace, d: &Dispatch<'_>) -> Option<String> {
         })
         .or_else(|| crate::state::bound_change(&ws.root, d.session))?;
     // As written: a path may name where the change is (Trellis' archive months).
-    check_name("change id", ws.workflow().normalize_id(&change)).ok()?;
-    Some(change)
+    Some(check_name("change id", ws.workflow().normalize_id(&change)).map(|()| change))
 }
 
 /// The change the workflow's own prompt line names, repository-relative (an absolute path
@@ -443,18 +443,39 @@ pub fn prepare(d: &Dispatch<'_>, o: &WorkspaceOptions, trace: &Trace) -> Option<
         ));
     };
     trace.note(|t| t.role = Some(role.clone()));
-    let Some(change) = change_of(&ws, d) else {
-        return trace.skip(
-            "no change: no `change:` line, no CURATE_CHANGE, no binding (`curate use <id>`)",
-        );
+    let change = match change_of(&ws, d) {
+        Some(Ok(change)) => change,
+        Some(Err(e)) => return trace.skip(&first_line(&e)),
+        None => {
+            return trace.skip(
+                "no change: no `change:` line, no CURATE_CHANGE, no binding (`curate use <id>`)",
+            );
+        }
     };
     trace.note(|t| t.change = Some(change.clone()));
     let (ws, change) = match ws.for_change(&change) {
         Ok(w) => w,
         Err(e) => return trace.skip(&first_line(&e)),
     };
+    if let Some(warning) = &ws.changes_warning {
+        // A change the lead named that is not there (a typo, most often): the lead is told,
+        // with the ids that look like it, and no folder is made for it.
+        trace.note(|t| t.status = Some(Status::Blocked.name()));
+        let looked = if ws.looked.is_empty() {
+            String::new()
+        } else {
+            format!("looked for the change in: {}\n", ws.looked.join(", "))
+        };
+        return Some(Prepared::NotReady {
+            status: Status::Blocked,
+            report: format!(
+                "BLOCKED: {warning}\n{looked}nothing written: a hook makes no folder for a change; name an existing change in the prompt's `change:` line, or create the change first\n"
+            ),
+            deny: ws.config.on_not_ready == crate::config::OnNotReady::Deny,
+        });
+    }
     let task_file = match prompt_line(d.prompt, "task") {
-        Some(t) => match crate::compile::admit::contained(&ws.root, "task:", t) {
+        Some(t) => match crate::compile::admit::contained(&ws.root, "task", t) {
             Ok(p) => Some(p),
             Err(e) => return trace.skip(&first_line(&e)),
         },

@@ -169,6 +169,24 @@ fn blocked_and_over_budget_tell_the_lead_or_deny_when_configured() {
         v["systemMessage"],
         "curate: BLOCKED (see the hook's context)"
     );
+    assert!(!repo.exists("changes"), "a hook makes no change folder");
+
+    // A typo of an existing change: BLOCKED with the ids that look like it, nothing made
+    // (the plain layout would have made `changes/demoo/` and dispatched it READY).
+    let repo = Repo::fixture("hooks");
+    let input = br#"{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Agent","tool_input":{"prompt":"Do it.\nchange: demoo","subagent_type":"worker"}}"#;
+    let out = hook(&repo, "claude-code", input);
+    let context = out.json()["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        context.contains(
+            "BLOCKED: the change folder changes/demoo does not exist; did you mean demo?"
+        ),
+        "{context}"
+    );
+    assert!(!repo.exists("changes/demoo"));
 
     let repo = Repo::fixture("over-budget");
     let input = br#"{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Agent","tool_input":{"prompt":"Plan it.\nchange: big","subagent_type":"planner"}}"#;
@@ -813,6 +831,24 @@ fn every_hook_run_appends_one_line_to_the_hook_log() {
     assert_eq!(lines[2]["status"], "off");
     // Off, the input is still read for the log: its event is named.
     assert_eq!(lines[2]["event"], "PreToolUse", "{}", lines[2]);
+
+    // A skip says why in the lead's words: an id that is no id is not "no `change:` line".
+    for (prompt, reason) in [
+        ("Do it.\nchange: ../demo", "invalid change id \"../demo\""),
+        (
+            "Do it.\nchange: demo\ntask: ../t.json",
+            "task: \"../t.json\" climbs out of the repository",
+        ),
+    ] {
+        assert_eq!(hook(&repo, "claude-code", input(prompt).as_bytes()).code, 0);
+        let log = repo.read(".curate/state/hooks.jsonl");
+        let last: serde_json::Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
+        assert_eq!(last["status"], "skipped", "{last}");
+        assert!(
+            last["reason"].as_str().unwrap().starts_with(reason),
+            "{last}"
+        );
+    }
 }
 
 #[test]
