@@ -169,11 +169,21 @@ pub(crate) fn symbol(text: &str, name: &str, line_count: u64) -> Option<Range> {
         .position(|h| h.text == name)
         .or_else(|| hs.iter().position(|h| h.text.eq_ignore_ascii_case(name)))?;
     let h = &hs[at];
-    let end = hs[at + 1..]
+    let mut end = hs[at + 1..]
         .iter()
         .find(|n| n.level <= h.level)
-        .map_or(line_count, |n| n.lines[0] - 1);
-    Some([h.lines[0], end.max(h.lines[1])])
+        .map_or(line_count, |n| n.lines[0] - 1)
+        .max(h.lines[1]);
+    // Trailing blank lines left out, as a heading anchor leaves them.
+    let lines: Vec<&str> = text.lines().collect();
+    while end > h.lines[1]
+        && lines
+            .get(usize::try_from(end).unwrap_or(usize::MAX) - 1)
+            .is_some_and(|l| l.trim().is_empty())
+    {
+        end -= 1;
+    }
+    Some([h.lines[0], end])
 }
 
 /// Definitions as (name, kind, line).
@@ -251,9 +261,18 @@ mod tests {
     #[test]
     fn a_section_runs_to_the_next_heading_of_its_level() {
         let n = DOC.lines().count() as u64;
-        assert_eq!(symbol(DOC, "## Security", n), Some([9, 14]));
-        assert_eq!(symbol(DOC, "security", n), Some([9, 14]));
-        assert_eq!(symbol(DOC, "Title", n), Some([5, 14]));
+        // Trailing blank lines left out, as a heading anchor leaves them.
+        assert_eq!(symbol(DOC, "## Security", n), Some([9, 13]));
+        assert_eq!(symbol(DOC, "security", n), Some([9, 13]));
+        assert_eq!(symbol(DOC, "Title", n), Some([5, 13]));
+        let doc = "# Guide\n\n## Install\nstep 1\n\n\n## Usage\nuse\n";
+        assert_eq!(symbol(doc, "Install", 8), Some([3, 4]));
+        assert_eq!(
+            crate::compile::anchors::resolve_one(doc, "## Install"),
+            Some([3, 4])
+        );
+        // A heading with nothing under it is its own line.
+        assert_eq!(symbol("## A\n\n## B\n", "A", 3), Some([1, 1]));
         assert_eq!(symbol(DOC, "Deep", n), Some([20, 22]));
         assert_eq!(symbol(DOC, "Next", n), Some([23, 24]));
         assert_eq!(symbol(DOC, "Missing", n), None);

@@ -149,7 +149,7 @@ fn symbols_in_nested_scopes() {
         ("sample.cs", "IAuth.Login", Some([29, 29])),
         ("sample.rb", "Auth::LoginService#login", Some([14, 18])),
         ("sample.rb", "LoginService.create", Some([20, 22])),
-        ("sample.md", "Usage", Some([5, 13])),
+        ("sample.md", "Usage", Some([5, 12])),
     ];
     for (file, name, want) in cases {
         let (lang, text) = sample(file);
