@@ -35,8 +35,11 @@ pub struct File {
     pub sections: Option<bool>,
     pub budget: Option<Budget>,
     pub render: Option<Render>,
-    pub roles: Option<BTreeMap<String, String>>,
+    pub roles: Option<BTreeMap<String, toml::Spanned<String>>>,
     pub hook: Option<Hook>,
+    /// Where each `[roles]` alias's value is written (filled by [`parse`]).
+    #[serde(skip)]
+    pub role_places: BTreeMap<String, Pos>,
     pub select: Option<Select>,
 }
 
@@ -174,6 +177,22 @@ pub fn parse(text: &str) -> Result<File> {
             )
         })?;
     }
+    let mut file = file;
+    file.role_places = file
+        .roles
+        .iter()
+        .flatten()
+        .map(|(k, v)| {
+            let at = crate::util::jsonpos::position_of(text, v.span().start);
+            (
+                k.clone(),
+                Pos {
+                    line: at.line,
+                    column: at.column,
+                },
+            )
+        })
+        .collect();
     Ok(file)
 }
 
@@ -290,6 +309,8 @@ pub struct Config {
     pub max_file_bytes: u64,
     pub max_total_bytes: u64,
     pub roles: BTreeMap<String, String>,
+    /// Where the config file writes each of its `[roles]` aliases.
+    pub role_places: BTreeMap<String, Pos>,
     pub on_not_ready: OnNotReady,
     /// Setting name → where its value came from.
     pub origins: BTreeMap<&'static str, Origin>,
@@ -505,7 +526,7 @@ impl Config {
             .and_then(|f| f.roles.as_ref())
             .filter(|r| !r.is_empty())
         {
-            roles.extend(own.iter().map(|(k, v)| (k.clone(), v.clone())));
+            roles.extend(own.iter().map(|(k, v)| (k.clone(), v.get_ref().clone())));
             roles_origin = Origin::File;
         }
         origins.insert("roles", roles_origin);
@@ -543,6 +564,7 @@ impl Config {
             max_file_bytes,
             max_total_bytes,
             roles,
+            role_places: file.map(|f| f.role_places.clone()).unwrap_or_default(),
             on_not_ready,
             origins,
         })
@@ -716,7 +738,7 @@ on_not_ready = "deny"
         );
         assert_eq!(f.render.unwrap().lang, Some(Lang::Zh));
         assert_eq!(f.hook.unwrap().on_not_ready, Some(OnNotReady::Deny));
-        assert_eq!(f.roles.unwrap()["general-purpose"], "worker");
+        assert_eq!(f.roles.unwrap()["general-purpose"].get_ref(), "worker");
     }
 
     #[test]

@@ -530,6 +530,34 @@ pub fn check_name(what: &'static str, value: &str) -> Result<()> {
     }
 }
 
+/// A `[roles]` alias of the config file whose role the contracts do not have: an error at
+/// the alias's place in the file (the contracts' own "unknown role" names neither).
+pub fn check_alias(ws: &Workspace, alias: &str) -> Result<()> {
+    let Some(pos) = ws.config.role_places.get(alias) else {
+        return Ok(());
+    };
+    let role = ws.config.contract_role(alias);
+    match ws.load_contracts()?.role(role) {
+        Err(Error::UnknownRole {
+            source_name, known, ..
+        }) => {
+            let like = crate::util::similar::similar(role, &known);
+            let hint = like
+                .first()
+                .map_or(String::new(), |l| format!("did you mean {l:?}? "));
+            Err(Error::Syntax {
+                path: crate::config::PATH.into(),
+                pos: *pos,
+                message: format!(
+                    "roles.{alias} = {role:?}: {source_name} has no such role ({hint}the roles are: {})",
+                    known.join(", ")
+                ),
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Refuses a role, change or run id that holds a secret (a token pasted in its place):
 /// curate names folders, manifests, locks, reports and prompts by it. Never echoes it.
 pub fn check_no_secret(what: &'static str, value: &str) -> Result<()> {
@@ -764,6 +792,7 @@ impl CompileSettings {
             }
         };
         let contract_role = ws.config.contract_role(&role).to_owned();
+        check_alias(ws, &role)?;
         Ok(CompileSettings {
             role,
             contract_role,

@@ -328,3 +328,27 @@ fn config_precedence_is_flag_then_env_then_file_then_profile() {
             .contains("profile = \"trellis\"")
     );
 }
+
+/// A `[roles]` alias to a role the contracts do not have: an error at the alias's place in
+/// the config file, in `config show` and in a compile under the alias (the contracts' own
+/// "unknown role" named neither the file nor the alias); an alias that is fine passes.
+#[test]
+fn a_roles_alias_to_a_role_the_contracts_lack_is_an_error_at_its_place() {
+    let repo = Repo::fixture("aiws-basic");
+    repo.write(".curate/config.toml", "[roles]\nimplement = \"wroker\"\n");
+    let said = ".curate/config.toml:2:13: roles.implement = \"wroker\": embedded default has no such role (did you mean \"worker\"?";
+    for args in [
+        &["config", "show"][..],
+        &["--role", "implement", "--change", "add-auth", "--dry-run"],
+    ] {
+        let out = repo.curate().args(args).run();
+        assert_eq!(out.code, 1, "{args:?}: {}", out.all());
+        assert!(out.stderr.contains(said), "{args:?}: {}", out.stderr);
+    }
+    repo.write(".curate/config.toml", "[roles]\nimplement = \"worker\"\n");
+    let out = repo
+        .curate()
+        .args(["--role", "implement", "--change", "add-auth", "--dry-run"])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.all());
+}

@@ -11,6 +11,10 @@ use crate::error::Result;
 /// Runs `curate config [show]`.
 pub fn show(g: &GlobalArgs) -> Result<ExitCode> {
     let ws = resolve::workspace(g)?;
+    // An alias to a role the contracts do not have is a mistake of the file shown.
+    for alias in ws.config.role_places.keys() {
+        crate::settings::check_alias(&ws, alias)?;
+    }
     let p = Printer::new(g);
     let mut rows = ws.config.rows();
     // What the repository shows, and the budget its workflow's consumer sets.
