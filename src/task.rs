@@ -54,8 +54,30 @@ fn default_scope_change_protocol() -> String {
     DEFAULT_SCOPE_CHANGE_PROTOCOL.to_owned()
 }
 
-/// Parses a task file's bytes; `path` names it in errors.
+/// Parses a task file's bytes; `path` names it in errors, each at its line and column.
 pub fn parse(bytes: &[u8], path: &Path) -> Result<Task> {
+    let text = String::from_utf8_lossy(bytes);
+    let at = |pointer: &str, message: String| {
+        let p = crate::util::jsonpos::locate(&text, pointer)
+            .unwrap_or(crate::util::jsonpos::Position { line: 1, column: 1 });
+        Error::Syntax {
+            path: path.to_owned(),
+            pos: crate::error::Pos {
+                line: p.line,
+                column: p.column,
+            },
+            message,
+        }
+    };
+    if let Ok(v) = serde_json::from_slice::<serde_json::Value>(bytes)
+        && !v.is_object()
+    {
+        return Err(at(
+            "",
+            "a task file is one JSON object ({\"task_id\": …, \"success_criteria\": […], …})"
+                .to_owned(),
+        ));
+    }
     let task: Task = serde_json::from_slice(bytes).map_err(|e| Error::Syntax {
         path: path.to_owned(),
         pos: crate::util::jsonpos::json_pos(&e),
@@ -65,16 +87,28 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Task> {
         ),
     })?;
     if task.task_id.trim().is_empty() {
-        return Err(Error::Invalid {
-            path: path.to_owned(),
-            message: "task_id must not be empty".to_owned(),
-        });
+        return Err(at("/task_id", "task_id must not be empty".to_owned()));
     }
     if task.success_criteria.is_empty() {
-        return Err(Error::Invalid {
-            path: path.to_owned(),
-            message: "success_criteria must hold at least one criterion".to_owned(),
-        });
+        return Err(at(
+            "/success_criteria",
+            "success_criteria must hold at least one criterion".to_owned(),
+        ));
+    }
+    // The globs are compiled where they are used (compile, verify): a bad one is said
+    // here, where its place in the file is known.
+    for (key, globs) in [
+        ("files_owned", &task.files_owned),
+        ("files_readonly", &task.files_readonly),
+    ] {
+        for (i, glob) in globs.iter().enumerate() {
+            if let Err(e) = crate::util::glob::compile(glob) {
+                return Err(at(
+                    &format!("/{key}/{i}"),
+                    format!("{key}[{i}]: invalid glob {glob:?}: {}", e.kind()),
+                ));
+            }
+        }
     }
     Ok(task)
 }
@@ -92,6 +126,31 @@ mod tests {
         .unwrap();
         assert_eq!(t.blocked_contact, "coordinator");
         assert!(t.files_owned.is_empty());
+    }
+
+    /// Every mistake of a task file is named at its line and column.
+    #[test]
+    fn each_mistake_is_named_at_its_place() {
+        let said = |text: &str| {
+            parse(text.as_bytes(), Path::new("t.json"))
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            said("{\"task_id\": \"  \",\n \"success_criteria\": [\"x\"]}"),
+            "t.json:1:2: task_id must not be empty"
+        );
+        assert_eq!(
+            said("{\"task_id\": \"t\",\n \"success_criteria\": []}"),
+            "t.json:2:2: success_criteria must hold at least one criterion"
+        );
+        assert_eq!(
+            said(
+                "{\"task_id\": \"t\", \"success_criteria\": [\"x\"],\n \"files_readonly\": [\"a\", \"src/[a-\"]}"
+            ),
+            "t.json:2:26: files_readonly[1]: invalid glob \"src/[a-\": unclosed character class; missing ']'"
+        );
+        assert!(said("[]\n").starts_with("t.json:1:1: a task file is one JSON object"));
     }
 
     #[test]
