@@ -214,10 +214,6 @@ fn write_inner(
     sync: bool,
     fill: impl FnOnce(&mut dyn Write) -> Result<()>,
 ) -> Result<()> {
-    let werr = |source| Error::Write {
-        path: path.to_owned(),
-        source,
-    };
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
         _ => PathBuf::from("."),
@@ -228,9 +224,12 @@ fn write_inner(
         .unwrap_or_default();
     // The folders this write makes are removed again if it fails: nothing is left.
     let made = missing_folders(&dir);
-    if let Err(e) = std::fs::create_dir_all(&dir) {
+    if let Err(source) = std::fs::create_dir_all(&dir) {
         remove_empty(&made);
-        return Err(werr(e));
+        return Err(Error::Write {
+            path: path.to_owned(),
+            source,
+        });
     }
     let result = write_in(path, &dir, &name, sync, fill);
     if result.is_err() {
