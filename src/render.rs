@@ -714,10 +714,16 @@ pub fn render_to_with(
     let main_name = found.shown.as_str();
     let main_text = &found.text;
     add_found(&mut tera, main_name, found)?;
+    let mut sources: Vec<(String, String)> = vec![(main_name.to_owned(), main_text.to_string())];
     // `sticky` is available to every template by that name (the bundle includes it).
     if let Some(found) = lookup(&job.ws.root, "sticky", job.lang)? {
         add_found(&mut tera, "sticky", &found)?;
+        sources.push(("sticky".to_owned(), found.text.to_string()));
     }
+    refuse_include_cycle(&sources)?;
+    // The environment may hold secrets, and nothing the template prints from it would pass
+    // the scan of the context: tera's `get_env` is not offered.
+    tera.register_function("get_env", NoEnv);
     let rules = crate::compile::admit::rules()?;
     let excerpt = match ahead.filter(|a| a.serves(job)) {
         Some(ahead) => ahead.excerpt,
@@ -870,6 +876,73 @@ fn undefined_variable_line(e: &tera::Error, text: &str) -> Option<usize> {
         source = s.source();
     }
     None
+}
+
+/// Tera's `get_env`, refused.
+struct NoEnv;
+
+impl tera::Function for NoEnv {
+    fn call(&self, _: &HashMap<String, serde_json::Value>) -> tera::Result<serde_json::Value> {
+        Err(tera::Error::msg(
+            "get_env is not available in curate's templates: the environment may hold secrets, and what a template prints goes to a sub-agent",
+        ))
+    }
+}
+
+/// The templates `text` includes by name (`{% include "x" %}`, `{% include ["a", "b"] %}`).
+fn includes(text: &str) -> Vec<String> {
+    static INCLUDE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r#"\{%-?\s*include\s+(\[[^\]]*\]|"[^"]*"|'[^']*')"#)
+            .expect("a valid regex")
+    });
+    static NAME: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r#""([^"]*)"|'([^']*)'"#).expect("a valid regex")
+    });
+    INCLUDE
+        .captures_iter(text)
+        .flat_map(|c| {
+            NAME.captures_iter(c.get(1).map_or("", |m| m.as_str()))
+                .filter_map(|n| n.get(1).or_else(|| n.get(2)).map(|m| m.as_str().to_owned()))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// A template that includes itself, directly or through another, would recurse until the
+/// stack overflows (tera has no guard): an error naming the loop.
+fn refuse_include_cycle(sources: &[(String, String)]) -> Result<()> {
+    let edges: HashMap<&str, Vec<String>> = sources
+        .iter()
+        .map(|(name, text)| (name.as_str(), includes(text)))
+        .collect();
+    for (start, _) in sources {
+        // Depth first from `start`, along the templates there are.
+        let mut path = vec![start.clone()];
+        let mut stack = vec![(start.as_str(), 0usize)];
+        while let Some((at, i)) = stack.pop() {
+            let next = edges.get(at).and_then(|e| e.get(i));
+            let Some(next) = next else {
+                path.pop();
+                continue;
+            };
+            stack.push((at, i + 1));
+            if next == start {
+                path.push(next.clone());
+                return Err(Error::Failed(format!(
+                    "template {}: {} (a template may not include itself: it would never end)",
+                    quoted(start),
+                    path.join(" includes ")
+                )));
+            }
+            if let Some((name, _)) = sources.iter().find(|(n, _)| n == next)
+                && !path.contains(name)
+            {
+                path.push(name.clone());
+                stack.push((name.as_str(), 0));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn add(tera: &mut tera::Tera, name: &str, text: &str) -> Result<()> {

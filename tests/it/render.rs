@@ -547,3 +547,68 @@ fn render_never_writes_over_what_it_stands_on() {
         assert_eq!(repo.read(target), before, "{target}");
     }
 }
+
+/// tera's `get_env` would print the environment (a token) past the scan of the template's
+/// context: it is refused. A template that includes itself, directly or through the other,
+/// would recurse until the stack overflows (exit 134, no answer from a hook or the MCP
+/// server): it is an error naming the loop, and the hook still exits 0.
+#[test]
+fn a_template_may_not_read_the_environment_nor_include_itself() {
+    let repo = Repo::fixture("aiws-basic");
+    let token = format!("ghp_{}", "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8");
+    repo.write(
+        ".curate/templates/bundle.tera",
+        "tok={{ get_env(name=\"GH_TOKEN\", default=\"\") }}\n",
+    );
+    let out = repo
+        .curate()
+        .args(["render", "--role", "worker", "--change", "add-auth", "-q"])
+        .env("GH_TOKEN", &token)
+        .run();
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(!out.all().contains(&token), "{}", out.all());
+    assert!(
+        out.stderr
+            .contains("get_env is not available in curate's templates"),
+        "{}",
+        out.stderr
+    );
+    for (sticky, bundle, said) in [
+        (
+            "S {% include \"sticky\" %}\n",
+            None,
+            "sticky includes sticky",
+        ),
+        (
+            "S {% include \".curate/templates/bundle.tera\" %}\n",
+            Some("B {% include \"sticky\" %}\n"),
+            "includes sticky includes .curate/templates/bundle.tera",
+        ),
+    ] {
+        repo.write(".curate/templates/sticky.tera", sticky);
+        match bundle {
+            Some(b) => repo.write(".curate/templates/bundle.tera", b),
+            None => repo.write(
+                ".curate/templates/bundle.tera",
+                "{% include \"sticky\" %}\n",
+            ),
+        };
+        let out = repo
+            .curate()
+            .args(["render", "--role", "worker", "--change", "add-auth", "-q"])
+            .run();
+        assert_eq!(out.code, 1, "{}", out.all());
+        assert!(
+            out.stderr.contains(said) && out.stderr.contains("may not include itself"),
+            "{}",
+            out.stderr
+        );
+        let input = br#"{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Agent","tool_input":{"prompt":"Do it.\nchange: add-auth","subagent_type":"worker"}}"#;
+        let hook = repo
+            .curate()
+            .args(["hook", "claude-code"])
+            .stdin(input)
+            .run();
+        assert_eq!(hook.code, 0, "{}", hook.all());
+    }
+}
