@@ -471,7 +471,10 @@ fn read_lane(
 /// The regular `*.md` files of a folder, repository-relative, sorted.
 fn folders_files(root: &Path, rel: &str) -> Vec<String> {
     use crate::util::read::{Entries, names_in};
-    names_in(&root.join(rel), Entries::Files)
+    let Some(folder) = super::folder_inside(root, rel) else {
+        return Vec::new();
+    };
+    names_in(&folder, Entries::Files)
         .into_iter()
         .filter(|n| {
             Path::new(n)

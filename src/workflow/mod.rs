@@ -434,7 +434,17 @@ pub fn archived_change<'a>(w: &dyn Workflow, rel: &'a str) -> Option<(&'a str, &
 
 /// A folder `root/rel` exists (the admission rules apply to whatever is read from it).
 fn is_dir(root: &Path, rel: &str) -> bool {
-    root.join(rel).is_dir()
+    folder_inside(root, rel).is_some()
+}
+
+/// `root/rel` when it is a folder inside the repository once links are followed: a folder
+/// reached through a link that leaves the repository is neither listed nor taken for a
+/// change, as a file there is never read.
+fn folder_inside(root: &Path, rel: &str) -> Option<std::path::PathBuf> {
+    let path = root.join(rel);
+    let real = path.canonicalize().ok()?;
+    let root = root.canonicalize().ok()?;
+    (real.starts_with(&root) && real.is_dir()).then_some(path)
 }
 
 /// `id` as a folder directly under `changes_root`.
@@ -449,7 +459,10 @@ fn direct(root: &Path, changes_root: &str, id: &str) -> Option<Located> {
 /// sorted in byte order (an empty list when `rel` is not a folder).
 fn folders(root: &Path, rel: &str) -> Vec<String> {
     use crate::util::read::{Entries, names_in};
-    names_in(&root.join(rel), Entries::Folders)
+    let Some(folder) = folder_inside(root, rel) else {
+        return Vec::new();
+    };
+    names_in(&folder, Entries::Folders)
         .into_iter()
         .filter(|n| crate::util::paths::is_name(n))
         .collect()

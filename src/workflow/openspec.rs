@@ -113,7 +113,10 @@ fn capabilities(root: &Path, specs: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut stack = vec![(String::new(), 0)];
     while let Some((id, depth)) = stack.pop() {
-        let dir = root.join(specs).join(&id);
+        // A folder reached through a link out of the repository is not looked in.
+        let Some(dir) = super::folder_inside(root, &format!("{specs}/{id}")) else {
+            continue;
+        };
         if !id.is_empty()
             && names_in(&dir, Entries::Files)
                 .iter()

@@ -2222,3 +2222,44 @@ fn a_trellis_cap_that_is_not_a_number_is_a_warning_naming_its_line() {
     let check = repo.curate().args(["check"]).run();
     assert!(!check.stderr.contains("config.yaml"), "{}", check.stderr);
 }
+
+/// A change folder, a changes root or a delta `specs/` reached through a link out of the
+/// repository is never listed: what lies outside decides neither which current specs are
+/// taken nor whether the change is there.
+#[cfg(unix)]
+#[test]
+fn openspec_folders_behind_a_link_out_are_never_listed() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(outside.path().join("specs/notifications")).unwrap();
+    std::fs::write(
+        outside.path().join("specs/notifications/spec.md"),
+        "## ADDED Requirements\n",
+    )
+    .unwrap();
+    let repo = Repo::fixture("openspec");
+    let specs = repo.root.join("openspec/changes/add-2fa/specs");
+    std::fs::remove_dir_all(&specs).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("specs"), &specs).unwrap();
+    let out = repo
+        .curate()
+        .args(["--role", "worker", "--change", "add-2fa", "--stdout"])
+        .run();
+    assert!(
+        !out.stdout.contains("openspec/specs/notifications"),
+        "{}",
+        out.stdout
+    );
+
+    // The whole changes root elsewhere: the archived `add-login` is not found through it.
+    let repo = Repo::fixture("openspec");
+    let changes = repo.root.join("openspec/changes");
+    let moved = outside.path().join("changes");
+    std::fs::rename(&changes, &moved).unwrap();
+    std::os::unix::fs::symlink(&moved, &changes).unwrap();
+    let out = repo
+        .curate()
+        .args(["--role", "reviewer", "--change", "add-login", "--dry-run"])
+        .run();
+    assert_eq!(out.code, 3, "{}", out.all());
+    assert!(!out.all().contains("2026-10-02-add-login"), "{}", out.all());
+}
