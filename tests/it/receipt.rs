@@ -231,9 +231,19 @@ fn an_unreadable_receipt_is_its_finding_and_the_rest_are_checked() {
     assert_eq!(out.code, 1, "{}", out.all());
     assert!(
         out.stderr
-            .contains("receipts/no-such.md:1: error: cannot read"),
+            .contains("receipts/no-such.md:1: error: cannot read receipts/no-such.md: "),
         "{}",
         out.stderr
+    );
+    // A folder is read no more than a missing file, and said the same way.
+    std::fs::create_dir(repo.root.join("receipts/folder.md")).unwrap();
+    let folder = check(&repo, "human", &["folder.md"]);
+    assert!(
+        folder.stderr.contains(
+            "receipts/folder.md:1: error: cannot read receipts/folder.md: not a regular file (a folder)"
+        ),
+        "{}",
+        folder.stderr
     );
     assert!(
         out.stderr.contains("receipts/bad-enum.md:"),

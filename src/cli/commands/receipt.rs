@@ -11,7 +11,7 @@ use crate::cli::printer::Printer;
 use crate::cli::resolve;
 use crate::error::Result;
 use crate::receipt;
-use crate::util::read::{INPUT_CAP, read_capped};
+use crate::util::read::{INPUT_CAP, ReadError, read_capped};
 
 /// Runs `curate receipt check FILE…`.
 pub fn run(g: &GlobalArgs, files: &[PathBuf]) -> Result<ExitCode> {
@@ -25,7 +25,18 @@ pub fn run(g: &GlobalArgs, files: &[PathBuf]) -> Result<ExitCode> {
         // An unreadable file is its own finding, as `check`'s: the rest are still checked.
         let findings = match read_capped(&path, INPUT_CAP) {
             Ok(bytes) => receipt::check_receipt(&String::from_utf8_lossy(&bytes)),
-            Err(e) => vec![receipt::Finding::unreadable(&e.to_string())],
+            Err(e) => {
+                // Named as given, as the finding's file column names it.
+                let why = match &e {
+                    ReadError::Io { source, .. } => source.to_string(),
+                    ReadError::NotRegular { kind, .. } => format!("not a regular file ({kind})"),
+                    ReadError::TooLarge { cap, .. } => format!("larger than {cap} bytes"),
+                };
+                vec![receipt::Finding::unreadable(&format!(
+                    "cannot read {}: {why}",
+                    f.display()
+                ))]
+            }
         };
         any_error |= receipt::has_errors(&findings);
         for finding in &findings {
