@@ -273,6 +273,14 @@ fn adopt_edits(
     // What would be adopted is copied into the overrides file, a manifest and a prompt: a
     // secret in the edited manifest is refused at its line, before anything is written.
     crate::compile::refuse_copied_secrets(edited, Path::new(manifest_path))?;
+    if s.overrides.outside {
+        // Written only inside the repository: said plainly, not as a read through a link.
+        return Err(Error::Failed(format!(
+            "--adopt writes the overrides file, and {} is outside the repository: name one inside it, or leave out --overrides to adopt into {}",
+            crate::model::quoted(&s.overrides.shown),
+            ws.overrides_path(&s.change, &s.role)
+        )));
+    }
     let path = &s.overrides.path;
     let before = read_repo_file(&ws.root, path)?;
     let mut text = before

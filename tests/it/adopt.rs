@@ -280,3 +280,42 @@ fn an_adoption_the_compile_refuses_leaves_the_overrides_file_as_it_was() {
         assert_eq!(repo.compile_worker(&["--dry-run"]).code, 0);
     }
 }
+
+/// `--adopt` with an `--overrides` file outside the repository: refused in plain words
+/// (curate writes only inside the repository), the hand edit kept, the file untouched.
+#[test]
+fn adopt_into_an_overrides_file_outside_the_repository_is_refused_plainly() {
+    let repo = Repo::fixture("aiws-basic");
+    let first = repo
+        .curate()
+        .args(["--role", "worker", "--change", "add-auth"])
+        .run();
+    assert_eq!(first.code, 0, "{}", first.all());
+    let edited = hand_edit(&repo);
+    let outside = tempfile::tempdir().unwrap();
+    let file = outside.path().join("o.jsonl");
+    std::fs::write(&file, "// mine\n").unwrap();
+    let out = repo
+        .curate()
+        .args([
+            "--role",
+            "worker",
+            "--change",
+            "add-auth",
+            "--adopt",
+            "--overrides",
+        ])
+        .args([file.to_str().unwrap()])
+        .run();
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(
+        out.stderr
+            .contains("--adopt writes the overrides file, and")
+            && out.stderr.contains("is outside the repository"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("through a link"), "{}", out.stderr);
+    assert_eq!(repo.read(WORKER_MANIFEST), edited);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "// mine\n");
+}
