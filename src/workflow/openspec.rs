@@ -24,7 +24,9 @@ impl Workflow for OpenSpec {
     fn locate(&self, root: &Path, id: &str, _run: Option<&str>) -> Option<Located> {
         let archive = format!("{CHANGES}/archive");
         direct(root, CHANGES, id)
-            .or_else(|| direct(root, &archive, id))
+            // An archived change by its whole dated name; an undated folder in the archive
+            // is none of OpenSpec's.
+            .or_else(|| archived_id(id).and_then(|_| direct(root, &archive, id)))
             .or_else(|| {
                 // `2026-10-02-add-login` for `add-login`; the newest when archived twice.
                 folders(root, &archive)
@@ -139,18 +141,27 @@ fn capabilities(root: &Path, specs: &str) -> Vec<String> {
     out
 }
 
-/// The change id of an archive folder's name: the name after its `YYYY-MM-DD-` prefix.
+/// The change id of an archive folder's name: the name after its `YYYY-MM-DD-` prefix (a
+/// month 01–12, a day 01–31).
 fn archived_id(name: &str) -> Option<&str> {
     let (date, id) = (name.get(..10)?, name.get(11..)?);
     let b = date.as_bytes();
-    let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
-    (digits(0..4)
+    let number = |r: std::ops::Range<usize>| {
+        b[r.clone()]
+            .iter()
+            .all(u8::is_ascii_digit)
+            .then(|| date[r].parse::<u32>().ok())
+            .flatten()
+    };
+    let (month, day) = (number(5..7), number(8..10));
+    (number(0..4).is_some()
         && b[4] == b'-'
-        && digits(5..7)
+        && month.is_some_and(|m| (1..=12).contains(&m))
         && b[7] == b'-'
-        && digits(8..10)
-        && name.as_bytes()[10] == b'-')
-        .then_some(id)
+        && day.is_some_and(|d| (1..=31).contains(&d))
+        && name.as_bytes()[10] == b'-'
+        && !id.is_empty())
+    .then_some(id)
 }
 
 #[cfg(test)]
@@ -163,6 +174,10 @@ mod tests {
         assert_eq!(archived_id("2026-10-02"), None);
         assert_eq!(archived_id("add-login"), None);
         assert_eq!(archived_id("2026-1x-02-add"), None);
+        // Not a date: never the newest of anything.
+        assert_eq!(archived_id("2026-99-99-add-login"), None);
+        assert_eq!(archived_id("2026-00-10-add-login"), None);
+        assert_eq!(archived_id("2026-12-31-add-login"), Some("add-login"));
     }
 
     #[test]

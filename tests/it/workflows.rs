@@ -2263,3 +2263,27 @@ fn openspec_folders_behind_a_link_out_are_never_listed() {
     assert_eq!(out.code, 3, "{}", out.all());
     assert!(!out.all().contains("2026-10-02-add-login"), "{}", out.all());
 }
+
+/// `--change add-login` finds the newest dated archive of it: an undated `archive/add-login/`
+/// (none of OpenSpec's) and a name whose date is no date (`2026-99-99-`) are not taken.
+#[test]
+fn openspec_the_newest_archive_is_a_dated_one() {
+    let repo = Repo::fixture("openspec");
+    let archive = "openspec/changes/archive";
+    let proposal = repo.read(&format!("{archive}/2026-10-02-add-login/proposal.md"));
+    for folder in ["2026-11-05-add-login", "add-login", "2026-99-99-add-login"] {
+        repo.write(&format!("{archive}/{folder}/proposal.md"), &proposal);
+    }
+    let out = repo
+        .curate()
+        .args(["--role", "reviewer", "--change", "add-login", "--dry-run"])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert!(
+        out.stderr.contains(&format!(
+            "{archive}/2026-11-05-add-login/analysis/reviewer-context.jsonl"
+        )),
+        "{}",
+        out.stderr
+    );
+}
