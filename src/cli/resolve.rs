@@ -10,7 +10,6 @@ use crate::compile::budget::Caps;
 use crate::error::{Error, Result};
 use crate::settings::{
     CompileOptions, ListSource, Workspace, WorkspaceOptions, check_change_id, check_name,
-    check_no_secret,
 };
 
 /// The workspace the global options name.
@@ -61,8 +60,6 @@ pub fn names(a: &CompileArgs) -> Result<(String, String)> {
         .ok_or_else(|| Error::Usage("--change is required".to_owned()))?;
     check_name("role", &role)?;
     check_change_id(&change)?;
-    check_no_secret("role", &role)?;
-    check_no_secret("change id", &change)?;
     Ok((role, change))
 }
 
