@@ -141,16 +141,10 @@ pub fn load(root: &Path) -> Result<Option<File>> {
 
 /// Parses config text; errors name the key and the line:column in [`PATH`].
 pub fn parse(text: &str) -> Result<File> {
-    let at = |offset: usize, message: String| {
-        let at = crate::util::jsonpos::position_of(text, offset);
-        Error::Syntax {
-            path: PATH.into(),
-            pos: Pos {
-                line: at.line,
-                column: at.column,
-            },
-            message,
-        }
+    let at = |offset: usize, message: String| Error::Syntax {
+        path: PATH.into(),
+        pos: crate::util::jsonpos::position_of(text, offset).into(),
+        message,
     };
     let file: File = toml::from_str(text).map_err(|e| {
         at(
@@ -183,13 +177,9 @@ pub fn parse(text: &str) -> Result<File> {
         .iter()
         .flatten()
         .map(|(k, v)| {
-            let at = crate::util::jsonpos::position_of(text, v.span().start);
             (
                 k.clone(),
-                Pos {
-                    line: at.line,
-                    column: at.column,
-                },
+                crate::util::jsonpos::position_of(text, v.span().start).into(),
             )
         })
         .collect();

@@ -217,10 +217,7 @@ fn parse_object(path: &str, text: Option<&str>) -> Result<Map<String, Value>> {
         Ok(Value::Object(_)) if let Some((at, key)) = jsonpos::duplicate_key(text) => {
             Err(Error::Syntax {
                 path: path.into(),
-                pos: crate::error::Pos {
-                    line: at.line,
-                    column: at.column,
-                },
+                pos: at.into(),
                 message: format!(
                     "the key {key:?} is written twice in one object; JSON keeps only the last, and rewriting the file would lose the first: curate leaves the file as it is"
                 ),

@@ -57,17 +57,10 @@ fn default_scope_change_protocol() -> String {
 /// Parses a task file's bytes; `path` names it in errors, each at its line and column.
 pub fn parse(bytes: &[u8], path: &Path) -> Result<Task> {
     let text = String::from_utf8_lossy(bytes);
-    let at = |pointer: &str, message: String| {
-        let p = crate::util::jsonpos::locate(&text, pointer)
-            .unwrap_or(crate::util::jsonpos::Position { line: 1, column: 1 });
-        Error::Syntax {
-            path: path.to_owned(),
-            pos: crate::error::Pos {
-                line: p.line,
-                column: p.column,
-            },
-            message,
-        }
+    let at = |pointer: &str, message: String| Error::Syntax {
+        path: path.to_owned(),
+        pos: crate::util::jsonpos::place(&text, pointer),
+        message,
     };
     if let Ok(v) = serde_json::from_slice::<serde_json::Value>(bytes)
         && !v.is_object()

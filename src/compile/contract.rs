@@ -184,7 +184,7 @@ impl Contracts {
         let text = String::from_utf8_lossy(&self.bytes);
         Error::Syntax {
             path: self.source.file_name(),
-            pos: locate(&text, pointer),
+            pos: jsonpos::place(&text, pointer),
             message: format!("{pointer}: {message}"),
         }
     }
@@ -284,10 +284,7 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Vec<Role>> {
         let pos = jsonpos::position_of(&String::from_utf8_lossy(bytes), e.valid_up_to());
         Error::Syntax {
             path: path.to_owned(),
-            pos: Pos {
-                line: pos.line,
-                column: pos.column,
-            },
+            pos: pos.into(),
             message: "the file is not UTF-8".to_owned(),
         }
     })?;
@@ -303,10 +300,7 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Vec<Role>> {
     if let Some((at, key)) = jsonpos::duplicate_key(text) {
         return Err(Error::Syntax {
             path: path.to_owned(),
-            pos: Pos {
-                line: at.line,
-                column: at.column,
-            },
+            pos: at.into(),
             message: format!(
                 "the key {key:?} is written twice in one object; JSON keeps only the last, so the first would be lost without a word: remove one"
             ),
@@ -322,7 +316,7 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Vec<Role>> {
             } else {
                 &pointer
             };
-            (locate(text, &pointer), format!("{shown}: {err}"))
+            (jsonpos::place(text, &pointer), format!("{shown}: {err}"))
         })
         .collect();
     if problems.is_empty() {
@@ -342,7 +336,7 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Vec<Role>> {
         if let Some(first) = doc.role_types[..r].iter().position(|o| o.id == role.id) {
             let pointer = format!("/roleTypes/{r}/id");
             problems.push((
-                locate(text, &pointer),
+                jsonpos::place(text, &pointer),
                 format!(
                     "{pointer}: the role {:?} is already defined at /roleTypes/{first}; one role, one entry",
                     role.id
@@ -353,7 +347,7 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Vec<Role>> {
             if let Err(e) = crate::util::glob::compile(&cf.glob) {
                 let pointer = format!("/roleTypes/{r}/contextFiles/{c}/glob");
                 problems.push((
-                    locate(text, &pointer),
+                    jsonpos::place(text, &pointer),
                     format!("{pointer}: invalid glob {:?}: {}", cf.glob, e.kind()),
                 ));
             }
@@ -364,7 +358,7 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Vec<Role>> {
                 if end < start {
                     let pointer = format!("/roleTypes/{r}/contextFiles/{c}/sections/{s}");
                     problems.push((
-                        locate(text, &pointer),
+                        jsonpos::place(text, &pointer),
                         format!("{pointer}: section [{start}, {end}] ends before it starts"),
                     ));
                 }
@@ -400,7 +394,7 @@ fn unreadable_sections(text: &str, value: &serde_json::Value) -> Vec<(Pos, Strin
                 if serde_json::from_value::<Section>(item.clone()).is_err() {
                     let pointer = format!("/roleTypes/{r}/contextFiles/{c}/sections/{s}");
                     out.push((
-                        locate(text, &pointer),
+                        jsonpos::place(text, &pointer),
                         format!(
                             "{pointer}: not a section: write a pair of whole line numbers ([25, 50]), a heading (\"## Security\") or {{\"symbol\": \"Name\"}}"
                         ),
@@ -410,13 +404,6 @@ fn unreadable_sections(text: &str, value: &serde_json::Value) -> Vec<(Pos, Strin
         }
     }
     out
-}
-
-fn locate(text: &str, pointer: &str) -> Pos {
-    jsonpos::locate(text, pointer).map_or(Pos { line: 1, column: 1 }, |p| Pos {
-        line: p.line,
-        column: p.column,
-    })
 }
 
 #[cfg(test)]

@@ -33,6 +33,21 @@ pub struct Position {
     pub column: usize,
 }
 
+impl From<Position> for crate::error::Pos {
+    fn from(p: Position) -> crate::error::Pos {
+        crate::error::Pos {
+            line: p.line,
+            column: p.column,
+        }
+    }
+}
+
+/// [`locate`] as an error's place: the document's start when `pointer` cannot be walked to.
+#[must_use]
+pub fn place(source: &str, pointer: &str) -> crate::error::Pos {
+    locate(source, pointer).map_or(crate::error::Pos { line: 1, column: 1 }, Into::into)
+}
+
 const BOM: char = '\u{FEFF}';
 
 /// 1-based line and column (column counted in characters, not bytes) of the value that `pointer` names in the JSON `source`.

@@ -39,7 +39,11 @@ impl Workflow for Aiws {
 pub fn recorded_version(root: &Path) -> Option<(u64, u64, u64)> {
     let path = root.join(".aiws/manifest.json");
     let bytes = crate::compile::admit::read_repo_file(root, &path).ok()??;
-    let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    version_in(&serde_json::from_slice(&bytes).ok()?)
+}
+
+/// The version a parsed `.aiws/manifest.json` records (see [`recorded_version`]).
+fn version_in(value: &serde_json::Value) -> Option<(u64, u64, u64)> {
     let text = ["aiws_version", "aiwsVersion", "version"]
         .iter()
         .find_map(|k| value.get(k).and_then(serde_json::Value::as_str))?;
@@ -69,16 +73,10 @@ pub fn manifest_problem(root: &Path) -> Option<(crate::error::Pos, String)> {
     let key = ["aiws_version", "aiwsVersion"]
         .into_iter()
         .find(|k| value.get(k).is_some())?;
-    if recorded_version(root).is_some() {
+    if version_in(&value).is_some() {
         return None;
     }
-    let at = crate::util::jsonpos::locate(&text, &format!("/{key}")).map_or(
-        crate::error::Pos { line: 1, column: 1 },
-        |p| crate::error::Pos {
-            line: p.line,
-            column: p.column,
-        },
-    );
+    let at = crate::util::jsonpos::place(&text, &format!("/{key}"));
     Some((
         at,
         format!(

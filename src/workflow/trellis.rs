@@ -354,18 +354,18 @@ impl Workflow for Trellis {
         };
         let text = String::from_utf8_lossy(&bytes);
         let mut defaults = DEFAULT_BUDGET;
+        // A key's line, for the person who opens the file: the first one under
+        // `context_injection:` (a key of that name elsewhere is another setting).
+        let lines: Vec<&str> = text.lines().collect();
+        let section = lines
+            .iter()
+            .position(|l| l.starts_with("context_injection:"))
+            .unwrap_or(0);
         read_caps(&text)
             .1
             .into_iter()
             .map(|(key, shown)| {
                 let default = cap_mut(&mut defaults, &key).map_or(0, |c| *c);
-                // The key's line, for the person who opens the file: the first one under
-                // `context_injection:` (a key of that name elsewhere is another setting).
-                let lines: Vec<&str> = text.lines().collect();
-                let section = lines
-                    .iter()
-                    .position(|l| l.starts_with("context_injection:"))
-                    .unwrap_or(0);
                 let line = lines[section..]
                     .iter()
                     .position(|l| l.trim_start().starts_with(&format!("{key}:")))
