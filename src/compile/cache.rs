@@ -888,6 +888,17 @@ pub fn repo_file(
     (file, bytes)
 }
 
+/// After a repository's cache file of `version` was written in `dir`: the same repository's
+/// files of older versions are removed (read no more), then the folder is swept
+/// ([`sweep_repo_files`]).
+pub fn written_repo_file(dir: &Path, prefix: &str, version: u8, root: &[u8]) {
+    let name = crate::util::digest::hex12(root);
+    for v in 1..version {
+        let _ = std::fs::remove_file(dir.join(format!("{prefix}{v}-{name}.bin")));
+    }
+    sweep_repo_files(dir, prefix);
+}
+
 /// Removes the least recently written files named `<prefix>….bin` in `dir` beyond
 /// [`MAX_REPO_FILES`] (of any version: an older curate's count too, and go first once no
 /// run writes them).

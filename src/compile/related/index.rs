@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
 
-use crate::compile::cache::{repo_file, sweep_repo_files};
+use crate::compile::cache::{repo_file, written_repo_file};
 use crate::model::Range;
 use crate::outline::{Def, Named, Symbols, Tags, Vocab};
 pub use crate::util::stamp::{Base, Stamp};
@@ -370,12 +370,7 @@ impl Index {
             r => r?,
         }
         if let Some(dir) = file.parent() {
-            // This repository's index written by an older curate is read no more.
-            let name = crate::util::digest::hex12(&self.root);
-            for v in 1..VERSION {
-                let _ = std::fs::remove_file(dir.join(format!("related-v{v}-{name}.bin")));
-            }
-            sweep_repo_files(dir, "related-v");
+            written_repo_file(dir, "related-v", VERSION, &self.root);
         }
         Ok(())
     }

@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use super::index::{Base, Reader, Stamp, checksum, put_bytes, put_len, put_stamp};
-use crate::compile::cache::{repo_file, sweep_repo_files};
+use crate::compile::cache::{repo_file, written_repo_file};
 
 /// The format, in the file name and the header.
 const VERSION: u8 = 2;
@@ -416,12 +416,7 @@ impl Listings {
         }
         crate::util::atomic::write_unsynced(file, &bytes)?;
         if let Some(dir) = file.parent() {
-            // This repository's listings written by an older curate are read no more.
-            let name = crate::util::digest::hex12(&self.root);
-            for v in 1..VERSION {
-                let _ = std::fs::remove_file(dir.join(format!("{PREFIX}{v}-{name}.bin")));
-            }
-            sweep_repo_files(dir, PREFIX);
+            written_repo_file(dir, PREFIX, VERSION, &self.root);
         }
         Ok(())
     }
