@@ -350,7 +350,18 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
         }
         if author_row && obj.get("type").and_then(Value::as_str) == Some("directory") {
             let folder = obj.get("file").and_then(Value::as_str).unwrap_or_default();
-            if crate::compile::authored::directory_members(&ws.root, folder).is_empty() {
+            // Of an archived task, the folder is read where the task is now, as a file is.
+            let at = match archived {
+                Some((changes_root, change)) => crate::workflow::archived_path(
+                    &ws.root,
+                    ws.workflow(),
+                    changes_root,
+                    change,
+                    folder.to_owned(),
+                ),
+                None => folder.to_owned(),
+            };
+            if crate::compile::authored::directory_members(&ws.root, &at).is_empty() {
                 add(
                     line,
                     Severity::Error,

@@ -273,10 +273,13 @@ impl Workspace {
         }
         let Some(folder) = found else {
             ws.elsewhere = crate::workflow::elsewhere(&self.root, id, wf);
-            ws.similar = crate::util::similar::similar(
-                &change,
-                &wf.change_ids(&self.root, &ws.changes_root),
-            );
+            // A folder whose name holds a token is never offered (nor shown).
+            let ids: Vec<String> = wf
+                .change_ids(&self.root, &ws.changes_root)
+                .into_iter()
+                .filter(|id| crate::compile::secrets::rule_of_text(id).is_none())
+                .collect();
+            ws.similar = crate::util::similar::similar(&change, &ids);
             let folder = format!("{}/{change}", ws.changes_root);
             let mut warning = if ws.looked.is_empty() || ws.looked.contains(&folder) {
                 format!("the change folder {folder} does not exist")

@@ -323,7 +323,20 @@ pub fn last_hook_runs(root: &Path, n: usize) -> Vec<HookRun> {
         runs = older;
     }
     let skip = runs.len().saturating_sub(n);
-    runs.split_off(skip)
+    // A log written by an older curate (or by hand) may hold a token: shown as its rule.
+    let shown = |t: &mut Option<String>| {
+        if let Some(t) = t {
+            *t = crate::compile::secrets::redact(t);
+        }
+    };
+    let mut last = runs.split_off(skip);
+    for run in &mut last {
+        run.event = crate::compile::secrets::redact(&run.event);
+        shown(&mut run.role);
+        shown(&mut run.change);
+        shown(&mut run.reason);
+    }
+    last
 }
 
 /// Now as UTC RFC 3339, to the second.

@@ -1079,7 +1079,10 @@ fn author_layer(
             back.folders.push((row.readable(), members.clone()));
             members
         } else if ws.root.join(&path).is_file() {
-            if back.rows.contains_key(&path) {
+            // Named by an earlier file row, or by an earlier folder row (whose row Trellis'
+            // hook reads the file by already).
+            if back.rows.contains_key(&path) || back.folders.iter().any(|(_, m)| m.contains(&path))
+            {
                 // No line number: the note and the row are written into the list, whose
                 // lines move as curate's own rows come and go.
                 ledger.notes.push(Note::warning(format!(

@@ -195,14 +195,21 @@ fn note_off(host: Host, input: &[u8], options: &WorkspaceOptions, trace: &Trace)
 fn log(host: Host, trace: &Trace, status: &str, started: Instant) {
     let o = trace.get();
     let Some(root) = o.root else { return };
+    // What the input named (a role, a change, a path in a reason) may hold a token: the
+    // log, and `doctor` after it, show the rule, never the value.
+    let shown = |t: Option<String>| t.map(|t| crate::compile::secrets::redact(&t));
     let run = crate::state::HookRun {
         time: crate::state::now_rfc3339(),
         host: host.name().to_owned(),
-        event: o.event.unwrap_or_else(|| "?".to_owned()),
-        role: o.role,
-        change: o.change,
+        event: shown(o.event).unwrap_or_else(|| "?".to_owned()),
+        role: shown(o.role),
+        change: shown(o.change),
         status: status.to_owned(),
-        reason: if status == "READY" { None } else { o.reason },
+        reason: if status == "READY" {
+            None
+        } else {
+            shown(o.reason)
+        },
         ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
     };
     let _ = crate::state::log_hook_run(&root, &run);

@@ -18,6 +18,7 @@ pub const MAX_LINE: usize = 16 * 1024 * 1024;
 const PARSE_ERROR: i64 = -32700;
 const INVALID_REQUEST: i64 = -32600;
 const INVALID_PARAMS: i64 = -32602;
+const METHOD_NOT_FOUND: i64 = -32601;
 
 /// What to do with one line from the client.
 #[derive(Debug, PartialEq)]
@@ -140,19 +141,45 @@ pub fn too_long(id: Option<&Value>) -> Value {
 }
 
 /// An answer of the server's as it goes to the client: an error without an id gets
-/// `"id": null`, as JSON-RPC asks; every other line goes as it is.
+/// `"id": null`, as JSON-RPC asks, and its message and data show a token the client sent
+/// (a field's name or value rmcp quotes, a method's name) as `<secret: RULE>`; rmcp's
+/// "method not found" names the method only, and says what it is. Every other line goes as
+/// it is.
 #[must_use]
 pub fn mend_answer(line: Vec<u8>) -> Vec<u8> {
-    if !line.starts_with(b"{\"jsonrpc\":\"2.0\",\"error\":") {
+    // An error is short; a long line is a result (a prompt may hold the word).
+    const LONGEST_ERROR: usize = 64 * 1024;
+    if line.len() > LONGEST_ERROR || memchr::memmem::find(&line, b"\"error\"").is_none() {
         return line;
     }
-    match serde_json::from_slice::<Value>(&line) {
-        Ok(Value::Object(mut obj)) if !obj.contains_key("id") => {
-            obj.insert("id".to_owned(), Value::Null);
-            serde_json::to_vec(&obj).unwrap_or(line)
-        }
-        _ => line,
+    let Ok(Value::Object(mut obj)) = serde_json::from_slice::<Value>(&line) else {
+        return line;
+    };
+    let Some(Value::Object(error)) = obj.get_mut("error") else {
+        return line;
+    };
+    let not_found = error_code(error) == Some(METHOD_NOT_FOUND);
+    if let Some(Value::String(message)) = error.get_mut("message") {
+        let shown = crate::compile::secrets::redact(message);
+        *message = if not_found && !shown.starts_with("Method not found") {
+            format!("Method not found: {shown}")
+        } else {
+            shown
+        };
     }
+    if let Some(data) = error.get_mut("data") {
+        let text = data.to_string();
+        let shown = crate::compile::secrets::redact(&text);
+        if shown != text {
+            *data = Value::String(shown);
+        }
+    }
+    obj.entry("id").or_insert(Value::Null);
+    serde_json::to_vec(&obj).unwrap_or(line)
+}
+
+fn error_code(error: &Map<String, Value>) -> Option<i64> {
+    error.get("code").and_then(Value::as_i64)
 }
 
 /// Finds the top-level `"id"` of a JSON object fed in pieces, in constant memory: what the
@@ -566,5 +593,39 @@ mod tests {
         assert!(v.as_object().unwrap().contains_key("id"));
         let ok = br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec();
         assert_eq!(mend_answer(ok.clone()), ok);
+    }
+
+    #[test]
+    fn an_error_shows_a_token_the_client_sent_by_its_rule_only() {
+        let token = "ghp_R7mK2pQ9xV4nL8wT3yH6jB1cF5dG0sZeAa9u";
+        for (line, said) in [
+            (
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":2,"error":{{"code":-32602,"message":"failed to deserialize parameters: unknown field `{token}`"}}}}"#
+                ),
+                "failed to deserialize parameters: unknown field `<secret: github-pat>`",
+            ),
+            (
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":5,"error":{{"code":-32601,"message":"{token}"}}}}"#
+                ),
+                "Method not found: <secret: github-pat>",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":6,"error":{"code":-32601,"message":"tools/nope"}}"#
+                    .to_owned(),
+                "Method not found: tools/nope",
+            ),
+        ] {
+            let v: Value = serde_json::from_slice(&mend_answer(line.into_bytes())).unwrap();
+            assert_eq!(v["error"]["message"], said);
+            assert!(!v.to_string().contains("R7mK2pQ9"), "{v}");
+        }
+        let data = format!(
+            r#"{{"jsonrpc":"2.0","id":7,"error":{{"code":-32602,"message":"bad","data":{{"field":"{token}"}}}}}}"#
+        );
+        let v: Value = serde_json::from_slice(&mend_answer(data.into_bytes())).unwrap();
+        assert!(!v.to_string().contains("R7mK2pQ9"), "{v}");
+        assert_eq!(v["id"], 7);
     }
 }

@@ -852,6 +852,49 @@ fn every_hook_run_appends_one_line_to_the_hook_log() {
 }
 
 #[test]
+fn a_token_the_dispatch_names_is_never_in_the_hook_log_nor_in_doctor() {
+    let repo = Repo::fixture("hooks");
+    let token = "ghp_R7mK2pQ9xV4nL8wT3yH6jB1cF5dG0sZeAa9u";
+    let input = |prompt: &str, agent: &str| {
+        format!(
+            r#"{{"hook_event_name":"PreToolUse","session_id":"s1","cwd":{},"tool_name":"Agent","tool_input":{{"prompt":{},"subagent_type":{}}}}}"#,
+            serde_json::to_string(&repo.root).unwrap(),
+            serde_json::to_string(prompt).unwrap(),
+            serde_json::to_string(agent).unwrap()
+        )
+    };
+    for (prompt, agent) in [
+        (format!("Do it.\nchange: {token}"), "worker"),
+        ("Do it.\nchange: demo".to_owned(), token),
+        (
+            format!("Do it.\nchange: demo\ntask: docs/{token}.json"),
+            "worker",
+        ),
+        (format!("Do it.\nchange: {token}\nx"), "worker"),
+    ] {
+        let out = hook(&repo, "claude-code", input(&prompt, agent).as_bytes());
+        assert_eq!(out.code, 0, "{}", out.all());
+        assert!(!out.all().contains("R7mK2pQ9"), "{}", out.all());
+    }
+    let log = repo.read(".curate/state/hooks.jsonl");
+    assert_eq!(log.lines().count(), 4, "{log}");
+    assert!(!log.contains("R7mK2pQ9"), "{log}");
+    assert!(log.contains("<secret: github-pat>"), "{log}");
+    // A log written before (by an older curate, by hand) is shown redacted too.
+    let mut old = log.clone();
+    old.push_str(&format!(
+        r#"{{"time":"2026-01-01T00:00:00Z","host":"claude-code","event":"PreToolUse","role":"worker","change":"{token}","status":"skipped","reason":"see {token}","ms":1}}"#
+    ));
+    old.push('\n');
+    repo.write(".curate/state/hooks.jsonl", &old);
+    for args in [&["doctor"][..], &["doctor", "--format", "json"]] {
+        let out = repo.curate().args(args).run();
+        assert!(!out.all().contains("R7mK2pQ9"), "{}", out.all());
+        assert!(out.all().contains("<secret: github-pat>"), "{}", out.all());
+    }
+}
+
+#[test]
 fn doctor_reports_the_wiring_and_fails_when_the_binary_is_gone() {
     let repo = Repo::fixture("hooks");
     let none = repo.curate().args(["doctor"]).run();

@@ -1996,6 +1996,100 @@ fn a_second_row_for_a_file_is_withheld_with_its_reason_not_lost() {
     assert_eq!(repo.read(&list), written);
 }
 
+/// A file row naming a file an earlier folder row already stands for is the second row for
+/// that file: withheld with a warning, the folder row kept where the author wrote it (it
+/// brings the folder's later files too), so Trellis' hook reads the file once.
+#[test]
+fn a_file_row_inside_an_earlier_folder_row_is_the_second_row() {
+    for (folder, file) in [
+        (
+            format!("{CURATED}/research/"),
+            format!("{CURATED}/research/limiter-options.md"),
+        ),
+        (
+            ".trellis/spec/backend/".to_owned(),
+            ".trellis/spec/backend/error-handling.md".to_owned(),
+        ),
+    ] {
+        let repo = Repo::fixture("trellis");
+        let list = format!("{CURATED}/implement.jsonl");
+        let folder_row =
+            format!(r#"{{"file": "{folder}", "type": "directory", "reason": "All of them"}}"#);
+        let file_row = format!(r#"{{"file": "{file}", "reason": "This one first"}}"#);
+        repo.write(&list, &format!("{folder_row}\n{file_row}\n"));
+        let args = ["--role", "implement", "--change", "11-28-login-rate-limit"];
+        let out = repo.curate().args(args).run();
+        assert_eq!(out.code, 0, "{}", out.all());
+        assert!(
+            out.stderr.contains(&format!("\"{file}\" is listed twice")),
+            "{}",
+            out.stderr
+        );
+        let written = repo.read(&list);
+        // Withheld rows stand first, as every withheld row does.
+        let rows: Vec<&str> = written
+            .lines()
+            .filter(|l| !l.starts_with(r#"{"_curat"#))
+            .filter(|l| l.contains(&folder) || l.contains(&file))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                &format!(
+                    r#"{{"withheld":"{file}","reason":"This one first","why":"listed by another row already"}}"#
+                ),
+                folder_row.as_str(),
+            ],
+            "{written}"
+        );
+        assert_eq!(trellis_validate(&repo, &list), Vec::<String>::new());
+        let injected = trellis_injects(&repo, &list, 1 << 20);
+        assert_eq!(injected.iter().filter(|(f, _)| *f == file).count(), 1);
+        // A file added to the folder later is read by the folder's row.
+        repo.write(&format!("{folder}later.md"), "# later\n");
+        assert_eq!(repo.curate().args(args).run().code, 0);
+        let injected = trellis_injects(&repo, &list, 1 << 20);
+        assert!(
+            injected
+                .iter()
+                .any(|(f, _)| *f == format!("{folder}later.md")),
+            "{injected:?}"
+        );
+    }
+}
+
+/// `curate check` reads a folder row of an archived task where the task is now, as it does
+/// a file row (and as the compile does).
+#[test]
+fn a_folder_row_of_an_archived_trellis_task_still_checks() {
+    let repo = Repo::fixture("trellis");
+    let task = "11-28-login-rate-limit";
+    repo.write(
+        &format!("{CURATED}/check.jsonl"),
+        &format!(
+            "{{\"file\": \"{CURATED}/research/\", \"type\": \"directory\", \"reason\": \"notes\"}}\n"
+        ),
+    );
+    assert_eq!(
+        repo.curate()
+            .args(["-q", "--role", "check", "--change", task])
+            .run()
+            .code,
+        0
+    );
+    assert_eq!(repo.curate().args(["check"]).run().code, 0);
+    std::fs::create_dir_all(repo.root.join(".trellis/tasks/archive/2026-12")).unwrap();
+    std::fs::rename(
+        repo.root.join(CURATED),
+        repo.root
+            .join(format!(".trellis/tasks/archive/2026-12/{task}")),
+    )
+    .unwrap();
+    let out = repo.curate().args(["check"]).run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert!(!out.all().contains("holds no .md file"), "{}", out.all());
+}
+
 /// An author's list with a byte that is not UTF-8: an error at its line and column, the
 /// list left as it is (a lossy read would write the row back changed).
 #[test]
@@ -2163,6 +2257,27 @@ fn a_change_not_found_suggests_the_ids_that_look_like_it() {
             .run()
             .json();
         assert!(far["workflow"].get("similar").is_none(), "{fixture}: {far}");
+    }
+}
+
+/// A change folder whose name holds a token is never offered by "did you mean" (the id
+/// given with `--change` would have been refused; a suggestion must not print it either).
+#[test]
+fn a_change_folder_named_by_a_token_is_never_offered() {
+    let repo = Repo::fixture("aiws-basic");
+    let token = "ghp_R7mK2pQ9xV4nL8wT3yH6jB1cF5dG0sZeAa9u";
+    repo.write(&format!("changes/add-auth-{token}/plan/p.md"), "# p\n");
+    repo.write("changes/AKIAZDOCIS2JHTLGMXGE/plan/p.md", "# p\n");
+    for given in ["add-auth-ghp_", "akiazdocis2jhtlgmxg"] {
+        for format in ["human", "json"] {
+            let out = repo
+                .curate()
+                .args(["--role", "worker", "--change", given, "--dry-run"])
+                .args(["--format", format])
+                .run();
+            assert!(!out.all().contains("R7mK2pQ9"), "{}", out.all());
+            assert!(!out.all().contains("AKIAZDOCIS2"), "{}", out.all());
+        }
     }
 }
 
