@@ -573,16 +573,30 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
             ),
         );
     }
-    if stale
-        && let Some(l) = &lock
-        && let Some(f) = l.inputs.overrides.as_ref().filter(|f| f.outside)
-    {
+    // A file read from outside the repository cannot be read again from the lock.
+    let outside = lock.as_ref().and_then(|l| {
+        l.inputs
+            .overrides
+            .as_ref()
+            .filter(|f| f.outside)
+            .map(|f| format!("the overrides file {}", quoted(&f.path)))
+            .or_else(|| {
+                l.contracts
+                    .outside
+                    .then(|| format!("the contracts {}", quoted(&l.contracts.source)))
+            })
+    });
+    if stale && let Some(what) = outside {
         add(
             1,
             Severity::Warning,
             format!(
-                "stale check skipped: the overrides file {} was read from outside the repository, so a compile with the recorded inputs cannot be run here",
-                quoted(&f.path)
+                "stale check skipped: {what} {} read from outside the repository, so a compile with the recorded inputs cannot be run here",
+                if what.starts_with("the contracts") {
+                    "were"
+                } else {
+                    "was"
+                }
             ),
         );
     } else if stale && let Some(l) = &lock {
@@ -592,7 +606,7 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
                 Severity::Error,
                 format!(
                     "stale: a compile with the recorded inputs would now write this manifest differently (run `{}`)",
-                    replay_command(ws, &l.inputs)
+                    replay_command(ws, l)
                 ),
             ),
             Ok(None) => add(
@@ -660,7 +674,8 @@ fn over_budget(items: &[Item], caps: Caps) -> Vec<String> {
 /// The command that compiles with a lock's recorded inputs: each input that differs from
 /// what a compile in `ws` takes without options, as its option (a hint that left them out
 /// would narrow the manifest, and the next `check --stale` would pass on it).
-fn replay_command(ws: &Workspace, i: &manifest::Inputs) -> String {
+fn replay_command(ws: &Workspace, lock: &manifest::Lock) -> String {
+    let i = &lock.inputs;
     let mut words: Vec<String> = Vec::new();
     let mut option = |name: &str, value: Option<String>| {
         words.push(name.to_owned());
@@ -668,6 +683,9 @@ fn replay_command(ws: &Workspace, i: &manifest::Inputs) -> String {
     };
     option("--role", Some(i.role.clone()));
     option("--change", Some(i.change.clone()));
+    if let Some(file) = &lock.contracts.file {
+        option("--contracts", Some(file.clone()));
+    }
     for (name, values) in [
         ("--owns", &i.owns),
         ("--reads", &i.reads),

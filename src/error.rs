@@ -213,7 +213,7 @@ impl Error {
 }
 
 /// The error as curate prints it: `error: …`, one `caused by: …` line per source (one per
-/// schema problem), then the optional `hint: …`. Control characters in a message (a newline
+/// schema problem, one per line of a source of several), then the optional `hint: …`. Control characters in a message (a newline
 /// inside a user's key or glob) are escaped, so no input can forge a line of its own.
 /// `label` is the styled `error:` prefix.
 #[must_use]
@@ -227,10 +227,14 @@ pub fn render(e: &Error, label: &str) -> String {
                 text.push_str(&format!("caused by: {}\n", crate::model::one_line(&line)));
             }
         } else {
-            text.push_str(&format!(
-                "caused by: {}\n",
-                crate::model::one_line(&s.to_string())
-            ));
+            // A cause of several lines (tera's diagram of a template's syntax error) keeps
+            // them, each its own `caused by:` line.
+            for line in s.to_string().lines().filter(|l| !l.trim().is_empty()) {
+                text.push_str(&format!(
+                    "caused by: {}\n",
+                    crate::model::one_line(line.trim_end())
+                ));
+            }
         }
         source = s.source();
     }

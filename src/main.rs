@@ -9,9 +9,22 @@ fn main() {
     let cli = match curate::cli::args::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            // clap prints help and version on stdout (exit 0) and errors on stderr (exit 2).
-            let _ = e.print();
-            std::process::exit(if e.use_stderr() { 2 } else { 0 });
+            // clap prints help and version on stdout (exit 0) and errors on stderr (exit 2),
+            // where a value it quotes shows a token as `<secret: RULE>`.
+            if !e.use_stderr() {
+                let _ = e.print();
+                std::process::exit(0);
+            }
+            let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::io::IsTerminal::is_terminal(&std::io::stderr());
+            let rendered = e.render();
+            let text = if color {
+                rendered.ansi().to_string()
+            } else {
+                rendered.to_string()
+            };
+            curate::cli::printer::stderr(&text);
+            std::process::exit(2);
         }
     };
     let printer = curate::cli::printer::Printer::new(&cli.global);

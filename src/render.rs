@@ -24,7 +24,7 @@ use crate::compile::measure;
 use crate::compile::secrets::ContentRules;
 use crate::compile::{self, Compiled, Kept};
 use crate::error::{Error, Result};
-use crate::model::{Entry, Sections, quoted};
+use crate::model::{Entry, Priority, Sections, quoted};
 use crate::settings::{CompileSettings, Workspace};
 use crate::task::Task;
 
@@ -480,8 +480,10 @@ pub struct NotGiven {
 /// At most this many not-given files are named; the rest are counted.
 pub const NOT_GIVEN_SHOWN: usize = 50;
 
-/// The files a compile left out: each dropped one with its rule, each excluded one with its
-/// reason (a secret by its rule only, never a value), dropped first.
+/// The files a compile left out: each excluded one with its reason (a secret by its rule
+/// only, never a value) first, then each dropped, named-only and outlined one with its rule,
+/// high priority first (within one, dropped before named before outlined): past
+/// [`NOT_GIVEN_SHOWN`] lines, what is counted and not named is the least of it.
 #[must_use]
 pub fn not_given(compiled: &Compiled) -> Vec<NotGiven> {
     // A name that holds a control character is written as a JSON string: it cannot break a line.
@@ -492,24 +494,31 @@ pub fn not_given(compiled: &Compiled) -> Vec<NotGiven> {
             f.to_owned()
         }
     };
-    let dropped = compiled.dropped.iter().map(|d| NotGiven {
-        file: name(&d.file),
-        why: match d.lines {
-            Some(lines) => format!("dropped by the {} ({}, {lines} lines)", d.by, d.priority),
-            None => format!("dropped by {}", d.by),
-        },
+    let dropped = compiled.dropped.iter().map(|d| {
+        let given = NotGiven {
+            file: name(&d.file),
+            why: match d.lines {
+                Some(lines) => format!("dropped by the {} ({}, {lines} lines)", d.by, d.priority),
+                None => format!("dropped by {}", d.by),
+            },
+        };
+        ((d.priority, 0), given)
     });
-    let indexed = compiled.indexed.iter().map(|d| NotGiven {
-        file: name(&d.file),
-        why: format!(
-            "named only, not read: cut by the {} ({}, {} lines)",
-            d.by,
-            d.priority,
-            d.lines.unwrap_or(0)
-        ),
+    let indexed = compiled.indexed.iter().map(|d| {
+        let given = NotGiven {
+            file: name(&d.file),
+            why: format!(
+                "named only, not read: cut by the {} ({}, {} lines)",
+                d.by,
+                d.priority,
+                d.lines.unwrap_or(0)
+            ),
+        };
+        ((d.priority, 1), given)
     });
     let outlined = compiled.kept.iter().filter_map(|k| {
-        k.degraded.map(|d| NotGiven {
+        let d = k.degraded?;
+        let given = NotGiven {
             file: name(&k.entry.file),
             why: format!(
                 "outline only: {} of its {} lines, cut by the {}",
@@ -517,16 +526,20 @@ pub fn not_given(compiled: &Compiled) -> Vec<NotGiven> {
                 d.from_lines,
                 d.rule.describe()
             ),
+        };
+        Some(((k.entry.priority, 2), given))
+    });
+    let mut cut: Vec<((Priority, u8), NotGiven)> = dropped.chain(indexed).chain(outlined).collect();
+    // Stable: each rule's own order within a priority and a rung.
+    cut.sort_by_key(|(rank, _)| *rank);
+    compiled
+        .excluded
+        .iter()
+        .map(|e| NotGiven {
+            file: name(&e.file),
+            why: format!("excluded: {}", e.reason),
         })
-    });
-    let excluded = compiled.excluded.iter().map(|e| NotGiven {
-        file: name(&e.file),
-        why: format!("excluded: {}", e.reason),
-    });
-    dropped
-        .chain(indexed)
-        .chain(outlined)
-        .chain(excluded)
+        .chain(cut.into_iter().map(|(_, given)| given))
         .collect()
 }
 

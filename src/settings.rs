@@ -457,6 +457,9 @@ impl Workspace {
             check_name("run id", run)?;
             check_no_secret("run id", run)?;
         }
+        // They name folders, manifests and locks as the ids do.
+        check_no_secret("changes root", &ws.changes_root)?;
+        check_no_secret("manifest path", &ws.config.manifest)?;
         ws.contracts_flag = o.contracts.as_ref().map(|p| ws.arg_path(p));
         ws.contracts = contracts_source(&ws)?;
         ws.add_dynamic_roles();
@@ -828,7 +831,17 @@ impl CompileSettings {
                 crate::model::quoted(&f.path)
             )));
         }
+        if lock.contracts.outside {
+            return Err(Error::Failed(format!(
+                "the contracts {} were read from outside the repository; they cannot be read again from the lock",
+                crate::model::quoted(&lock.contracts.source)
+            )));
+        }
         let mut ws = ws.clone();
+        // Contracts named on the command line (or by the environment) are named again.
+        if let Some(file) = &lock.contracts.file {
+            ws.contracts = contract::Source::Flag(ws.root.join(file));
+        }
         ws.changes_root.clone_from(&i.changes_root);
         ws.changes_root_given = true;
         ws.encoding = i.encoding;

@@ -24,10 +24,12 @@ pub const DIR: &str = ".curate/state";
 pub const BREADCRUMB_TTL: Duration = Duration::from_secs(120);
 
 /// The file name part for a session id: the id itself when it is
-/// `[A-Za-z0-9._-]{1,128}` (and not `.`/`..`), else the first 16 hex digits of its SHA-256.
+/// `[A-Za-z0-9._-]{1,128}` (and not `.`/`..`) and holds no token, else the first 16 hex
+/// digits of its SHA-256.
 #[must_use]
 pub fn session_key(id: &str) -> String {
-    let plain = !id.is_empty()
+    let plain = crate::compile::secrets::rule_of_text(id).is_none()
+        && !id.is_empty()
         && id.len() <= 128
         && id != "."
         && id != ".."
@@ -63,6 +65,7 @@ pub fn binding_path(session: Option<&str>) -> String {
 /// An invalid change id, or a write that fails or would leave the repository.
 pub fn bind(root: &Path, change: &str, session: Option<&str>) -> Result<String> {
     check_name("change id", change)?;
+    crate::settings::check_no_secret("change id", change)?;
     ensure_folder(root)?;
     let rel = binding_path(session);
     let mut text = serde_json::to_string(&Binding {
@@ -406,7 +409,14 @@ mod tests {
     #[test]
     fn a_plain_session_id_is_kept_and_anything_else_hashed() {
         assert_eq!(session_key("abc-123_x.y"), "abc-123_x.y");
-        for odd in ["a/b", "..", "", "é", &"x".repeat(129)] {
+        for odd in [
+            "a/b",
+            "..",
+            "",
+            "é",
+            &"x".repeat(129),
+            "ghp_R7mK2pQ9xV4nL8wT3yH6jB1cF5dG0sZeAa9u",
+        ] {
             let k = session_key(odd);
             assert_eq!(k.len(), 16, "{odd:?}");
             assert!(k.bytes().all(|b| b.is_ascii_hexdigit()));

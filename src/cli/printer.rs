@@ -86,7 +86,10 @@ pub fn stdout(text: &str) -> Result<()> {
     }
 }
 
-/// Writes to stderr, ignoring failures (there is nowhere left to report them).
+/// Writes to stderr, ignoring failures (there is nowhere left to report them): every
+/// report, diagnostic and error passes here, and a token in it (a value the user typed, a
+/// path) shows as `<secret: RULE>`.
 pub fn stderr(text: &str) {
-    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+    let shown = crate::compile::secrets::redact(text);
+    let _ = std::io::stderr().lock().write_all(shown.as_bytes());
 }

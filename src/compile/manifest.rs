@@ -363,6 +363,15 @@ pub struct Lock {
 pub struct LockContracts {
     pub source: String,
     pub sha256: String,
+    /// A contracts file named by `--contracts` or `CURATE_CONTRACTS` inside the repository:
+    /// its repository-relative path, so that `check --stale` compiles with it again (the
+    /// repository's own, the config's or the embedded ones are found again as they were).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// Named by `--contracts` or `CURATE_CONTRACTS` outside the repository: no other
+    /// machine, nor `check --stale`, can read it again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub outside: bool,
 }
 
 impl Lock {

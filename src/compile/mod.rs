@@ -1802,9 +1802,33 @@ fn lock(
         curate: env!("CARGO_PKG_VERSION").to_owned(),
         manifest: manifest_path.to_owned(),
         digest: crate::util::digest::hex(body.as_bytes()),
-        contracts: LockContracts {
-            source: contracts.source.describe(),
-            sha256: crate::util::digest::hex(&contracts.bytes),
+        contracts: {
+            let named = match &contracts.source {
+                contract::Source::Flag(p) | contract::Source::Env(p) => Some(ws.relative(p)),
+                contract::Source::Repo(_) | contract::Source::Embedded(_) => None,
+            };
+            LockContracts {
+                // By its repository path, or its name alone outside (not this machine's
+                // folders, as an overrides file from outside).
+                source: match &contracts.source {
+                    contract::Source::Flag(p) | contract::Source::Env(p) => {
+                        let how = if matches!(contracts.source, contract::Source::Flag(_)) {
+                            "--contracts"
+                        } else {
+                            "CURATE_CONTRACTS"
+                        };
+                        let shown = named.clone().flatten().unwrap_or_else(|| {
+                            p.file_name()
+                                .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+                        });
+                        format!("{shown} ({how})")
+                    }
+                    _ => contracts.source.describe(),
+                },
+                sha256: crate::util::digest::hex(&contracts.bytes),
+                outside: matches!(named, Some(None)),
+                file: named.flatten(),
+            }
         },
         inputs: Inputs {
             role: s.role.clone(),

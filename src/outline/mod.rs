@@ -131,10 +131,13 @@ pub fn tags_and_outline(lang: Lang, text: &str) -> Option<(Tags, Option<Vec<Rang
         return Some((markdown_tags(text)?, outline(lang, text)));
     }
     let (tree, mut found) = syntax::walk(lang, text, true)?;
-    let counts = match found.names.take() {
+    let mut counts = match found.names.take() {
         Some(names) => lexed_references(text, &names, &found.name_bytes),
         None => syntax::references(lang, &tree, text, &found.name_bytes),
     };
+    // The whole parse's too: no reference by a keyword or a predeclared type, as the lexer.
+    let reserved = skip::reserved(lang);
+    counts.retain(|name, _| !reserved(name.as_bytes()));
     let (refs, ref_counts) = sorted_counts(counts);
     let tags = Tags {
         defs: found

@@ -271,7 +271,7 @@ pub(crate) fn rust_reserved(w: &[u8]) -> bool {
     )
 }
 
-/// Go's keywords.
+/// Go's keywords, predeclared types and constants.
 pub(crate) fn go_reserved(w: &[u8]) -> bool {
     matches!(
         w,
@@ -300,7 +300,49 @@ pub(crate) fn go_reserved(w: &[u8]) -> bool {
             | b"switch"
             | b"type"
             | b"var"
+            // Predeclared types and constants (names to tree-sitter, in nearly every file:
+            // a method named `string` is no reason to relate a file that uses the type).
+            | b"any"
+            | b"bool"
+            | b"byte"
+            | b"comparable"
+            | b"complex64"
+            | b"complex128"
+            | b"error"
+            | b"float32"
+            | b"float64"
+            | b"int"
+            | b"int8"
+            | b"int16"
+            | b"int32"
+            | b"int64"
+            | b"rune"
+            | b"string"
+            | b"uint"
+            | b"uint8"
+            | b"uint16"
+            | b"uint32"
+            | b"uint64"
+            | b"uintptr"
+            | b"true"
+            | b"false"
+            | b"iota"
+            | b"nil"
     )
+}
+
+/// The words of `lang` no file can be related by: its keywords and predeclared or primitive
+/// types (what its lexer leaves out of a file's references).
+pub(crate) fn reserved(lang: crate::outline::Lang) -> fn(&[u8]) -> bool {
+    use crate::outline::Lang;
+    match lang {
+        Lang::Rust => rust_reserved,
+        Lang::Go => go_reserved,
+        Lang::Python => python_reserved,
+        Lang::JavaScript => js_reserved,
+        Lang::TypeScript | Lang::Tsx => ts_reserved,
+        _ => |_| false,
+    }
 }
 
 /// JavaScript's reserved words (strict mode's). An import's `from` is left out where it is

@@ -18,7 +18,17 @@ impl Workflow for Aiws {
 
     fn detect(&self, root: &Path) -> Option<String> {
         let version = recorded_version(root)?;
-        (version >= FIRST).then(|| format!(".aiws/manifest.json (aiws {})", show(version)))
+        if version >= FIRST {
+            return Some(format!(".aiws/manifest.json (aiws {})", show(version)));
+        }
+        // An older version whose workspace keeps its changes where this one does (aipper/
+        // relay records 0.0.39 and has `.aiws/changes/`): the layout decides.
+        super::is_dir(root, ".aiws/changes").then(|| {
+            format!(
+                ".aiws/changes/ (.aiws/manifest.json records aiws {})",
+                show(version)
+            )
+        })
     }
 
     fn locate(&self, root: &Path, id: &str, _run: Option<&str>) -> Option<Located> {

@@ -1,5 +1,6 @@
-//! aiws 0.0.39 (as in aipper/relay): everything under `changes/`, the manifest at
-//! `changes/<id>/analysis/<role>-context.jsonl`.
+//! aiws before 0.0.96 (0.0.39 as first released): everything under `changes/`, the
+//! manifest at `changes/<id>/analysis/<role>-context.jsonl`. A workspace recording such a
+//! version whose changes are under `.aiws/changes/` (aipper/relay) has the `aiws` layout.
 
 use std::path::Path;
 
@@ -15,7 +16,12 @@ impl Workflow for AiwsLegacy {
 
     fn detect(&self, root: &Path) -> Option<String> {
         let version = recorded_version(root)?;
-        (version < (0, 0, 96)).then(|| format!(".aiws/manifest.json (aiws {})", show(version)))
+        // Its changes are under `changes/`; a workspace with `.aiws/changes/` and no
+        // `changes/` keeps them where aiws ≥ 0.0.96 does (see `Aiws`). With both, the one
+        // that holds the change decides.
+        let newer_layout = super::is_dir(root, ".aiws/changes") && !super::is_dir(root, "changes");
+        (version < (0, 0, 96) && !newer_layout)
+            .then(|| format!(".aiws/manifest.json (aiws {})", show(version)))
     }
 
     fn locate(&self, root: &Path, id: &str, _run: Option<&str>) -> Option<Located> {

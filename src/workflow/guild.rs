@@ -53,6 +53,20 @@ impl Workflow for Guild {
     }
 
     fn ambiguous(&self, root: &Path, id: &str, run: Option<&str>) -> Option<String> {
+        // A run named that is not there: that, not the lane, is what is wrong.
+        if let Some(r) = run
+            && !is_dir(root, &format!("{RUNS}/{r}"))
+        {
+            let runs = folders(root, RUNS);
+            return Some(format!(
+                "--run {r:?}: there is no run {RUNS}/{r} ({})",
+                if runs.is_empty() {
+                    format!("{RUNS}/ holds no run")
+                } else {
+                    format!("the runs are: {}", runs.join(", "))
+                }
+            ));
+        }
         let runs = holding(root, id, run);
         (runs.len() > 1).then(|| {
             format!(

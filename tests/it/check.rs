@@ -704,6 +704,61 @@ fn stale_with_an_overrides_file_outside_the_repository_is_a_warning() {
     }
 }
 
+/// Contracts named with `--contracts` are named again by `check --stale` (and in its hint);
+/// from outside the repository they cannot be, and the check says so instead of comparing
+/// against other contracts.
+#[test]
+fn stale_replays_the_contracts_named_on_the_command_line() {
+    let repo = Repo::fixture("aiws-basic");
+    repo.write(
+        "my/c.json",
+        r#"{"roleTypes":[{"id":"worker","contextFiles":[{"glob":"AI_PROJECT.md","priority":"high","kind":"truth"}]}]}"#,
+    );
+    compile(&repo, &["--change", "add-auth", "--contracts", "my/c.json"]);
+    let lock: serde_json::Value = serde_json::from_str(&repo.read(WORKER_LOCK)).unwrap();
+    assert_eq!(lock["contracts"]["file"], "my/c.json");
+    assert_eq!(lock["contracts"]["source"], "my/c.json (--contracts)");
+    let out = check(&repo, &["--stale"]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    // Changed contracts make it stale, and the hint names them.
+    repo.write(
+        "my/c.json",
+        r#"{"roleTypes":[{"id":"worker","contextFiles":[{"glob":"AI_WORKSPACE.md","priority":"high","kind":"truth"}]}]}"#,
+    );
+    let out = check(&repo, &["--stale"]);
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(
+        out.stderr
+            .contains("(run `curate --role worker --change add-auth --contracts my/c.json`)"),
+        "{}",
+        out.stderr
+    );
+    let outside = tempfile::tempdir().unwrap();
+    let file = outside.path().join("c.json");
+    std::fs::write(&file, repo.read("my/c.json")).unwrap();
+    compile(
+        &repo,
+        &[
+            "--change",
+            "add-auth",
+            "--contracts",
+            file.to_str().unwrap(),
+        ],
+    );
+    let lock: serde_json::Value = serde_json::from_str(&repo.read(WORKER_LOCK)).unwrap();
+    assert_eq!(lock["contracts"]["source"], "c.json (--contracts)");
+    assert_eq!(lock["contracts"]["outside"], true);
+    let out = check(&repo, &["--stale"]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert!(
+        out.stderr.contains(
+            "warning: stale check skipped: the contracts \"c.json (--contracts)\" were read from outside the repository"
+        ),
+        "{}",
+        out.stderr
+    );
+}
+
 #[test]
 fn every_problem_is_reported() {
     let repo = compiled_both();

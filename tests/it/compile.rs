@@ -1146,6 +1146,54 @@ pub(crate) fn related(repo: &Repo, extra: &[&str]) -> crate::Output {
         .run()
 }
 
+/// Go's predeclared types are no reference: a file that defines a method named `string`
+/// is not related to one that only uses the type (nor a TypeScript file's `string()`).
+#[test]
+fn go_predeclared_types_relate_no_file() {
+    let repo = Repo::fixture("aiws-basic");
+    repo.write(
+        "g/a.go",
+        "package g\n\nfunc Owned(x string) (int, error) {\n\treturn len(x), nil\n}\n",
+    );
+    repo.write(
+        "g/b.go",
+        "package g\n\ntype T int\n\nfunc (t T) string() string {\n\treturn \"\"\n}\n\nfunc (t T) error() error {\n\treturn nil\n}\n",
+    );
+    repo.write(
+        "web/s.ts",
+        "export class S {\n  string(): string {\n    return \"\";\n  }\n}\n",
+    );
+    repo.write("g/c.go", "package g\n\nfunc Use() {\n\tOwned(\"x\")\n}\n");
+    let out = repo
+        .curate()
+        .args([
+            "--role", "worker", "--change", "add-auth", "--owns", "g/a.go",
+        ])
+        .args([
+            "--related",
+            "3000",
+            "--max-files",
+            "0",
+            "--stdout",
+            "--no-cache",
+        ])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    let related: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.contains(r#""kind":"related""#))
+        .collect();
+    assert!(
+        related
+            .iter()
+            .all(|l| !l.contains("g/b.go") && !l.contains("web/s.ts")),
+        "{related:#?}"
+    );
+    // What calls the owned file still is.
+    assert!(related.iter().any(|l| l.contains("g/c.go")), "{related:#?}");
+}
+
 #[test]
 fn related_files_come_from_the_owned_ones_as_low_outlines_within_the_budget() {
     let repo = Repo::fixture("aiws-basic");

@@ -256,6 +256,64 @@ fn a_token_in_a_path_is_never_echoed_by_an_error() {
     assert!(!out.all().contains("R7mK2pQ9"), "{}", out.all());
 }
 
+/// What names folders, manifests and locks (the changes root, the manifest path, a bound
+/// change) is refused when it holds a token, as the ids are: nothing written, never echoed.
+#[test]
+fn a_token_as_a_changes_root_manifest_path_or_bound_change_is_refused() {
+    let repo = Repo::fixture("aiws-basic");
+    let token = "ghp_R7mK2pQ9xV4nL8wT3yH6jB1cF5dG0sZeAa9u";
+    let before = repo.snapshot_tree();
+    let compile = ["--role", "worker", "--change", "add-auth"];
+    for (args, env) in [
+        (vec!["--changes-dir", token], None),
+        (vec![], Some(("CURATE_CHANGES", token.to_owned()))),
+        (
+            vec![],
+            Some((
+                "CURATE_MANIFEST",
+                format!("{{changes}}/{{change}}/{token}/{{role}}.jsonl"),
+            )),
+        ),
+    ] {
+        repo.write(&format!("{token}/add-auth/plan/p.md"), "# p\n");
+        let mut cmd = repo.curate();
+        cmd = cmd.args(compile).args(&args);
+        if let Some((k, v)) = &env {
+            cmd = cmd.env(k, v.as_str());
+        }
+        let out = cmd.run();
+        assert_eq!(out.code, 1, "{}", out.all());
+        assert!(!out.all().contains("R7mK2pQ9"), "{}", out.all());
+        assert!(
+            out.stderr.contains("holds a secret (github-pat)"),
+            "{}",
+            out.stderr
+        );
+        std::fs::remove_dir_all(repo.root.join(token)).unwrap();
+        assert_eq!(
+            repo.snapshot_tree(),
+            before,
+            "{args:?} {env:?} wrote something"
+        );
+    }
+    let out = repo.curate().args(["use", token]).run();
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(!out.all().contains("R7mK2pQ9"), "{}", out.all());
+    assert_eq!(repo.snapshot_tree(), before);
+    // A session id that holds one is hashed for the file's name.
+    let out = repo
+        .curate()
+        .args(["use", "add-auth", "--session", token])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert!(!out.all().contains("R7mK2pQ9"), "{}", out.all());
+    let names: Vec<String> = std::fs::read_dir(repo.root.join(".curate/state"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert!(names.iter().all(|n| !n.contains("R7mK2pQ9")), "{names:?}");
+}
+
 #[test]
 fn an_unknown_role_close_to_a_known_one_is_asked_about() {
     let repo = Repo::fixture("aiws-basic");

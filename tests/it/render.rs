@@ -449,6 +449,7 @@ fn excerpt_text_hands_over_the_text_excerpt_gives_within_the_byte_cap() {
 }
 
 #[test]
+/// What was excluded stands first: past fifty lines, the count of the rest never hides it.
 fn the_bundle_ends_its_context_with_what_was_not_given() {
     let repo = Repo::fixture("aiws-basic");
     let out = repo
@@ -466,9 +467,9 @@ fn the_bundle_ends_its_context_with_what_was_not_given() {
     assert_eq!(
         list,
         [
+            "- src/auth/legacy_client.ts: excluded: secret by content: aws-access-key-id on line 12",
             "- changes/add-auth/evidence/pre-refactor-test-run.md: named only, not read: cut by the soft cap (low, 24 lines)",
             "- changes/add-auth/evidence/verify-before-complete.md: named only, not read: cut by the soft cap (low, 15 lines)",
-            "- src/auth/legacy_client.ts: excluded: secret by content: aws-access-key-id on line 12",
         ]
     );
     // Inside the context part, before its closing tag; no secret value anywhere.

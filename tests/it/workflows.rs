@@ -1349,6 +1349,71 @@ fn an_aiws_manifest_that_cannot_tell_its_version_is_an_error_at_its_place() {
     }
 }
 
+/// An aiws workspace that records an older version but keeps its changes under
+/// `.aiws/changes/` (aipper/relay records 0.0.39) has the aiws layout: detected as aiws, the
+/// change found, the manifest where aiws' plugin reads it. With `changes/` only, it is
+/// aiws-legacy; with both, the folder that holds the change decides.
+#[test]
+fn an_older_aiws_version_with_the_newer_layout_is_detected_by_its_layout() {
+    let repo = Repo::fixture("aiws-legacy-mismatch");
+    let manifest = repo.read(".aiws/manifest.json");
+    repo.write(
+        ".aiws/manifest.json",
+        &manifest.replace(
+            "\"aiws_version\": \"0.0.96\"",
+            "\"aiws_version\": \"0.0.39\"",
+        ),
+    );
+    let args = [
+        "--role",
+        "worker",
+        "--change",
+        "fix-login",
+        "--format",
+        "json",
+    ];
+    let out = repo.curate().args(args).run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    let report = out.json();
+    assert_eq!(report["workflow"]["name"], "aiws", "{report}");
+    assert!(
+        report["workflow"]["evidence"]
+            .as_str()
+            .unwrap()
+            .contains(".aiws/changes/ (.aiws/manifest.json records aiws 0.0.39)"),
+        "{report}"
+    );
+    assert!(repo.exists("changes/fix-login/analysis/worker-context.jsonl"));
+    // `changes/` holding the change (the 0.0.39 layout): aiws-legacy holds it.
+    let repo = Repo::fixture("aiws-legacy-mismatch");
+    repo.write(
+        ".aiws/manifest.json",
+        &manifest.replace(
+            "\"aiws_version\": \"0.0.96\"",
+            "\"aiws_version\": \"0.0.39\"",
+        ),
+    );
+    std::fs::rename(
+        repo.root.join(".aiws/changes/fix-login"),
+        repo.root.join("fix-login-moved"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(repo.root.join("changes")).unwrap();
+    std::fs::rename(
+        repo.root.join("fix-login-moved"),
+        repo.root.join("changes/fix-login"),
+    )
+    .unwrap();
+    let out = repo.curate().args(args).args(["--dry-run"]).run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert_eq!(
+        out.json()["workflow"]["name"],
+        "aiws-legacy",
+        "{}",
+        out.all()
+    );
+}
+
 #[test]
 fn a_layout_the_profile_does_not_serve_is_named_with_the_command_that_uses_it() {
     let repo = Repo::fixture("aiws-legacy-mismatch");
@@ -1626,7 +1691,30 @@ fn a_guild_lane_whose_upstream_receipt_is_missing_says_so() {
         "{}",
         out.stderr
     );
+    // A run that is not there: that is what is said, and nothing is written.
+    let before = repo.snapshot_tree();
+    let out = repo
+        .curate()
+        .args(["--run", "run-other", "--role", "qa", "--change", "T3-qa"])
+        .run();
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(
+        out.stderr.contains(&format!(
+            "error: --run \"run-other\": there is no run .guild/runs/run-other (the runs are: {RUN})"
+        )),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(repo.snapshot_tree(), before);
     // A run that does not hold the lane: nothing to give.
+    repo.write(
+        ".guild/runs/run-other/run-state.json",
+        "{\"plan_slug\": \"other\"}\n",
+    );
+    repo.write(
+        ".guild/plan/other.md",
+        "# Other\n\n## Lane: nobody\n\n- task-id: T9-none\n",
+    );
     let out = repo
         .curate()
         .args(["--run", "run-other", "--role", "qa", "--change", "T3-qa"])

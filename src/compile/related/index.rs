@@ -2,7 +2,7 @@
 //! repository, what the search for related files needs of it, so that a file whose metadata
 //! did not change is not read again.
 //!
-//! One file a repository in the cache folder, `related-v11-<12 hex digits of the root's
+//! One file a repository in the cache folder, `related-v12-<12 hex digits of the root's
 //! sha256>.bin`. Per file: its path; its stamp (size, modification and change times to the
 //! nanosecond, inode, device, from `lstat`); and what admission said of its text: refused
 //! (binary, or a secret by content: nothing else is kept of it), or admitted with its
@@ -28,7 +28,7 @@ use crate::outline::{Def, Named, Symbols, Tags, Vocab};
 pub use crate::util::stamp::{Base, Stamp};
 
 /// The format, in the file name and the header.
-const VERSION: u8 = 11;
+const VERSION: u8 = 12;
 const MAGIC: &[u8] = b"curate related index\n";
 /// At most this many files an index, this many bytes.
 const MAX_ENTRIES: usize = 2_000_000;
