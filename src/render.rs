@@ -1522,7 +1522,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
         });
     }
     let contracts = ws.load_contracts()?;
-    let role = contracts.role(&s.contract_role)?.clone();
+    let role = ws.contract_role_of(&contracts, &s.contract_role)?.clone();
     let rules = crate::compile::admit::rules()?;
     let cache = compile::token_cache(ws);
     let verdicts = compile::verdict_cache(ws, parsed.entries.len());

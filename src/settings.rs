@@ -337,6 +337,39 @@ impl Workspace {
 
     /// The role names the repository gives its workflow (Guild's specialists), under the
     /// ones the config names.
+    /// The contracts' role `s.contract_role`; an unknown one's error lists the names a
+    /// role may also be given by here (`[roles]` aliases, Guild's specialists) beside the
+    /// contracts' own, for its "did you mean" and its list.
+    pub fn contract_role_of<'c>(
+        &self,
+        contracts: &'c contract::Contracts,
+        id: &str,
+    ) -> Result<&'c contract::Role> {
+        contracts.role(id).map_err(|e| match e {
+            Error::UnknownRole {
+                role,
+                source_name,
+                mut known,
+            } => {
+                // The contracts' roles in their order, then the other names (sorted).
+                let more: Vec<String> = self
+                    .config
+                    .roles
+                    .iter()
+                    .filter(|(name, to)| contracts.role(to).is_ok() && !known.contains(name))
+                    .map(|(name, _)| name.clone())
+                    .collect();
+                known.extend(more);
+                Error::UnknownRole {
+                    role,
+                    source_name,
+                    known,
+                }
+            }
+            other => other,
+        })
+    }
+
     fn add_dynamic_roles(&mut self) {
         for (name, role) in self.workflow().dynamic_roles(&self.root) {
             self.config.roles.entry(name).or_insert(role);

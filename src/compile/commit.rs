@@ -176,10 +176,74 @@ fn write_outputs(ws: &Workspace, s: &CompileSettings, c: &Compiled, force: bool)
         &ws.root.join(manifest::lock_path(&c.manifest_path)),
         lock.to_text().as_bytes(),
     )?;
+    let mut written = vec![ws.root.join(manifest::lock_path(&c.manifest_path))];
     if let Some((path, text)) = companion {
-        write_unless_same(ws, &ws.root.join(path), text.as_bytes())?;
+        let path = ws.root.join(path);
+        write_unless_same(ws, &path, text.as_bytes())?;
+        written.push(path);
     }
-    write_unless_same(ws, &ws.root.join(&c.manifest_path), text.as_bytes())
+    let path = ws.root.join(&c.manifest_path);
+    write_unless_same(ws, &path, text.as_bytes())?;
+    written.push(path);
+    if ws.workflow().dates_changes_by_files() {
+        let folder = ws.root.join(&ws.changes_root).join(&c.change);
+        keep_change_time(&folder, &written);
+    }
+    Ok(())
+}
+
+/// Gives the files curate wrote into the change `folder` the newest modification time of
+/// the change's own files (when older), so that a tool dating a change by its newest file
+/// dates it as before. Best effort: the files are written; a time not set changes nothing
+/// else.
+fn keep_change_time(folder: &Path, written: &[std::path::PathBuf]) {
+    /// A change folder holds a few files; past this many, its time is left alone.
+    const MAX_ENTRIES: usize = 10_000;
+    let mut newest: Option<std::time::SystemTime> = None;
+    let mut stack = vec![folder.to_path_buf()];
+    let mut seen = 0usize;
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            seen += 1;
+            if seen > MAX_ENTRIES {
+                return;
+            }
+            let path = e.path();
+            // Never followed: a link is not the change's own file.
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            if meta.is_dir() {
+                stack.push(path);
+            } else if meta.is_file()
+                && !written.contains(&path)
+                && let Ok(t) = meta.modified()
+            {
+                newest = newest.max(Some(t));
+            }
+        }
+    }
+    let Some(newest) = newest else { return };
+    for path in written {
+        let newer = std::fs::symlink_metadata(path)
+            .ok()
+            .filter(|m| m.is_file())
+            .and_then(|m| m.modified().ok())
+            .is_some_and(|t| t > newest);
+        let mut options = std::fs::File::options();
+        options.write(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            options.custom_flags(libc::O_NOFOLLOW);
+        }
+        if newer && let Ok(f) = options.open(path) {
+            let _ = f.set_modified(newest);
+        }
+    }
 }
 
 /// Whether the workflow's second file at `path` may be written with `text`: it is absent,

@@ -306,7 +306,7 @@ pub fn compile_then(
     on_kept: impl FnOnce(&[Kept], &std::sync::Arc<Held>),
 ) -> Result<Compiled> {
     let contracts = ws.load_contracts()?;
-    let role = contracts.role(&s.contract_role)?.clone();
+    let role = ws.contract_role_of(&contracts, &s.contract_role)?.clone();
     let scope = Scope {
         root: &ws.root,
         changes_root: &ws.changes_root,

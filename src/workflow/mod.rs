@@ -245,6 +245,13 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
         serde_json::Value::Null
     }
 
+    /// True when the workflow's tools date a change by its files' newest modification time
+    /// (OpenSpec's `list` sorts and shows changes so): the files curate writes into a change
+    /// take that time, so that a compile does not make the change look just edited.
+    fn dates_changes_by_files(&self) -> bool {
+        false
+    }
+
     /// The files of a change folder the consumer injects on its own (names relative to the
     /// change folder): never listed, but they count as context (a change holding one is
     /// not BLOCKED).

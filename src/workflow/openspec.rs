@@ -17,6 +17,11 @@ impl Workflow for OpenSpec {
         "openspec"
     }
 
+    /// `openspec list` shows and sorts changes by their newest file (`getLastModified`).
+    fn dates_changes_by_files(&self) -> bool {
+        true
+    }
+
     fn detect(&self, root: &Path) -> Option<String> {
         is_dir(root, CHANGES).then(|| format!("{CHANGES}/"))
     }
@@ -38,6 +43,30 @@ impl Workflow for OpenSpec {
                         folder,
                     })
             })
+    }
+
+    fn looked(&self, id: &str) -> Vec<String> {
+        vec![
+            format!("{CHANGES}/{id}"),
+            format!("{CHANGES}/archive/<yyyy-mm-dd>-{id}"),
+        ]
+    }
+
+    /// The live changes, then the archived ones by their own names (`--change <name>`
+    /// finds the newest archive of it), for a "did you mean".
+    fn change_ids(&self, root: &Path, changes_root: &str) -> Vec<String> {
+        let mut ids: Vec<String> = folders(root, changes_root)
+            .into_iter()
+            .filter(|f| f != "archive")
+            .collect();
+        for folder in folders(root, &format!("{CHANGES}/archive")) {
+            if let Some(id) = archived_id(&folder)
+                && !ids.iter().any(|i| i == id)
+            {
+                ids.push(id.to_owned());
+            }
+        }
+        ids
     }
 
     fn reserved(&self) -> Option<(&'static str, &'static str)> {

@@ -1180,6 +1180,90 @@ fn the_hook_finds_a_trellis_task_by_its_active_task_line() {
 
 /// OpenSpec (≥ 1.x) also nests capabilities in areas, `specs/<area>/<capability>/spec.md`, in
 /// the change and in the current specs alike; a folder without a `spec.md` is no capability.
+/// "Did you mean" offers an archived OpenSpec change by its own name (which `--change`
+/// finds), and the places looked name the archive.
+#[test]
+fn an_openspec_typo_is_asked_about_among_archived_changes_too() {
+    let repo = Repo::fixture("openspec");
+    repo.write(
+        "openspec/changes/archive/2025-01-13-add-list-command/proposal.md",
+        "# add list\n",
+    );
+    let out = repo
+        .curate()
+        .args([
+            "--role",
+            "worker",
+            "--change",
+            "add-list-comand",
+            "--dry-run",
+        ])
+        .run();
+    assert!(
+        out.stderr.contains("did you mean add-list-command?"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("openspec/changes/archive/<yyyy-mm-dd>-add-list-comand"),
+        "{}",
+        out.stderr
+    );
+    let out = repo
+        .curate()
+        .args([
+            "--role",
+            "worker",
+            "--change",
+            "add-list-command",
+            "--dry-run",
+        ])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.all());
+}
+
+/// `openspec list` dates a change by its newest file, the manifest and lock in `analysis/`
+/// included: they take the change's own newest time, so a compile does not reorder the
+/// list or show the change as "just now".
+#[test]
+fn an_openspec_change_keeps_its_date_after_a_compile() {
+    let repo = Repo::fixture("openspec");
+    let day = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_735_732_800);
+    let older = day - std::time::Duration::from_secs(86_400);
+    for e in walkdir::WalkDir::new(repo.root.join("openspec/changes/add-2fa")) {
+        let e = e.unwrap();
+        if e.file_type().is_file() {
+            let at = if e.path().ends_with("tasks.md") {
+                day
+            } else {
+                older
+            };
+            std::fs::File::options()
+                .write(true)
+                .open(e.path())
+                .unwrap()
+                .set_modified(at)
+                .unwrap();
+        }
+    }
+    let out = repo
+        .curate()
+        .args(["--role", "worker", "--change", "add-2fa"])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    for written in [
+        "openspec/changes/add-2fa/analysis/worker-context.jsonl",
+        "openspec/changes/add-2fa/analysis/worker-context.lock.json",
+    ] {
+        let t = std::fs::metadata(repo.root.join(written))
+            .unwrap()
+            .modified()
+            .unwrap();
+        assert_eq!(t, day, "{written}");
+    }
+}
+
 #[test]
 fn openspec_nested_capabilities_bring_their_current_specs() {
     let repo = Repo::fixture("openspec");
@@ -1626,6 +1710,24 @@ fn a_guild_lane_gets_its_artifacts_and_its_bundle_in_guilds_form() {
     assert!(bundle.trim_end().ends_with("-->"));
     let out = repo.curate().args(["check", "--stale"]).run();
     assert_eq!(out.code, 0, "{}", out.all());
+}
+
+/// A mistyped specialist is asked about among the specialists (Guild's roles), not only
+/// among the contracts' own roles.
+#[test]
+fn a_mistyped_guild_specialist_is_asked_about() {
+    let repo = Repo::fixture("guild");
+    let out = repo
+        .curate()
+        .args(["--role", "frontent", "--change", "T2-frontend", "--dry-run"])
+        .run();
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(
+        out.stderr
+            .contains("hint: did you mean \"frontend\"? the roles are: worker, reviewer, backend, frontend, qa"),
+        "{}",
+        out.stderr
+    );
 }
 
 /// A lane whose task id is in two runs is not guessed at: the runs are named, with `--run`,
