@@ -230,7 +230,7 @@ fn keep_change_time(folder: &Path, written: &[std::path::PathBuf]) {
     for path in written {
         let newer = std::fs::symlink_metadata(path)
             .ok()
-            .filter(|m| m.is_file())
+            .filter(std::fs::Metadata::is_file)
             .and_then(|m| m.modified().ok())
             .is_some_and(|t| t > newest);
         let mut options = std::fs::File::options();
