@@ -36,11 +36,13 @@ pub fn symbol_of(anchor: &str) -> Option<&str> {
     anchor.strip_prefix(SYMBOL)
 }
 
-/// A symbol name: identifiers joined by `.` or `::` (`LoginService.login`, `auth::login`).
+/// A symbol name: identifiers joined by `.` or `::` (`LoginService.login`, `auth::login`);
+/// a JavaScript or TypeScript private member keeps its `#` (`Ky.#fetch`).
 #[must_use]
 pub fn is_symbol_name(name: &str) -> bool {
     !name.is_empty()
         && name.replace("::", ".").split('.').all(|part| {
+            let part = part.strip_prefix('#').unwrap_or(part);
             !part.is_empty()
                 && part
                     .chars()

@@ -380,7 +380,7 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Vec<Role>> {
 }
 
 /// The `sections` items the schema lets through but no [`Section`] reads (`[1e3, 2e3]`, a
-/// line number past `u64`), each at its place.
+/// line number past `u64`), or whose symbol is no name (`"Session."`), each at its place.
 fn unreadable_sections(text: &str, value: &serde_json::Value) -> Vec<(Pos, String)> {
     let mut out = Vec::new();
     let roles = value.get("roleTypes").and_then(serde_json::Value::as_array);
@@ -391,14 +391,25 @@ fn unreadable_sections(text: &str, value: &serde_json::Value) -> Vec<(Pos, Strin
         for (c, cf) in files.into_iter().flatten().enumerate() {
             let items = cf.get("sections").and_then(serde_json::Value::as_array);
             for (s, item) in items.into_iter().flatten().enumerate() {
-                if serde_json::from_value::<Section>(item.clone()).is_err() {
-                    let pointer = format!("/roleTypes/{r}/contextFiles/{c}/sections/{s}");
-                    out.push((
+                let pointer = format!("/roleTypes/{r}/contextFiles/{c}/sections/{s}");
+                match serde_json::from_value::<Section>(item.clone()) {
+                    Err(_) => out.push((
                         jsonpos::place(text, &pointer),
                         format!(
                             "{pointer}: not a section: write a pair of whole line numbers ([25, 50]), a heading (\"## Security\") or {{\"symbol\": \"Name\"}}"
                         ),
-                    ));
+                    )),
+                    // As in an overrides file: a symbol is a name.
+                    Ok(Section::Symbol(a)) if !crate::compile::anchors::is_symbol_name(&a.symbol) => {
+                        out.push((
+                            jsonpos::place(text, &format!("{pointer}/symbol")),
+                            format!(
+                                "{pointer}: symbol {:?} is not a name such as \"LoginService.login\"",
+                                a.symbol
+                            ),
+                        ));
+                    }
+                    Ok(_) => {}
                 }
             }
         }

@@ -67,7 +67,8 @@ pub fn markdown_headings(text: &str) -> Vec<(u64, u8, String)> {
 /// decorators through its last line.
 ///
 /// A name is a path, its segments split by `.`, `::` or `#`: `login`,
-/// `LoginService.login`, `LoginService::login`. The last segment is the definition's
+/// `LoginService.login`, `LoginService::login`, `LoginService#login`; a segment that starts
+/// with `#` is a private member's name (`Ky.#fetch`). The last segment is the definition's
 /// name; those before it must end its enclosing scopes (classes, impls — `impl
 /// LoginService` —, traits, modules, namespaces, a Go method's receiver type, a C++
 /// `Foo::bar`'s qualifier). The first match in document order wins; an exact match is
@@ -81,9 +82,20 @@ pub fn symbol(lang: Lang, text: &str, name: &str) -> Option<Range> {
     if lang == Lang::Markdown {
         return markdown::symbol(text, name, syntax::line_count(text));
     }
+    // `Class#method` (Ruby) splits at its `#`; a segment that starts with one is a
+    // JavaScript or TypeScript private member's name (`Ky.#fetch`).
     let path: Vec<&str> = name
         .split("::")
-        .flat_map(|s| s.split(['.', '#']))
+        .flat_map(|s| s.split('.'))
+        .flat_map(|s| {
+            let private = s.starts_with('#');
+            let mut parts: Vec<&str> = s[usize::from(private)..].split('#').collect();
+            if private {
+                // The first part keeps its `#`.
+                parts[0] = &s[..=parts[0].len()];
+            }
+            parts
+        })
         .map(str::trim)
         .collect();
     if path.iter().any(|s| s.is_empty()) {

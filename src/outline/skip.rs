@@ -5,7 +5,8 @@
 //!
 //! Leaving out the inside of a balanced `{ … }` keeps such a file well formed, so a wrong
 //! guess costs detail (a body's contents, never needed by an outline) and not the parse. A
-//! Python body is replaced by `...` on its last line, at its own indentation. Of a Rust
+//! Python body is replaced by `...` on its last line, at its own indentation, and the inside
+//! of a `def`'s parameter list is left out. Of a Rust
 //! file, more is left out the same way: functions' parameters, the fields of structs, enums
 //! and unions, the arguments of macros and attributes, and the words of comments (a run of
 //! line comments becomes one block comment over the same lines).
@@ -1121,6 +1122,11 @@ pub(crate) fn python_lexed(text: &str) -> Option<Lexed<Vec<Cut>>> {
     let mut brackets = 0usize;
     // The indentation of the `def` whose header is being read.
     let mut header: Option<usize> = None;
+    // The inside of the header's parameter list, while it is read (where it starts), and
+    // whether it was read: an outline shows the header's lines, not the parameters' words
+    // (the references are the lexer's, of the whole text), so the parse leaves them out.
+    let mut params: Option<usize> = None;
+    let mut params_read = false;
     let mut body: Option<Body> = None;
     // At the start of a logical line; whether the current one holds code.
     let mut line_start = true;
@@ -1158,6 +1164,7 @@ pub(crate) fn python_lexed(text: &str) -> Option<Lexed<Vec<Cut>>> {
                 }
                 if body.is_none() && header.is_none() && starts_def(&b[j..]) {
                     header = Some(width);
+                    params_read = false;
                 }
             }
             i = j;
@@ -1202,7 +1209,11 @@ pub(crate) fn python_lexed(text: &str) -> Option<Lexed<Vec<Cut>>> {
                     formatted_names(b, i + quotes, end - quotes, raw, &mut names);
                 }
                 // (An f-string stays whole: what is cut could open an interpolation.)
-                if body.is_none() && end - i > LONG_STRING && formatted.is_none() {
+                if body.is_none()
+                    && params.is_none()
+                    && end - i > LONG_STRING
+                    && formatted.is_none()
+                {
                     let first = b[i + quotes];
                     let kept = usize::from(first.is_ascii() && first != b'\\');
                     out.push(Cut::plain(i + quotes + kept..end - quotes));
@@ -1217,6 +1228,19 @@ pub(crate) fn python_lexed(text: &str) -> Option<Lexed<Vec<Cut>>> {
                 }
                 push_name(&mut names, b, start, i, python_reserved);
                 continue;
+            }
+            b'(' if brackets == 0 && header.is_some() && !params_read => {
+                params = Some(i + 1);
+                brackets = 1;
+            }
+            b')' if brackets == 1 && params.is_some() => {
+                if let Some(start) = params.take()
+                    && start < i
+                {
+                    out.push(Cut::plain(start..i));
+                }
+                params_read = true;
+                brackets = 0;
             }
             b'(' | b'[' | b'{' => brackets += 1,
             b')' | b']' | b'}' => brackets = brackets.saturating_sub(1),
@@ -1553,7 +1577,7 @@ mod tests {
     }
 
     #[test]
-    fn python_bodies_end_at_the_first_line_of_code_no_deeper_than_their_def() {
+    fn python_bodies_and_parameters_end_where_python_ends_them() {
         let text = "import os\n\n\
                     @decorator\n\
                     def f(a: int = (1,\n        2)) -> dict[str, int]:  # note\n\
@@ -1574,10 +1598,14 @@ mod tests {
         assert_eq!(
             cut,
             [
+                // A header's parameters (not its return type), then its body.
+                ("a: int = (1,\n        2)", ""),
                 (
                     "    x = \"\"\"\nnot code: def g():\n\"\"\"\n# a comment at column 0 is inside\n    return {'a': 1,\n'b': 2}",
                     "    ..."
                 ),
+                ("self", ""),
+                ("self", ""),
                 ("\t\tpass", "\t\t..."),
             ]
         );

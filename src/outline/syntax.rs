@@ -325,6 +325,10 @@ fn js_role(kind: &str, n: Node) -> Option<Role> {
         "method_definition" => def("method"),
         "method_signature" | "abstract_method_signature" => whole("method"),
         "public_field_definition" | "field_definition" if is_function_value(n) => def("method"),
+        // A class's fields and an interface's properties are its members too (universal-
+        // ctags lists them): a field's first line (its initializer may run on).
+        "public_field_definition" | "field_definition" => first("property"),
+        "property_signature" => whole("property"),
         "interface_declaration" => container("interface"),
         "type_alias_declaration" => def("type"),
         "enum_declaration" => def("enum"),

@@ -157,6 +157,35 @@ fn symbols_in_nested_scopes() {
     }
 }
 
+/// A TypeScript or JavaScript class's fields and an interface's properties are members
+/// (in the outline at their own line, symbol anchors), a `#private` one by its `#` name.
+#[test]
+fn class_fields_and_interface_properties_are_members() {
+    let ts = "export class Session {\n  public id: string;\n  static count = 0;\n  #secretish = 1;\n\n  constructor(id: string) {\n    this.id = id;\n  }\n\n  #refresh(): void {\n    this.id = this.id + \"\";\n  }\n}\n\nexport interface Store {\n  readonly size: number;\n  get(key: string): string;\n}\n";
+    let ranges = outline(Lang::TypeScript, ts).unwrap();
+    for line in [1, 2, 3, 4, 6, 10, 15, 16, 17] {
+        assert!(covers(&ranges, line), "line {line}: {ranges:?}");
+    }
+    assert!(!covers(&ranges, 7) && !covers(&ranges, 11), "{ranges:?}");
+    for (name, want) in [
+        ("Session.id", [2, 2]),
+        ("Session.count", [3, 3]),
+        ("Session.#refresh", [10, 12]),
+        ("Store.size", [16, 16]),
+    ] {
+        assert_eq!(symbol(Lang::TypeScript, ts, name), Some(want), "{name}");
+    }
+    let js =
+        "class A {\n  static n = 1;\n  x = {\n    a: 1,\n  };\n  m() {\n    return 1;\n  }\n}\n";
+    let ranges = outline(Lang::JavaScript, js).unwrap();
+    assert!(
+        covers(&ranges, 2) && covers(&ranges, 3) && !covers(&ranges, 4),
+        "{ranges:?}"
+    );
+    assert_skim_is_whole(Lang::TypeScript, ts);
+    assert_skim_is_whole(Lang::JavaScript, js);
+}
+
 #[test]
 fn tags_list_definitions_and_references() {
     let (lang, text) = sample("sample.rs");

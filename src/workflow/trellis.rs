@@ -374,7 +374,7 @@ impl Workflow for Trellis {
                     file: CONFIG.to_owned(),
                     line,
                     message: format!(
-                        "context_injection.{key} {shown} is not a whole number: Trellis' hook uses its default, {default} bytes, and so does curate"
+                        "context_injection.{key} {shown} is not a whole number of bytes (0 or more): Trellis' hook uses its default, {default} bytes, and so does curate"
                     ),
                 }
             })

@@ -218,6 +218,34 @@ fn a_contracts_file_may_name_a_symbol() {
         .run();
     assert_eq!(out.code, 1, "a symbol that is not a string: {}", out.all());
     assert!(out.stderr.contains("contracts.json"), "{}", out.stderr);
+    // A symbol that is no name is an error at its place, as in an overrides file.
+    repo.write(
+        "contracts.json",
+        r#"{"roleTypes": [{"id": "worker", "contextFiles": [
+            {"glob": "src/auth/login.ts", "sections": [{"symbol": "LoginService."}], "priority": "high", "kind": "assigned"}
+        ]}]}"#,
+    );
+    for args in [
+        &["contracts", "validate", "--contracts", "contracts.json"][..],
+        &[
+            "--contracts",
+            "contracts.json",
+            "--role",
+            "worker",
+            "--change",
+            "add-auth",
+            "--dry-run",
+        ],
+    ] {
+        let out = repo.curate().args(args).run();
+        assert_eq!(out.code, 1, "{args:?}: {}", out.all());
+        assert!(
+            out.all().contains("contracts.json:2:")
+                && out.all().contains("symbol \"LoginService.\" is not a name"),
+            "{args:?}: {}",
+            out.all()
+        );
+    }
     repo.write(
         "contracts.json",
         r#"{"roleTypes": [{"id": "worker", "contextFiles": [

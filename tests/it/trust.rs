@@ -827,6 +827,37 @@ fn content_gaps() -> Vec<(&'static str, Vec<u8>, String)> {
         format!("url = https://{hex_token}:x-oauth-basic@github.com/owner/repo\n").into_bytes(),
         hex_token,
     ));
+    // Written encoded, as gitleaks decodes by default: a private key in base64 (a Helm
+    // value), base64 of base64, a token in `\u` escapes (JSON), a key behind comment marks.
+    let b64 = |t: &str| base64::Engine::encode(&base64::engine::general_purpose::STANDARD, t);
+    let key = format!(
+        "-----BEGIN OPENSSH PRIVATE KEY-----\n{}\n-----END OPENSSH PRIVATE KEY-----\n",
+        body.join("\n")
+    );
+    cases.push((
+        "base64-private-key",
+        format!("tls:\n  key: {}\n", b64(&key)).into_bytes(),
+        body[0].clone(),
+    ));
+    let token = ghp(960);
+    cases.push((
+        "base64-twice",
+        format!("blob: {}\n", b64(&b64(&format!("GITHUB_TOKEN={token}")))).into_bytes(),
+        token.clone(),
+    ));
+    let escaped: String = ghp(970)
+        .chars()
+        .map(|c| format!("\\u{:04x}", c as u32))
+        .collect();
+    cases.push((
+        "unicode-escaped-token",
+        format!("{{\"t\": \"{escaped}\"}}\n").into_bytes(),
+        String::new(),
+    ));
+    for (name, mark) in [("key-behind-hashes", "# "), ("key-behind-slashes", "// ")] {
+        let commented: String = key.lines().map(|l| format!("{mark}{l}\n")).collect();
+        cases.push((name, commented.into_bytes(), body[2].clone()));
+    }
     cases
 }
 

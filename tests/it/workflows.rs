@@ -2492,7 +2492,7 @@ fn a_trellis_cap_that_is_not_a_number_is_a_warning_naming_its_line() {
     let out = implement();
     assert_eq!(out.code, 0, "{}", out.all());
     assert!(
-        out.stderr.contains("warning: .trellis/config.yaml:9: context_injection.max_file_bytes \"4k\" is not a whole number: Trellis' hook uses its default, 32768 bytes, and so does curate"),
+        out.stderr.contains("warning: .trellis/config.yaml:9: context_injection.max_file_bytes \"4k\" is not a whole number of bytes (0 or more): Trellis' hook uses its default, 32768 bytes, and so does curate"),
         "{}",
         out.stderr
     );

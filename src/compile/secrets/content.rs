@@ -512,7 +512,32 @@ impl ContentRules {
                 }
             }
         }
+        if best.is_none() {
+            // Written encoded (base64, `\u` escapes): found decoded, at the encoded line.
+            best = self.decoded_hit(bytes, super::decoded::MAX_DEPTH);
+        }
         best.map(|(line, rule)| ContentHit { rule, line })
+    }
+
+    /// The first hit in the decoded views of `bytes` (decoded again `depth - 1` more
+    /// times), as the 1-based line of `bytes` the encoded text is on.
+    fn decoded_hit(&self, bytes: &[u8], depth: usize) -> Option<(usize, &'static str)> {
+        for view in super::decoded::views(bytes) {
+            if let Some((offset, rule)) = self.first_hit(&view.text) {
+                return Some((view.line_of(offset), rule));
+            }
+            if depth > 1
+                && let Some((line, rule)) = self.decoded_hit(&view.text, depth - 1)
+            {
+                // That line of the view, as the original's.
+                let start = memchr::memchr_iter(b'\n', &view.text)
+                    .nth(line.saturating_sub(2))
+                    .map_or(0, |k| k + 1);
+                let at = if line <= 1 { 0 } else { start };
+                return Some((view.line_of(at), rule));
+            }
+        }
+        None
     }
 
     /// The rule a path or glob holds a secret by, if any: the text as given, then each of its

@@ -31,6 +31,7 @@
 //! that does not parse or compile is an error, never a silently skipped rule.
 
 mod content;
+mod decoded;
 mod keywords;
 mod layout;
 mod names;
