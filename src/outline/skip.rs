@@ -6,7 +6,7 @@
 //! Leaving out the inside of a balanced `{ … }` keeps such a file well formed, so a wrong
 //! guess costs detail (a body's contents, never needed by an outline) and not the parse. A
 //! Python body is replaced by `...` on its last line, at its own indentation, and the inside
-//! of a `def`'s parameter list is left out. Of a Rust
+//! of a `def`'s parameter list and its return annotation (on one line) are left out. Of a Rust
 //! file, more is left out the same way: functions' parameters, the fields of structs, enums
 //! and unions, the arguments of macros and attributes, and the words of comments (a run of
 //! line comments becomes one block comment over the same lines).
@@ -1127,6 +1127,8 @@ pub(crate) fn python_lexed(text: &str) -> Option<Lexed<Vec<Cut>>> {
     // (the references are the lexer's, of the whole text), so the parse leaves them out.
     let mut params: Option<usize> = None;
     let mut params_read = false;
+    // Where the header's return annotation (`-> T`) starts, while it is read.
+    let mut returns: Option<usize> = None;
     let mut body: Option<Body> = None;
     // At the start of a logical line; whether the current one holds code.
     let mut line_start = true;
@@ -1165,6 +1167,7 @@ pub(crate) fn python_lexed(text: &str) -> Option<Lexed<Vec<Cut>>> {
                 if body.is_none() && header.is_none() && starts_def(&b[j..]) {
                     header = Some(width);
                     params_read = false;
+                    returns = None;
                 }
             }
             i = j;
@@ -1242,9 +1245,19 @@ pub(crate) fn python_lexed(text: &str) -> Option<Lexed<Vec<Cut>>> {
                 params_read = true;
                 brackets = 0;
             }
+            b'-' if brackets == 0 && params_read && header.is_some() && b.get(i + 1) == Some(&b'>') => {
+                returns = Some(i);
+            }
             b'(' | b'[' | b'{' => brackets += 1,
             b')' | b']' | b'}' => brackets = brackets.saturating_sub(1),
             b':' if brackets == 0 => {
+                // The return annotation, arrow and all, when it is on one line: `def f() :`.
+                if let Some(start) = returns.take()
+                    && header.is_some()
+                    && memchr::memchr(b'\n', &b[start..i]).is_none()
+                {
+                    out.push(Cut::plain(start..i));
+                }
                 if let Some(indent) = header.take() {
                     // The body is cut only when it starts on the next line.
                     let rest = b[i + 1..]
@@ -1598,8 +1611,9 @@ mod tests {
         assert_eq!(
             cut,
             [
-                // A header's parameters (not its return type), then its body.
+                // A header's parameters and return type, then its body.
                 ("a: int = (1,\n        2)", ""),
+                ("-> dict[str, int]", ""),
                 (
                     "    x = \"\"\"\nnot code: def g():\n\"\"\"\n# a comment at column 0 is inside\n    return {'a': 1,\n'b': 2}",
                     "    ..."
