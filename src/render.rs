@@ -1507,6 +1507,22 @@ pub fn scopes(s: &CompileSettings) -> (Vec<String>, Vec<String>) {
 
 /// A [`Compiled`] from an existing manifest, after the containment and secret checks.
 pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result<Compiled> {
+    // A file whose name marks a secret (`.env.production`, `creds.key`) is never read, as
+    // `check` never reads it: its text would be the prompt's reasons. Judged by its
+    // repository path (the target's, past links), or by its name outside the repository.
+    let judged = match path.canonicalize() {
+        Ok(real) => crate::util::paths::relative_to(&ws.root, &real).unwrap_or_else(|| {
+            real.file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+        }),
+        Err(_) => String::new(),
+    };
+    if let Err(refusal) = crate::compile::admit::judge_name(&judged) {
+        return Err(Error::Invalid {
+            path: path.to_owned(),
+            message: format!("never read: {refusal}"),
+        });
+    }
     let bytes = crate::util::read::read_capped(path, crate::util::read::INPUT_CAP)?;
     let text = String::from_utf8_lossy(&bytes);
     let parsed = crate::compile::manifest::parse(&text);

@@ -2,7 +2,7 @@
 //! `SubagentStart` points the sub-agent at its manifest when the host dropped the rewrite;
 //! `PostToolUse` compiles a workflow's list right after the lead edits it.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::hook::edit::Edit;
 use crate::hook::{Dispatch, Prepared, Trace, normalize_role, prepare};
@@ -14,8 +14,21 @@ const START_CONTEXT_MAX: usize = 4_000;
 /// The answer to one hook input (`None`: print nothing).
 #[must_use]
 pub fn answer(input: &[u8], o: &WorkspaceOptions, trace: &Trace) -> Option<Value> {
-    let v: Value = serde_json::from_slice(input).ok()?;
-    let event = event(&v)?;
+    let Ok(v) = serde_json::from_slice::<Value>(input) else {
+        let cwd = crate::hook::first_field(input, "cwd");
+        return crate::hook::malformed(cwd.as_deref(), o, trace, "not one JSON object");
+    };
+    let bad = |what: &str| crate::hook::malformed(folder(&v), o, trace, what);
+    let Some(event) = event(&v) else {
+        return bad("no \"hook_event_name\" string");
+    };
+    let cwd = v.get("cwd");
+    if cwd.is_some_and(|c| !c.is_string())
+        || folder(&v).is_some_and(|c| std::path::Path::new(c).is_file())
+    {
+        trace.note(|t| t.event = Some(event.to_owned()));
+        return bad("\"cwd\" is no folder");
+    }
     trace.note(|t| t.event = Some(event.to_owned()));
     match event {
         "PreToolUse" => pre_tool_use(&v, o, trace),
@@ -44,13 +57,23 @@ fn pre_tool_use(v: &Value, o: &WorkspaceOptions, trace: &Trace) -> Option<Value>
     if tool != "Agent" && tool != "Task" {
         return trace.skip(&format!("tool {tool} is no dispatch"));
     }
-    let input: &Map<String, Value> = v.get("tool_input")?.as_object()?;
-    let prompt = input.get("prompt")?.as_str()?;
+    let bad = |what: &str| crate::hook::malformed(folder(v), o, trace, what);
+    let Some(input) = v.get("tool_input").and_then(Value::as_object) else {
+        return bad("\"tool_input\" is no object");
+    };
+    let Some(prompt) = input.get("prompt").and_then(Value::as_str) else {
+        return bad("\"tool_input.prompt\" is no string");
+    };
+    let agent_type = match input.get("subagent_type") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(t)) => Some(t.as_str()),
+        Some(_) => return bad("\"tool_input.subagent_type\" is no string"),
+    };
     let session = str_field(v, "session_id");
     let d = Dispatch {
         cwd: folder(v).map(Into::into),
         session,
-        agent_type: input.get("subagent_type").and_then(Value::as_str),
+        agent_type,
         prompt,
     };
     match prepare(&d, o, trace)? {

@@ -190,6 +190,43 @@ fn note_off(host: Host, input: &[u8], options: &WorkspaceOptions, trace: &Trace)
     });
 }
 
+/// An input the host never sends (no JSON object, a field of another type, a folder that
+/// is a file): nothing is injected, and the run is logged, `skipped` with `what`, in the
+/// repository its folder `cwd` (a file's folder) or the command line names.
+pub fn malformed<T>(
+    cwd: Option<&str>,
+    options: &WorkspaceOptions,
+    trace: &Trace,
+    what: &str,
+) -> Option<T> {
+    let cwd = cwd.map(|c| {
+        let p = Path::new(c);
+        if p.is_file() {
+            p.parent().unwrap_or(p).to_path_buf()
+        } else {
+            p.to_path_buf()
+        }
+    });
+    if trace.get().root.is_none() {
+        let root = workspace(cwd.as_deref(), options).map(|w| w.root);
+        trace.note(|o| o.root = root);
+    }
+    trace.skip(&format!("malformed input: {what}"))
+}
+
+/// The string at `key` of the first JSON value of `input`, whatever follows it (for the log
+/// of an input that is not one JSON object).
+#[must_use]
+pub fn first_field(input: &[u8], key: &str) -> Option<String> {
+    serde_json::Deserializer::from_slice(input)
+        .into_iter::<serde_json::Value>()
+        .next()?
+        .ok()?
+        .get(key)?
+        .as_str()
+        .map(str::to_owned)
+}
+
 /// Appends the run's line to the repository's hook log; a failure is ignored (the log
 /// never breaks a dispatch), and without a known repository there is nowhere to log.
 fn log(host: Host, trace: &Trace, status: &str, started: Instant) {
@@ -331,15 +368,34 @@ pub fn already_injected(prompt: &str) -> bool {
 #[must_use]
 pub fn without_fallback(prompt: &str) -> &str {
     const HEAD: &str = "<aiws-context-fallback>";
-    const END: &str = "</aiws-context-instruction>";
-    const SEP: &str = "\n\n---\n\n";
+    const ENDS: [&str; 2] = ["</aiws-context-instruction>", "</aiws-context-fallback>"];
     if !prompt.trim_start().starts_with(HEAD) {
         return prompt;
     }
+    // After its last block (the instruction, else the fallback itself), the line `---`
+    // between blank lines; its lines may end in `\r\n`.
+    let Some(end) = ENDS
+        .iter()
+        .find_map(|e| prompt.find(e).map(|i| i + e.len()))
+    else {
+        return prompt;
+    };
+    let mut rest = &prompt[end..];
+    while let Some(nl) = rest.find('\n') {
+        let line = rest[..nl].trim_end_matches('\r');
+        rest = &rest[nl + 1..];
+        if line == "---" {
+            // The blank line after the separator, when there is one.
+            let blank = rest
+                .strip_prefix("\r\n")
+                .or_else(|| rest.strip_prefix('\n'));
+            return blank.unwrap_or(rest);
+        }
+        if !line.trim().is_empty() {
+            return prompt;
+        }
+    }
     prompt
-        .find(END)
-        .and_then(|i| prompt[i..].find(SEP).map(|j| &prompt[i + j + SEP.len()..]))
-        .unwrap_or(prompt)
 }
 
 /// The workspace of a dispatch: the host's folder, else `-C`, else `CLAUDE_PROJECT_DIR`,
@@ -704,6 +760,14 @@ mod tests {
         let fallback = "<aiws-context-fallback>\nNo curated context JSONL for role \"worker\" in change \"x\".\n</aiws-context-fallback>\n\n<change-context>\nChange: x\n</change-context>\n\n<aiws-context-instruction>\nUse Glob.\n</aiws-context-instruction>\n\n---\n\nDo it.\nchange: demo";
         assert!(!already_injected(fallback));
         assert_eq!(without_fallback(fallback), "Do it.\nchange: demo");
+        // Its lines ending in `\r\n`, or without the instruction block.
+        let crlf = fallback.replace('\n', "\r\n");
+        assert_eq!(without_fallback(&crlf), "Do it.\r\nchange: demo");
+        let short = "<aiws-context-fallback>\r\nNo.\r\n</aiws-context-fallback>\r\n\r\n---\r\n\r\nchange: add-auth\r\nDo";
+        assert_eq!(without_fallback(short), "change: add-auth\r\nDo");
+        // No separator: left as it is.
+        let open = "<aiws-context-fallback>\nNo.\n</aiws-context-fallback>\n\nDo it.";
+        assert_eq!(without_fallback(open), open);
         assert_eq!(without_fallback("Do it."), "Do it.");
         let injected = "<aiws-context-meta>\nrole: worker\n</aiws-context-meta>\n\n---\n\nDo it.";
         assert_eq!(injected_by(injected), Some("<aiws-context-meta>"));

@@ -24,7 +24,11 @@ pub fn folder(v: &Value) -> Option<&str> {
 /// The answer to one input (`None`: the shim receives `{}`).
 #[must_use]
 pub fn answer(input: &[u8], o: &WorkspaceOptions, trace: &Trace) -> Option<Value> {
-    let v: Value = serde_json::from_slice(input).ok()?;
+    let Ok(v) = serde_json::from_slice::<Value>(input) else {
+        let cwd = crate::hook::first_field(input, "directory");
+        return crate::hook::malformed(cwd.as_deref(), o, trace, "not one JSON object");
+    };
+    let bad = |what: &str| crate::hook::malformed(folder(&v), o, trace, what);
     let event = event(&v);
     trace.note(|t| t.event = Some(event.to_owned()));
     if event == "edit" {
@@ -37,12 +41,25 @@ pub fn answer(input: &[u8], o: &WorkspaceOptions, trace: &Trace) -> Option<Value
     {
         return None;
     }
-    let args = v.get("args")?.as_object()?;
+    let Some(args) = v.get("args").and_then(Value::as_object) else {
+        return bad("\"args\" is no object");
+    };
+    let Some(prompt) = args.get("prompt").and_then(Value::as_str) else {
+        return bad("\"args.prompt\" is no string");
+    };
+    let agent_type = match args.get("subagent_type") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(t)) => Some(t.as_str()),
+        Some(_) => return bad("\"args.subagent_type\" is no string"),
+    };
+    if folder(&v).is_some_and(|c| std::path::Path::new(c).is_file()) {
+        return bad("\"directory\" is no folder");
+    }
     let d = Dispatch {
         cwd: folder(&v).map(Into::into),
         session: v.get("sessionID").and_then(Value::as_str),
-        agent_type: args.get("subagent_type").and_then(Value::as_str),
-        prompt: args.get("prompt")?.as_str()?,
+        agent_type,
+        prompt,
     };
     match prepare(&d, o, trace)? {
         Prepared::Ready { prompt, .. } => Some(json!({ "prompt": prompt })),

@@ -119,8 +119,32 @@ pub fn screen(line: &[u8]) -> Screened {
                 return bad_params("the \"arguments\" of tools/call must be an object".to_owned());
             }
         }
-        "initialize" if params.is_none() => {
-            return bad_params("initialize needs its params".to_owned());
+        "initialize" => {
+            let Some(p) = params else {
+                return bad_params("initialize needs its params".to_owned());
+            };
+            // What MCP's initialize request must hold; rmcp, given less, answers with a
+            // message about `_meta` and then stops at the client's next message.
+            let text = |k: &str| p.get(k).is_some_and(Value::is_string);
+            let info = p.get("clientInfo");
+            if !text("protocolVersion") {
+                return bad_params(
+                    "initialize needs \"protocolVersion\", a string such as \"2025-06-18\""
+                        .to_owned(),
+                );
+            }
+            if !p.get("capabilities").is_some_and(Value::is_object) {
+                return bad_params("initialize needs \"capabilities\", an object".to_owned());
+            }
+            if !info.is_some_and(|i| {
+                i.get("name").is_some_and(Value::is_string)
+                    && i.get("version").is_some_and(Value::is_string)
+            }) {
+                return bad_params(
+                    "initialize needs \"clientInfo\": {\"name\": …, \"version\": …}, strings"
+                        .to_owned(),
+                );
+            }
         }
         _ => {}
     }
@@ -506,6 +530,16 @@ mod tests {
                 json!(1),
                 INVALID_PARAMS,
             ),
+            (
+                r#"{"jsonrpc":"2.0","id":18,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}"#,
+                json!(18),
+                INVALID_PARAMS,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":19,"method":"initialize","params":{"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+                json!(19),
+                INVALID_PARAMS,
+            ),
             (r#"{"jsonrpc":"2.0","id":17}"#, json!(17), INVALID_REQUEST),
         ];
         for (line, id, code) in cases {
@@ -519,7 +553,7 @@ mod tests {
     #[test]
     fn well_formed_messages_pass_and_bad_notifications_go_unanswered() {
         for line in [
-            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
             r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
             r#"{"jsonrpc":"2.0","id":"x","method":"tools/list"}"#,
             r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"check"}}"#,

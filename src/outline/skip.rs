@@ -1245,7 +1245,11 @@ pub(crate) fn python_lexed(text: &str) -> Option<Lexed<Vec<Cut>>> {
                 params_read = true;
                 brackets = 0;
             }
-            b'-' if brackets == 0 && params_read && header.is_some() && b.get(i + 1) == Some(&b'>') => {
+            b'-' if brackets == 0
+                && params_read
+                && header.is_some()
+                && b.get(i + 1) == Some(&b'>') =>
+            {
                 returns = Some(i);
             }
             b'(' | b'[' | b'{' => brackets += 1,

@@ -851,6 +851,94 @@ fn every_hook_run_appends_one_line_to_the_hook_log() {
     }
 }
 
+/// An input the host never sends still leaves its trace once the repository is known: one
+/// `skipped` line saying what was wrong (a dispatch that went uncurated is never silent).
+#[test]
+fn a_malformed_dispatch_is_logged_with_what_was_wrong() {
+    let repo = Repo::fixture("hooks");
+    let root = serde_json::to_string(&repo.root).unwrap();
+    let file = serde_json::to_string(&repo.root.join("AI_PROJECT.md")).unwrap();
+    let claude = |rest: &str| {
+        format!(
+            r#"{{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Agent","cwd":{root},{rest}}}"#
+        )
+    };
+    let cases: Vec<(&str, String, &str)> = vec![
+        (
+            "claude-code",
+            claude(r#""tool_input":{"prompt":5,"subagent_type":"worker"}"#),
+            "\"tool_input.prompt\" is no string",
+        ),
+        (
+            "claude-code",
+            claude(r#""tool_input":"str""#),
+            "\"tool_input\" is no object",
+        ),
+        (
+            "claude-code",
+            claude(r#""tool_input":{"prompt":"change: demo","subagent_type":["worker"]}"#),
+            "\"tool_input.subagent_type\" is no string",
+        ),
+        (
+            "claude-code",
+            format!(
+                r#"{{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Agent","cwd":{file},"tool_input":{{"prompt":"change: demo","subagent_type":"worker"}}}}"#
+            ),
+            "\"cwd\" is no folder",
+        ),
+        (
+            "claude-code",
+            claude(r#""tool_input":{"prompt":"change: demo","subagent_type":"worker"}"#) + " x",
+            "not one JSON object",
+        ),
+        (
+            "opencode",
+            format!(
+                r#"{{"event":"task","tool":"task","sessionID":"a","directory":{root},"args":{{"prompt":7,"subagent_type":"worker"}}}}"#
+            ),
+            "\"args.prompt\" is no string",
+        ),
+    ];
+    for (host, input, why) in cases {
+        let before = if repo.exists(".curate/state/hooks.jsonl") {
+            repo.read(".curate/state/hooks.jsonl")
+        } else {
+            String::new()
+        };
+        let out = hook(&repo, host, input.as_bytes());
+        assert_eq!(out.code, 0, "{input}: {}", out.all());
+        let log = repo.read(".curate/state/hooks.jsonl");
+        let added: Vec<&str> = log[before.len()..].lines().collect();
+        assert_eq!(added.len(), 1, "{input}: {log}");
+        let line: serde_json::Value = serde_json::from_str(added[0]).unwrap();
+        assert_eq!(line["status"], "skipped", "{line}");
+        assert_eq!(
+            line["reason"],
+            format!("malformed input: {why}"),
+            "{input}: {line}"
+        );
+    }
+}
+
+/// `.mcp.json` runs `curate` by name: when it is not on PATH, doctor says to put it there
+/// (running `init --host mcp` again would change nothing).
+#[test]
+fn doctor_tells_how_to_reach_curate_from_an_mcp_client() {
+    let repo = Repo::fixture("hooks");
+    assert_eq!(repo.curate().args(["init", "--host", "mcp"]).run().code, 0);
+    let out = repo
+        .curate()
+        .args(["doctor"])
+        .env("PATH", "/nonexistent")
+        .run();
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(
+        out.all().contains("curate is not found on this PATH: every dispatch goes uncurated; put the curate binary on the PATH the MCP client runs with"),
+        "{}",
+        out.all()
+    );
+}
+
 #[test]
 fn a_token_the_dispatch_names_is_never_in_the_hook_log_nor_in_doctor() {
     let repo = Repo::fixture("hooks");

@@ -302,6 +302,26 @@ fn render_from_an_existing_manifest_checks_it() {
     let out = render(&repo, &["--manifest", "escape.jsonl"]);
     assert_eq!(out.code, 1);
     assert!(!repo.exists(WORKER_MANIFEST));
+    // A file whose name marks a secret is never read as a manifest (its text would be the
+    // prompt's reasons), as `check` never reads it; through a link to it neither.
+    for name in [".env.production", "creds.key"] {
+        repo.write(
+            name,
+            "{\"file\":\"docs/guide.md\",\"reason\":\"DB_PASSWORD=hunter2-prod\",\"priority\":\"high\"}\n",
+        );
+        let out = render(&repo, &["--manifest", name]);
+        assert_eq!(out.code, 1, "{name}: {}", out.all());
+        assert!(!out.all().contains("hunter2"), "{}", out.all());
+        assert!(out.stderr.contains("never read: secret"), "{}", out.stderr);
+    }
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(repo.root.join(".env.production"), repo.root.join("m.jsonl"))
+            .unwrap();
+        let out = render(&repo, &["--manifest", "m.jsonl"]);
+        assert_eq!(out.code, 1, "{}", out.all());
+        assert!(!out.all().contains("hunter2"), "{}", out.all());
+    }
 }
 
 #[test]

@@ -817,6 +817,41 @@ fn git_diff_failures_are_errors() {
     assert!(!repo.exists("pwned"));
 }
 
+/// `--run-criteria` without a task file has no criteria to run: a usage error, not a pass.
+#[test]
+fn run_criteria_without_a_task_file_is_a_usage_error() {
+    let repo = Repo::empty();
+    let out = verify(
+        &repo,
+        ["--owns", "src/**", "--touched", "src/a", "--run-criteria"],
+    );
+    assert_eq!(out.code, 2, "{}", out.all());
+    assert!(out.stderr.contains("give --task-file"), "{}", out.stderr);
+}
+
+/// `--stdout` prints a compile's manifest: with `render` or `preview` (which print the
+/// prompt) it is a usage error, not silently ignored.
+#[test]
+fn stdout_with_render_or_preview_is_a_usage_error() {
+    let repo = Repo::fixture("aiws-basic");
+    for args in [
+        &[
+            "preview", "--role", "worker", "--change", "add-auth", "--stdout", "--format", "json",
+        ][..],
+        &[
+            "render", "--role", "worker", "--change", "add-auth", "--stdout",
+        ],
+    ] {
+        let out = repo.curate().args(args).run();
+        assert_eq!(out.code, 2, "{args:?}: {}", out.all());
+        assert!(
+            out.stderr.contains("--stdout prints a compile's manifest"),
+            "{}",
+            out.stderr
+        );
+    }
+}
+
 #[test]
 fn run_criteria_runs_the_checkable_success_criteria_with_a_timeout() {
     let repo = Repo::empty();

@@ -151,10 +151,21 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
         if let Some(p) = &w.program {
             w.found = hosts::resolve_program(p, None);
             if w.found.is_none() {
+                // `.mcp.json` names `curate` by name on purpose: `init` again changes nothing.
+                let fix = if w.host == "mcp" && !p.contains('/') {
+                    format!(
+                        "put the curate binary on the PATH the MCP client runs with, or name it in {}'s \"command\"",
+                        HostKind::Mcp.path()
+                    )
+                } else {
+                    format!(
+                        "run `curate init --host {}` with the curate you mean to use",
+                        w.host
+                    )
+                };
                 w.problems.push(format!(
-                    "{p} is not found{}: every dispatch goes uncurated; run `curate init --host {}` with the curate you mean to use",
+                    "{p} is not found{}: every dispatch goes uncurated; {fix}",
                     if p.contains('/') { "" } else { " on this PATH" },
-                    w.host
                 ));
             }
         }

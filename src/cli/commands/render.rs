@@ -27,6 +27,18 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
             "--format github is for `curate check`".to_owned(),
         ));
     }
+    if a.compile.stdout {
+        // `--stdout` prints a compile's manifest; a render prints the prompt (or writes -o).
+        let name = if preview { "preview" } else { "render" };
+        return Err(Error::Usage(format!(
+            "--stdout prints a compile's manifest; {name} prints the prompt on stdout{}",
+            if preview {
+                ""
+            } else {
+                " unless -o names a file"
+            }
+        )));
+    }
     if preview && a.output.is_some() {
         return Err(Error::Usage(
             "preview never writes: use render -o".to_owned(),

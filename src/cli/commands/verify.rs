@@ -13,6 +13,12 @@ use crate::verify::{self, Scope};
 /// Runs `curate verify`.
 pub fn run(g: &GlobalArgs, a: &VerifyArgs) -> Result<ExitCode> {
     let printer = Printer::new(g);
+    if a.run_criteria && a.task_file.is_none() {
+        // (clap's `requires` does not hold a flag here: checked before anything runs.)
+        return Err(crate::error::Error::Usage(
+            "--run-criteria runs a task file's success criteria: give --task-file".to_owned(),
+        ));
+    }
     check_name("change id", &a.change)?;
     let ws = resolve::workspace(g)?;
     let (owned, readonly, criteria) = match &a.task_file {
