@@ -1612,6 +1612,27 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
     let _ = verdicts.save();
     let _ = known.save();
     kept.sort_by_key(|k| k.entry.priority);
+    // What the compile named only (its lock says so), and the manifest, edited or not, does
+    // not hold: still not given, so still in the prompt's "Not given" list.
+    let indexed: Vec<compile::Dropped> = ws
+        .relative(path)
+        .and_then(|rel| crate::compile::manifest::read_lock(&ws.root, &rel))
+        .map(|lock| {
+            lock.indexed
+                .into_iter()
+                .filter(|n| !kept.iter().any(|k| k.entry.file == n.file))
+                .map(|n| compile::Dropped {
+                    by: n.rule.replace('_', " "),
+                    file: n.file,
+                    priority: n.priority.unwrap_or(crate::model::Priority::Low),
+                    kind: String::new(),
+                    lines: Some(n.lines),
+                    tokens: None,
+                    rule: n.rule,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     let status = if kept.is_empty() {
         Status::Blocked
     } else {
@@ -1625,7 +1646,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
         manifest_path: shown,
         kept,
         dropped: vec![],
-        indexed: vec![],
+        indexed,
         notes: excluded
             .iter()
             .map(|e| {

@@ -332,6 +332,9 @@ pub struct LockNamed {
     pub lines: u64,
     /// `soft_cap`, `hard_cap`, `token_cap` or `byte_cap`.
     pub rule: String,
+    /// Its priority (absent in a lock written before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<crate::model::Priority>,
 }
 
 /// The lock beside a manifest.

@@ -1866,6 +1866,7 @@ fn lock(
                 file: d.file.clone(),
                 lines: d.lines.unwrap_or(0),
                 rule: d.rule.clone(),
+                priority: Some(d.priority),
             })
             .collect(),
         curation: curation.to_vec(),

@@ -468,8 +468,41 @@ fn excerpt_text_hands_over_the_text_excerpt_gives_within_the_byte_cap() {
     );
 }
 
+/// A manifest rendered as it stands (hand-edited: the hook renders it so) still names what
+/// its compile named only, from the lock: the sub-agent can still ask for them.
 #[test]
+fn a_hand_edited_manifest_still_names_what_was_named_only() {
+    let repo = Repo::fixture("aiws-basic");
+    let out = repo
+        .curate()
+        .args([
+            "--role",
+            "worker",
+            "--change",
+            "add-auth",
+            "--owns",
+            "src/auth/**",
+            "-q",
+        ])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    let manifest = repo.read(WORKER_MANIFEST);
+    let edited = manifest.replacen("\"reason\":\"", "\"reason\":\"(edited) ", 1);
+    assert_ne!(edited, manifest);
+    repo.write(WORKER_MANIFEST, &edited);
+    let out = render(&repo, &["--manifest", WORKER_MANIFEST]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert!(
+        out.stdout.contains(
+            "- changes/add-auth/evidence/pre-refactor-test-run.md: named only, not read: cut by the soft cap (low, 24 lines)"
+        ),
+        "{}",
+        out.stdout
+    );
+}
+
 /// What was excluded stands first: past fifty lines, the count of the rest never hides it.
+#[test]
 fn the_bundle_ends_its_context_with_what_was_not_given() {
     let repo = Repo::fixture("aiws-basic");
     let out = repo
