@@ -230,7 +230,7 @@ fn parse_object(path: &str, text: Option<&str>) -> Result<Map<String, Value>> {
             pos: jsonpos::json_pos(&e),
             message: format!(
                 "invalid JSON: {}; curate leaves the file as it is",
-                jsonpos::json_message(&e)
+                jsonpos::json_message_of(text, &e)
             ),
         }),
     }
@@ -527,6 +527,14 @@ pub fn resolve_program(program: &str, path: Option<&std::ffi::OsStr>) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_settings_file_with_a_byte_order_mark_is_named_as_such() {
+        let err = parse_object(".claude/settings.json", Some("\u{feff}{}")).unwrap_err();
+        let shown = err.to_string();
+        assert!(shown.contains(".claude/settings.json:1:1"), "{shown}");
+        assert!(shown.contains("byte-order mark"), "{shown}");
+    }
 
     #[test]
     fn a_binary_that_may_move_is_named_for_why() {

@@ -463,7 +463,17 @@ pub fn json_pos(e: &serde_json::Error) -> crate::error::Pos {
     }
 }
 
-/// serde_json's message without its own " at line L column C" suffix (we print the position).
+/// [`json_message`] of the error parsing `text`, but a leading byte-order mark (which
+/// serde_json reports as "expected value" at 1:1) is named as such.
+#[must_use]
+pub fn json_message_of(text: &str, e: &serde_json::Error) -> String {
+    if text.starts_with('\u{feff}') {
+        return "the file starts with a byte-order mark (U+FEFF), which JSON does not allow: save it as UTF-8 without one".to_owned();
+    }
+    json_message(e)
+}
+
+/// serde_json's message without its ` at line L column C` (the position is given apart).
 #[must_use]
 pub fn json_message(e: &serde_json::Error) -> String {
     let full = e.to_string();

@@ -49,7 +49,7 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
                 problems.push(format!(
                     "{file}:{}: invalid JSON: {}: {host} cannot read it",
                     crate::util::jsonpos::json_pos(&e),
-                    crate::util::jsonpos::json_message(&e)
+                    crate::util::jsonpos::json_message_of(&text, &e)
                 ));
                 None
             }
