@@ -581,6 +581,13 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
             .filter(|f| f.outside)
             .map(|f| format!("the overrides file {}", quoted(&f.path)))
             .or_else(|| {
+                l.inputs
+                    .task_file
+                    .as_ref()
+                    .filter(|f| f.outside)
+                    .map(|f| format!("the task file {}", quoted(&f.path)))
+            })
+            .or_else(|| {
                 l.contracts
                     .outside
                     .then(|| format!("the contracts {}", quoted(&l.contracts.source)))

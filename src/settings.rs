@@ -783,11 +783,17 @@ impl CompileSettings {
                         ),
                     });
                 }
+                // Inside the repository by its repository path; outside by its name alone
+                // (a committed lock never holds a machine's folders), marked so.
+                let inside = path.canonicalize().ok().and_then(|real| ws.relative(&real));
+                let named = path
+                    .file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
                 Some((
                     FileRef {
-                        path: ws.shown(&path),
+                        outside: inside.is_none(),
+                        path: inside.unwrap_or(named),
                         sha256: crate::util::digest::hex(&bytes),
-                        outside: false,
                     },
                     task,
                 ))
@@ -864,6 +870,22 @@ impl CompileSettings {
                 crate::model::quoted(&f.path)
             )));
         }
+        if let Some(f) = i.task_file.as_ref().filter(|f| f.outside) {
+            return Err(Error::Failed(format!(
+                "the task file {} was read from outside the repository; it cannot be read again from the lock",
+                crate::model::quoted(&f.path)
+            )));
+        }
+        // A lock is a file of the repository anyone may edit: the task file it names is
+        // read only inside the repository (no `..`, no absolute path, no link out).
+        let task_file = match &i.task_file {
+            Some(f) => Some(crate::compile::admit::contained(
+                &ws.root,
+                "the lock's task file",
+                &f.path,
+            )?),
+            None => None,
+        };
         if lock.contracts.outside {
             return Err(Error::Failed(format!(
                 "the contracts {} were read from outside the repository; they cannot be read again from the lock",
@@ -885,7 +907,7 @@ impl CompileSettings {
             owns: i.owns.clone(),
             reads: i.reads.clone(),
             files_from: Some(ListSource::Given(i.files_from.clone())),
-            task_file: i.task_file.as_ref().map(|f| ws.root.join(&f.path)),
+            task_file,
             // The default overrides file is found again by its default path (it may be
             // gone now); only one named with --overrides is passed on.
             overrides: i

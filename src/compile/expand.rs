@@ -237,6 +237,9 @@ pub struct Scope<'a> {
     pub change: &'a str,
     /// False with `--no-ignore`.
     pub ignore: bool,
+    /// The manifest's path template (the config's `manifest`): what it names for this
+    /// change, with any role, and the lock and overrides file beside it, are curate's own.
+    pub manifest: &'a str,
 }
 
 impl Scope<'_> {
@@ -290,20 +293,45 @@ impl Scope<'_> {
         }
     }
 
-    /// True for curate's own files (and temporary files) under the changes root.
+    /// True for curate's own files (and temporary files) under the changes root, and for
+    /// what the manifest template names for this change (any role; its lock and overrides
+    /// file beside it): a Trellis task's `implement.jsonl`, a `manifest = "docs/{change}/
+    /// {role}.jsonl"`'s files.
     #[must_use]
     pub fn is_own_file(&self, path: &str) -> bool {
-        let Some(rest) = path.strip_prefix(self.changes_root) else {
-            return false;
-        };
-        if !rest.starts_with('/') {
+        self.is_templated(path)
+            || path.strip_prefix(self.changes_root).is_some_and(|rest| {
+                let name = path.rsplit('/').next().unwrap_or(path);
+                rest.starts_with('/')
+                    && (name.ends_with("-context.jsonl")
+                        || name.ends_with("-context.lock.json")
+                        || name.ends_with("-context.overrides.jsonl")
+                        || crate::util::atomic::is_temp_name(name))
+            })
+    }
+
+    /// Whether `path` is what the manifest template names for this change with some role
+    /// (a name where `{role}` stands), or the lock or overrides file beside it.
+    fn is_templated(&self, path: &str) -> bool {
+        const ROLE: &str = "\u{0}";
+        if self.manifest.is_empty() {
             return false;
         }
-        let name = path.rsplit('/').next().unwrap_or(path);
-        name.ends_with("-context.jsonl")
-            || name.ends_with("-context.lock.json")
-            || name.ends_with("-context.overrides.jsonl")
-            || crate::util::atomic::is_temp_name(name)
+        let filled = crate::config::fill(self.manifest, self.changes_root, self.change, ROLE);
+        let stem = filled.strip_suffix(".jsonl").unwrap_or(&filled);
+        [
+            filled.clone(),
+            format!("{stem}.lock.json"),
+            format!("{stem}.overrides.jsonl"),
+        ]
+        .iter()
+        .any(|form| match form.split_once(ROLE) {
+            Some((before, after)) => path
+                .strip_prefix(before)
+                .and_then(|rest| rest.strip_suffix(after))
+                .is_some_and(crate::util::paths::is_name),
+            None => path == form,
+        })
     }
 }
 
@@ -928,6 +956,7 @@ mod tests {
             changes_root: ".aiws/changes",
             change: "c1",
             ignore: true,
+            manifest: "",
         };
         let o = Origin::FilesFrom;
         assert_eq!(

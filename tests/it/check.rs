@@ -704,6 +704,54 @@ fn stale_with_an_overrides_file_outside_the_repository_is_a_warning() {
     }
 }
 
+/// A task file from outside the repository is recorded by its name alone, marked outside:
+/// `check --stale` says it cannot read it again; a lock naming a path that leaves the
+/// repository (a lock is a file anyone may edit) is never followed.
+#[test]
+fn stale_never_reads_a_task_file_outside_the_repository() {
+    let repo = Repo::fixture("aiws-basic");
+    let outside = tempfile::tempdir().unwrap();
+    let task = outside.path().join("task.json");
+    std::fs::copy(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tasks/auth-worker.json"),
+        &task,
+    )
+    .unwrap();
+    compile(
+        &repo,
+        &[
+            "--change",
+            "add-auth",
+            "--task-file",
+            task.to_str().unwrap(),
+        ],
+    );
+    let lock: serde_json::Value = serde_json::from_str(&repo.read(WORKER_LOCK)).unwrap();
+    assert_eq!(lock["inputs"]["task_file"]["path"], "task.json", "{lock}");
+    assert_eq!(lock["inputs"]["task_file"]["outside"], true, "{lock}");
+    let out = check(&repo, &["--stale"]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert!(
+        out.stderr
+            .contains("warning: stale check skipped: the task file \"task.json\" was read from outside the repository"),
+        "{}",
+        out.stderr
+    );
+    // A lock edited to name a file out of the repository: refused, not read.
+    let mut lock = lock;
+    lock["inputs"]["task_file"] =
+        serde_json::json!({"path": "../../../../etc/os-release", "sha256": "0"});
+    repo.write(WORKER_LOCK, &serde_json::to_string_pretty(&lock).unwrap());
+    let out = check(&repo, &["--stale"]);
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(
+        out.stderr.contains("climbs out of the repository"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("invalid task file"), "{}", out.stderr);
+}
+
 /// Contracts named with `--contracts` are named again by `check --stale` (and in its hint);
 /// from outside the repository they cannot be, and the check says so instead of comparing
 /// against other contracts.

@@ -2186,6 +2186,60 @@ fn a_second_row_for_a_file_is_withheld_with_its_reason_not_lost() {
     assert_eq!(repo.read(&list), written);
 }
 
+/// A glob over the task folder never takes curate's own output back in (Trellis' lists, the
+/// lock beside them, whatever the manifest template names): the same inputs give the same
+/// list from the first run on.
+#[test]
+fn a_glob_over_the_task_folder_never_takes_the_lists_curate_writes() {
+    let repo = Repo::fixture("trellis");
+    let list = format!("{CURATED}/implement.jsonl");
+    let args = [
+        "--role",
+        "implement",
+        "--change",
+        "11-28-login-rate-limit",
+        "--reads",
+        ".trellis/tasks/<id>/**",
+        "--max-files",
+        "0",
+        "-q",
+    ];
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let out = repo.curate().args(args).run();
+        assert_eq!(out.code, 0, "{}", out.all());
+        seen.push(repo.read(&list));
+    }
+    assert_eq!(seen[0], seen[1]);
+    assert_eq!(seen[1], seen[2]);
+    for own in ["implement.jsonl", "check.jsonl", "implement.lock.json"] {
+        assert!(
+            !seen[2].contains(&format!("{CURATED}/{own}")),
+            "{own}: {}",
+            seen[2]
+        );
+    }
+    // A plain repository whose manifest template is elsewhere: the same.
+    let repo = Repo::fixture("aiws-basic");
+    let args = [
+        "--role", "worker", "--change", "add-auth", "--reads", "docs/**", "-q",
+    ];
+    let env = ("CURATE_MANIFEST", "docs/{change}/{role}.jsonl");
+    assert_eq!(repo.curate().args(args).env(env.0, env.1).run().code, 0);
+    let out = repo
+        .curate()
+        .args(args)
+        .args(["--stdout"])
+        .env(env.0, env.1)
+        .run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert!(
+        !out.stdout.contains("docs/add-auth/worker"),
+        "{}",
+        out.stdout
+    );
+}
+
 /// A file row naming a file an earlier folder row already stands for is the second row for
 /// that file: withheld with a warning, the folder row kept where the author wrote it (it
 /// brings the folder's later files too), so Trellis' hook reads the file once.

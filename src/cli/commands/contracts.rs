@@ -75,6 +75,7 @@ pub fn show(
                         changes_root: &ws.changes_root,
                         change: c,
                         ignore: true,
+                        manifest: &ws.config.manifest,
                     };
                     let req = Request::from_contract(index, cf);
                     let found = expand::expand(&scope, std::slice::from_ref(&req))?;
