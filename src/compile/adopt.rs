@@ -43,6 +43,19 @@ pub fn diff(
         });
     }
     let (old_curation, old_entries): (&[String], &[Entry]) = written.unwrap_or((&[], &[]));
+    // A note curate wrote (this run's, or the overrides file's) that the person removed or
+    // reworded: no overrides line removes a note, so adopting would bring it back.
+    if let Some(gone) = old_curation
+        .iter()
+        .find(|c| !c.is_empty() && !parsed.curation.contains(c) && !parsed.comments.contains(c))
+    {
+        return Err(Unadoptable {
+            pos: Pos { line: 1, column: 1 },
+            message: format!(
+                "the note {gone:?} curate wrote is no longer in the manifest: adopting cannot remove or reword a note (remove it from the overrides file if it is there, or put it back)"
+            ),
+        });
+    }
     let mut lines = Vec::new();
     let notes = parsed
         .curation
@@ -96,6 +109,42 @@ pub fn diff(
         if changed.len() > 1 {
             lines.push(Value::Object(changed).to_string());
         }
+    }
+    // The entries' order is curate's: by priority, then the baseline's order. An edit that
+    // moves an entry otherwise cannot be kept by any overrides line.
+    let priority_of = |file: &str| {
+        parsed
+            .entries
+            .iter()
+            .filter_map(|(_, v)| v.as_object())
+            .find(|o| o.get("file").and_then(Value::as_str) == Some(file))
+            .and_then(|o| o.get("priority").and_then(Value::as_str))
+            .and_then(crate::model::Priority::parse)
+    };
+    let kept: Vec<(usize, &Entry)> = seen
+        .iter()
+        .filter_map(|f| {
+            old_entries
+                .iter()
+                .position(|e| &e.file == f)
+                .map(|i| (i, &old_entries[i]))
+        })
+        .collect();
+    let mut expected = kept.clone();
+    expected.sort_by_key(|(i, e)| (priority_of(&e.file).unwrap_or(e.priority), *i));
+    if let Some(((_, moved), _)) = kept.iter().zip(&expected).find(|(a, b)| a.0 != b.0) {
+        let line = parsed
+            .entries
+            .iter()
+            .find(|(_, v)| v.get("file").and_then(Value::as_str) == Some(moved.file.as_str()))
+            .map_or(1, |(n, _)| *n);
+        return Err(Unadoptable {
+            pos: Pos { line, column: 1 },
+            message: format!(
+                "{:?} was moved: the entries' order is curate's (by priority, then the baseline's), and no overrides line keeps a place; change its priority, or put it back",
+                moved.file
+            ),
+        });
     }
     for e in old_entries {
         if !seen.contains(&e.file) {

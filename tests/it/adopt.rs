@@ -121,6 +121,55 @@ fn adopt_keeps_a_plain_comment_and_refuses_what_it_would_lose() {
     }
 }
 
+/// Edits no overrides line can keep are refused, nothing written, instead of coming back
+/// without a word: a note curate wrote removed or reworded, an entry moved.
+#[test]
+fn adopt_refuses_a_removed_note_and_a_moved_entry() {
+    let repo = Repo::fixture("aiws-basic");
+    repo.write(OVERRIDES, "// curation: first note\n");
+    assert_eq!(repo.compile_worker(&[]).code, 0);
+    let manifest = repo.read(WORKER_MANIFEST);
+    assert!(manifest.contains("// curation: first note\n"), "{manifest}");
+    let removed = manifest.replace("// curation: first note\n", "");
+    let reworded = manifest.replace(
+        "// curation: first note\n",
+        "// curation: first note, revised\n",
+    );
+    let mut lines: Vec<&str> = manifest.lines().collect();
+    let entries: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].starts_with('{'))
+        .collect();
+    lines.swap(entries[0], entries[1]);
+    let moved = lines.join("\n") + "\n";
+    for (edited, said) in [
+        (
+            &removed,
+            "the note \"first note\" curate wrote is no longer in the manifest",
+        ),
+        (
+            &reworded,
+            "the note \"first note\" curate wrote is no longer in the manifest",
+        ),
+        (&moved, "was moved: the entries' order is curate's"),
+    ] {
+        repo.write(WORKER_MANIFEST, edited);
+        let out = repo.compile_worker(&["--adopt"]);
+        assert_eq!(out.code, 1, "{}", out.all());
+        assert!(out.stderr.contains(said), "{}", out.stderr);
+        assert!(
+            out.stderr.contains("hint: nothing was adopted or written"),
+            "{}",
+            out.stderr
+        );
+        assert_eq!(
+            &repo.read(WORKER_MANIFEST),
+            edited,
+            "the edit is left as it is"
+        );
+        assert_eq!(repo.read(OVERRIDES), "// curation: first note\n");
+    }
+}
+
 #[test]
 fn force_overwrites_the_edit() {
     let repo = Repo::fixture("aiws-basic");
