@@ -88,6 +88,16 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Task> {
             "success_criteria must hold at least one criterion".to_owned(),
         ));
     }
+    if let Some(i) = task
+        .success_criteria
+        .iter()
+        .position(|c| c.trim().is_empty())
+    {
+        return Err(at(
+            &format!("/success_criteria/{i}"),
+            format!("success_criteria[{i}] is blank: a criterion says what must hold"),
+        ));
+    }
     // The globs are compiled where they are used (compile, verify): a bad one is said
     // here, where its place in the file is known.
     for (key, globs) in [
@@ -95,6 +105,17 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Task> {
         ("files_readonly", &task.files_readonly),
     ] {
         for (i, glob) in globs.iter().enumerate() {
+            // A path that climbs out or names nothing, at its place (an absolute path into
+            // the repository is taken below its root where it is used).
+            match crate::util::paths::normalize(glob) {
+                Err(crate::util::paths::Escape::Absolute) | Ok(_) => {}
+                Err(e) => {
+                    return Err(at(
+                        &format!("/{key}/{i}"),
+                        format!("{key}[{i}]: {glob:?} {}", e.problem()),
+                    ));
+                }
+            }
             if let Err(e) = crate::util::glob::compile(glob) {
                 return Err(at(
                     &format!("/{key}/{i}"),
@@ -144,6 +165,20 @@ mod tests {
             "t.json:2:26: files_readonly[1]: invalid glob \"src/[a-\": unclosed character class; missing ']'"
         );
         assert!(said("[]\n").starts_with("t.json:1:1: a task file is one JSON object"));
+        assert_eq!(
+            said(
+                "{\"task_id\": \"t\", \"success_criteria\": [\"x\"],\n \"files_owned\": [\"../x\"]}"
+            ),
+            "t.json:2:18: files_owned[0]: \"../x\" climbs out of the repository with `..`"
+        );
+        assert!(
+            said("{\"task_id\": \"t\", \"success_criteria\": [\"x\"],\n \"files_owned\": [\"\"]}")
+                .starts_with("t.json:2:18: files_owned[0]: \"\" ")
+        );
+        assert_eq!(
+            said("{\"task_id\": \"t\",\n \"success_criteria\": [\"x\", \" \"]}"),
+            "t.json:2:28: success_criteria[1] is blank: a criterion says what must hold"
+        );
     }
 
     #[test]
