@@ -575,22 +575,17 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
     }
     // A file read from outside the repository cannot be read again from the lock.
     let outside = lock.as_ref().and_then(|l| {
-        l.inputs
-            .overrides
-            .as_ref()
-            .filter(|f| f.outside)
-            .map(|f| format!("the overrides file {}", quoted(&f.path)))
-            .or_else(|| {
-                l.inputs
-                    .task_file
-                    .as_ref()
-                    .filter(|f| f.outside)
-                    .map(|f| format!("the task file {}", quoted(&f.path)))
-            })
+        let file = |f: &Option<manifest::FileRef>, what: &str| {
+            f.as_ref()
+                .filter(|f| f.outside)
+                .map(|f| format!("the {what} {} was", quoted(&f.path)))
+        };
+        file(&l.inputs.overrides, "overrides file")
+            .or_else(|| file(&l.inputs.task_file, "task file"))
             .or_else(|| {
                 l.contracts
                     .outside
-                    .then(|| format!("the contracts {}", quoted(&l.contracts.source)))
+                    .then(|| format!("the contracts {} were", quoted(&l.contracts.source)))
             })
     });
     if stale && let Some(what) = outside {
@@ -598,12 +593,7 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
             1,
             Severity::Warning,
             format!(
-                "stale check skipped: {what} {} read from outside the repository, so a compile with the recorded inputs cannot be run here",
-                if what.starts_with("the contracts") {
-                    "were"
-                } else {
-                    "was"
-                }
+                "stale check skipped: {what} read from outside the repository, so a compile with the recorded inputs cannot be run here"
             ),
         );
     } else if stale && let Some(l) = &lock {

@@ -116,9 +116,7 @@ impl Workspace {
     /// The overrides file beside a manifest: the same stem, `.overrides.jsonl`.
     #[must_use]
     pub fn overrides_path(&self, change: &str, role: &str) -> String {
-        let manifest = self.manifest_path(change, role);
-        let stem = manifest.strip_suffix(".jsonl").unwrap_or(&manifest);
-        format!("{stem}.overrides.jsonl")
+        crate::compile::manifest::overrides_path(&self.manifest_path(change, role))
     }
 }
 

@@ -200,30 +200,17 @@ fn keep_change_time(folder: &Path, written: &[std::path::PathBuf]) {
     /// A change folder holds a few files; past this many, its time is left alone.
     const MAX_ENTRIES: usize = 10_000;
     let mut newest: Option<std::time::SystemTime> = None;
-    let mut stack = vec![folder.to_path_buf()];
-    let mut seen = 0usize;
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            seen += 1;
-            if seen > MAX_ENTRIES {
-                return;
-            }
-            let path = e.path();
-            // Never followed: a link is not the change's own file.
-            let Ok(meta) = std::fs::symlink_metadata(&path) else {
-                continue;
-            };
-            if meta.is_dir() {
-                stack.push(path);
-            } else if meta.is_file()
-                && !written.contains(&path)
-                && let Ok(t) = meta.modified()
-            {
-                newest = newest.max(Some(t));
-            }
+    // Links are not followed: a link is not the change's own file.
+    for (seen, e) in walkdir::WalkDir::new(folder).into_iter().enumerate() {
+        if seen > MAX_ENTRIES {
+            return;
+        }
+        let Ok(e) = e else { continue };
+        if e.file_type().is_file()
+            && !written.iter().any(|w| w == e.path())
+            && let Some(t) = e.metadata().ok().and_then(|m| m.modified().ok())
+        {
+            newest = newest.max(Some(t));
         }
     }
     let Some(newest) = newest else { return };

@@ -237,9 +237,53 @@ pub struct Scope<'a> {
     pub change: &'a str,
     /// False with `--no-ignore`.
     pub ignore: bool,
-    /// The manifest's path template (the config's `manifest`): what it names for this
-    /// change, with any role, and the lock and overrides file beside it, are curate's own.
-    pub manifest: &'a str,
+    /// What the manifest template names for this change, with any role, and the lock and
+    /// overrides file beside it: curate's own.
+    pub own: OwnFiles,
+}
+
+/// The files the manifest template (the config's `manifest`) names for one change with any
+/// role, the lock and the overrides file beside each, as the text before and after where
+/// the role stands; made once a compile, matched for every file a walk meets.
+#[derive(Debug, Default)]
+pub struct OwnFiles(Vec<(String, Option<String>)>);
+
+impl OwnFiles {
+    /// Of `template` (`{changes}`, `{change}`, `{role}`) for `change` under `changes_root`.
+    #[must_use]
+    pub fn new(template: &str, changes_root: &str, change: &str) -> OwnFiles {
+        const ROLE: &str = "\u{0}";
+        if template.is_empty() {
+            return OwnFiles::default();
+        }
+        let manifest = crate::config::fill(template, changes_root, change, ROLE);
+        let forms = [
+            crate::compile::manifest::lock_path(&manifest),
+            crate::compile::manifest::overrides_path(&manifest),
+            manifest,
+        ];
+        OwnFiles(
+            forms
+                .into_iter()
+                .map(|f| match f.split_once(ROLE) {
+                    Some((before, after)) => (before.to_owned(), Some(after.to_owned())),
+                    // No `{role}`: the one path, matched whole.
+                    None => (f, None),
+                })
+                .collect(),
+        )
+    }
+
+    /// Whether `path` is one of them (a name where the role stands).
+    fn holds(&self, path: &str) -> bool {
+        self.0.iter().any(|(before, after)| match after {
+            Some(after) => path
+                .strip_prefix(before.as_str())
+                .and_then(|rest| rest.strip_suffix(after.as_str()))
+                .is_some_and(crate::util::paths::is_name),
+            None => path == before,
+        })
+    }
 }
 
 impl Scope<'_> {
@@ -299,7 +343,7 @@ impl Scope<'_> {
     /// {role}.jsonl"`'s files.
     #[must_use]
     pub fn is_own_file(&self, path: &str) -> bool {
-        self.is_templated(path)
+        self.own.holds(path)
             || path.strip_prefix(self.changes_root).is_some_and(|rest| {
                 let name = path.rsplit('/').next().unwrap_or(path);
                 rest.starts_with('/')
@@ -308,30 +352,6 @@ impl Scope<'_> {
                         || name.ends_with("-context.overrides.jsonl")
                         || crate::util::atomic::is_temp_name(name))
             })
-    }
-
-    /// Whether `path` is what the manifest template names for this change with some role
-    /// (a name where `{role}` stands), or the lock or overrides file beside it.
-    fn is_templated(&self, path: &str) -> bool {
-        const ROLE: &str = "\u{0}";
-        if self.manifest.is_empty() {
-            return false;
-        }
-        let filled = crate::config::fill(self.manifest, self.changes_root, self.change, ROLE);
-        let stem = filled.strip_suffix(".jsonl").unwrap_or(&filled);
-        [
-            filled.clone(),
-            format!("{stem}.lock.json"),
-            format!("{stem}.overrides.jsonl"),
-        ]
-        .iter()
-        .any(|form| match form.split_once(ROLE) {
-            Some((before, after)) => path
-                .strip_prefix(before)
-                .and_then(|rest| rest.strip_suffix(after))
-                .is_some_and(crate::util::paths::is_name),
-            None => path == form,
-        })
     }
 }
 
@@ -956,7 +976,7 @@ mod tests {
             changes_root: ".aiws/changes",
             change: "c1",
             ignore: true,
-            manifest: "",
+            own: OwnFiles::default(),
         };
         let o = Origin::FilesFrom;
         assert_eq!(

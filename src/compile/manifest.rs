@@ -403,6 +403,15 @@ pub fn lock_path(manifest_path: &str) -> String {
     format!("{stem}.lock.json")
 }
 
+/// The default overrides file beside a manifest: the same stem, `.overrides.jsonl`.
+#[must_use]
+pub fn overrides_path(manifest_path: &str) -> String {
+    let stem = manifest_path
+        .strip_suffix(".jsonl")
+        .unwrap_or(manifest_path);
+    format!("{stem}.overrides.jsonl")
+}
+
 /// Reads a lock, when there is a readable one.
 #[must_use]
 pub fn read_lock(root: &std::path::Path, manifest_path: &str) -> Option<Lock> {

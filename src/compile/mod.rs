@@ -312,7 +312,7 @@ pub fn compile_then(
         changes_root: &ws.changes_root,
         change: &s.change,
         ignore: !s.no_ignore,
-        manifest: &ws.config.manifest,
+        own: expand::OwnFiles::new(&ws.config.manifest, &ws.changes_root, &s.change),
     };
     check_contract_globs(&contracts, &role, &scope)?;
     let mut ledger = Ledger {

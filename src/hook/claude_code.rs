@@ -58,16 +58,9 @@ fn pre_tool_use(v: &Value, o: &WorkspaceOptions, trace: &Trace) -> Option<Value>
         return trace.skip(&format!("tool {tool} is no dispatch"));
     }
     let bad = |what: &str| crate::hook::malformed(folder(v), o, trace, what);
-    let Some(input) = v.get("tool_input").and_then(Value::as_object) else {
-        return bad("\"tool_input\" is no object");
-    };
-    let Some(prompt) = input.get("prompt").and_then(Value::as_str) else {
-        return bad("\"tool_input.prompt\" is no string");
-    };
-    let agent_type = match input.get("subagent_type") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(t)) => Some(t.as_str()),
-        Some(_) => return bad("\"tool_input.subagent_type\" is no string"),
+    let (prompt, agent_type) = match crate::hook::prompt_and_agent(v, "tool_input") {
+        Ok(found) => found,
+        Err(what) => return bad(&what),
     };
     let session = str_field(v, "session_id");
     let d = Dispatch {
@@ -82,7 +75,8 @@ fn pre_tool_use(v: &Value, o: &WorkspaceOptions, trace: &Trace) -> Option<Value>
             root,
             crumb,
         } => {
-            let mut updated = input.clone();
+            // An object: `prompt_and_agent` checked it.
+            let mut updated = v["tool_input"].as_object().cloned().unwrap_or_default();
             updated.insert("prompt".to_owned(), Value::String(prompt));
             if session.is_some() {
                 // Best effort: without it the sub-agent still has its prompt.

@@ -214,6 +214,30 @@ pub fn malformed<T>(
     trace.skip(&format!("malformed input: {what}"))
 }
 
+/// The prompt and the agent type (`subagent_type`, absent or null: none) of the dispatch
+/// arguments at `key` of a host's input, or what is wrong with them (for
+/// [`malformed`]).
+pub fn prompt_and_agent<'a>(
+    v: &'a serde_json::Value,
+    key: &str,
+) -> Result<(&'a str, Option<&'a str>), String> {
+    use serde_json::Value;
+    let args = v
+        .get(key)
+        .and_then(Value::as_object)
+        .ok_or_else(|| format!("\"{key}\" is no object"))?;
+    let prompt = args
+        .get("prompt")
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("\"{key}.prompt\" is no string"))?;
+    let agent = match args.get("subagent_type") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(t)) => Some(t.as_str()),
+        Some(_) => return Err(format!("\"{key}.subagent_type\" is no string")),
+    };
+    Ok((prompt, agent))
+}
+
 /// The string at `key` of the first JSON value of `input`, whatever follows it (for the log
 /// of an input that is not one JSON object).
 #[must_use]

@@ -41,16 +41,9 @@ pub fn answer(input: &[u8], o: &WorkspaceOptions, trace: &Trace) -> Option<Value
     {
         return None;
     }
-    let Some(args) = v.get("args").and_then(Value::as_object) else {
-        return bad("\"args\" is no object");
-    };
-    let Some(prompt) = args.get("prompt").and_then(Value::as_str) else {
-        return bad("\"args.prompt\" is no string");
-    };
-    let agent_type = match args.get("subagent_type") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(t)) => Some(t.as_str()),
-        Some(_) => return bad("\"args.subagent_type\" is no string"),
+    let (prompt, agent_type) = match crate::hook::prompt_and_agent(&v, "args") {
+        Ok(found) => found,
+        Err(what) => return bad(&what),
     };
     if folder(&v).is_some_and(|c| std::path::Path::new(c).is_file()) {
         return bad("\"directory\" is no folder");

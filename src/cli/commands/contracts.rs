@@ -75,7 +75,11 @@ pub fn show(
                         changes_root: &ws.changes_root,
                         change: c,
                         ignore: true,
-                        manifest: &ws.config.manifest,
+                        own: crate::compile::expand::OwnFiles::new(
+                            &ws.config.manifest,
+                            &ws.changes_root,
+                            c,
+                        ),
                     };
                     let req = Request::from_contract(index, cf);
                     let found = expand::expand(&scope, std::slice::from_ref(&req))?;
