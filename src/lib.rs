@@ -35,4 +35,5 @@ pub mod task;
 pub mod util;
 pub mod verify;
 pub mod warm;
+pub mod watch;
 pub mod workflow;

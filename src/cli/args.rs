@@ -287,6 +287,13 @@ pub enum Command {
         after_help = "Registered by `claude mcp add --transport stdio curate -- curate mcp` or `curate init --host mcp`; see docs/mcp.md."
     )]
     Mcp,
+    /// Keep the `--related` index in memory and follow changes: runs stamp only what changed.
+    ///
+    /// Linux (inotify). Stays in the foreground; Ctrl-C or SIGTERM ends it.
+    #[command(
+        after_help = "Examples:\n  curate watch &\n  curate compile --role worker --change add-auth --owns src/auth/login.ts --related 8000\n\nSee docs/budgets.md#related-files."
+    )]
+    Watch,
     /// Check the hosts' wiring: the binary each runs, other injectors, the workflow, the last
     /// hook runs; exit 1 when a dispatch would go uncurated.
     #[command(

@@ -579,41 +579,58 @@ fn with_related(
         ));
         return Ok(candidates);
     }
-    let every = Request {
-        pattern: "**".to_owned(),
-        origin: Origin::Related,
-        priority: Priority::Low,
-        kind: "related".to_owned(),
-        sections: Sections::Whole,
-        reason: None,
-        optional: true,
-    };
     let dir = cache_dir(ws);
-    let listings_dir = dir.clone();
-    // The folders are listed as kept when their stamps are; the index loads while the
-    // listings do and the tree is walked.
-    let ((walked, listings), index) = rayon::join(
-        || {
-            let listings = related::Listings::open(listings_dir, &ws.root);
-            (expand::expand_listed(scope, &[every], &listings), listings)
-        },
-        || related::Index::open(dir, &ws.root),
-    );
-    // A cache, as the index: a failed save changes nothing else.
-    let _ = listings.save();
-    let universe = walked?.picks.into_iter().map(|p| p.path).collect();
-    let found = related::related(&related::Inputs {
-        root: &ws.root,
-        universe,
-        owned,
+    let question = related::ask::Question {
+        version: related::ask::VERSION.to_owned(),
+        root: ws.root.to_string_lossy().into_owned(),
+        changes_root: scope.changes_root.to_owned(),
+        change: scope.change.to_owned(),
+        ignore: scope.ignore,
+        manifest: ws.config.manifest.clone(),
+        owned: owned.clone(),
         budget: s.related,
         max_file_size: s.max_file_size,
-        rules: admit::rules()?,
-        counter,
-        index: &index,
-    });
-    // The index is an optimisation: a failed save changes nothing else.
-    let _ = index.save();
+        encoding: ws.encoding,
+    };
+    // A watcher's answer is the list this run would make (docs/budgets.md#related-files).
+    let asked = dir.as_deref().and_then(|d| related::ask::ask(d, &question));
+    let found = match asked {
+        Some(found) => {
+            ledger.notes.push(
+                Note::info("--related: answered by `curate watch` (files not stamped)".to_owned())
+                    .report_only(),
+            );
+            found
+        }
+        None => {
+            let listings_dir = dir.clone();
+            // The folders are listed as kept when their stamps are; the index loads while
+            // the listings do and the tree is walked.
+            let ((walked, listings), index) = rayon::join(
+                || {
+                    let listings = related::Listings::open(listings_dir, &ws.root);
+                    (related_universe(scope, &listings), listings)
+                },
+                || related::Index::open(dir, &ws.root),
+            );
+            // A cache, as the index: a failed save changes nothing else.
+            let _ = listings.save();
+            let found = related::related(&related::Inputs {
+                root: &ws.root,
+                universe: &walked?,
+                owned,
+                budget: s.related,
+                max_file_size: s.max_file_size,
+                rules: admit::rules()?,
+                counter,
+                index: &index,
+                unchanged: None,
+            });
+            // The index is an optimisation: a failed save changes nothing else.
+            let _ = index.save();
+            found
+        }
+    };
     let tokens: u64 = found.iter().map(|f| f.tokens).sum();
     ledger.notes.push(Note::info(format!(
         "--related {}: {} file{} related to the owned ones, {tokens} tokens of outlines",
@@ -636,6 +653,22 @@ fn with_related(
         });
     }
     Ok(candidates)
+}
+
+/// Every file `--related` may rank: the walk of `**` in `scope`, folders listed through
+/// `listings`.
+pub fn related_universe(scope: &Scope<'_>, listings: &related::Listings) -> Result<Vec<String>> {
+    let every = Request {
+        pattern: "**".to_owned(),
+        origin: Origin::Related,
+        priority: Priority::Low,
+        kind: "related".to_owned(),
+        sections: Sections::Whole,
+        reason: None,
+        optional: true,
+    };
+    let walked = expand::expand_listed(scope, &[every], listings)?;
+    Ok(walked.picks.into_iter().map(|p| p.path).collect())
 }
 
 /// Secrets by name, whoever named the file (the content rules run while reading).

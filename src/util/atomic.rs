@@ -63,8 +63,22 @@ fn create(
     Ok(tmp)
 }
 
-/// Forgets a temporary file that was renamed or removed.
-fn unregister(path: &Path) {
+/// Registers a file this process made that must not outlive it (`curate watch`'s socket)
+/// for removal on a signal, as temporary files are; false once termination started.
+pub fn remove_on_signal(path: &Path) -> bool {
+    let Ok(mut pending) = PENDING.lock() else {
+        return false;
+    };
+    if TERMINATING.load(std::sync::atomic::Ordering::SeqCst) {
+        return false;
+    }
+    pending.push(path.to_owned());
+    true
+}
+
+/// Forgets a file registered by [`remove_on_signal`] (or a temporary file that was
+/// renamed or removed).
+pub fn unregister(path: &Path) {
     if let Ok(mut pending) = PENDING.lock() {
         pending.retain(|p| p != path);
     }

@@ -28,6 +28,7 @@ mod render;
 mod robust;
 mod trust;
 mod verify;
+mod watch;
 mod workflows;
 
 use std::io::Write;

@@ -13,6 +13,7 @@ pub mod receipt;
 pub mod render;
 pub mod use_change;
 pub mod verify;
+pub mod watch;
 
 /// Sets the worker threads of the parallel stages (`-j`), once per process, clamped to
 /// four per CPU (more only costs: each thread has a stack and a tokenizer memo).

@@ -321,6 +321,31 @@ impl Index {
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(entries);
     }
 
+    /// The entries [`Index::keep`] set, when they differ from those loaded (`None`: every
+    /// entry as loaded, or nothing set).
+    fn take_changed(&self) -> Option<Vec<Keep>> {
+        let next = self
+            .next
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()?;
+        let loaded = &self.loaded.entries;
+        // Every entry as loaded (distinct places: the paths are).
+        let same = next.len() == loaded.len() && next.iter().all(|k| matches!(k, Keep::Loaded(_)));
+        (!same).then_some(next)
+    }
+
+    /// The entries of `next`, those loaded taken from their places.
+    fn entries_of<'a>(&'a self, next: &'a [Keep]) -> Vec<&'a Entry> {
+        let loaded = &self.loaded.entries;
+        next.iter()
+            .map(|k| match k {
+                Keep::Loaded(at) => &loaded[*at as usize],
+                Keep::Fresh(e) => &**e,
+            })
+            .collect()
+    }
+
     /// Writes the entries kept, atomically, when they differ from those loaded, and keeps at
     /// most 16 indexes in the folder. An index is an optimisation: callers may
     /// ignore the error.
@@ -328,26 +353,10 @@ impl Index {
         let Some(file) = &self.file else {
             return Ok(());
         };
-        let next = self
-            .next
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
-        let Some(next) = next else {
+        let Some(next) = self.take_changed() else {
             return Ok(());
         };
-        let loaded = &self.loaded.entries;
-        if next.len() == loaded.len() && next.iter().all(|k| matches!(k, Keep::Loaded(_))) {
-            // Every entry as loaded (distinct places: the paths are).
-            return Ok(());
-        }
-        let next: Vec<&Entry> = next
-            .iter()
-            .map(|k| match k {
-                Keep::Loaded(at) => &loaded[*at as usize],
-                Keep::Fresh(e) => &**e,
-            })
-            .collect();
+        let next = self.entries_of(&next);
         // Streamed to the file as it is encoded: an index is never whole in memory.
         let mut too_large = false;
         let written = crate::util::atomic::write_with_unsynced(file, |w| {
@@ -373,6 +382,37 @@ impl Index {
             written_repo_file(dir, "related-v", VERSION, &self.root);
         }
         Ok(())
+    }
+
+    /// [`Index::save`] for a process that stays (`curate watch`): the entries kept, encoded
+    /// in memory, written as `save` writes them (a failed write changes nothing else), and
+    /// decoded from the same bytes into the index its next run starts from, which no other
+    /// process's file can replace. `None`: nothing changed, this index stands. An index over
+    /// the size cap is followed by an empty one (every file read again).
+    #[must_use]
+    pub fn save_next(&self) -> Option<Index> {
+        let file = self.file.as_ref()?;
+        let next = self.take_changed()?;
+        let entries = self.entries_of(&next);
+        let mut bytes = Vec::new();
+        let loaded = (&self.loaded.vocab, self.loaded.body.as_slice());
+        let encoded = encode_to(&self.root, loaded, &entries, &mut bytes).is_ok();
+        let loaded = if encoded {
+            if crate::util::atomic::write_unsynced(file, &bytes).is_ok()
+                && let Some(dir) = file.parent()
+            {
+                written_repo_file(dir, "related-v", VERSION, &self.root);
+            }
+            decode(bytes, &self.root).unwrap_or_default()
+        } else {
+            Loaded::default()
+        };
+        Some(Index {
+            file: Some(file.clone()),
+            root: self.root.clone(),
+            loaded,
+            next: Mutex::new(None),
+        })
     }
 }
 
@@ -1309,6 +1349,39 @@ mod tests {
             .map(|e| e.path)
             .collect();
         assert_eq!(paths, ["a.ts", "b2.ts", "c.ts"]);
+    }
+
+    #[test]
+    fn the_index_a_watcher_goes_on_with_is_the_one_it_wrote_whatever_the_file_holds_later() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Path::new("/repo");
+        let name = crate::util::digest::hex12(b"/repo");
+        let file = dir.path().join(format!("related-v{VERSION}-{name}.bin"));
+        let first = Index::open(Some(dir.path().to_path_buf()), root);
+        first.keep(entries().into_iter().map(Keep::from), SystemTime::now());
+        let next = first.save_next().expect("three new entries: a new index");
+        let written = std::fs::read(&file).unwrap();
+        // Another process writes the file: the watcher's index is still the one it wrote.
+        std::fs::write(&file, b"another run's index").unwrap();
+        assert_eq!(
+            next.loaded.entries,
+            decode(written, b"/repo").unwrap().entries
+        );
+        assert_eq!(
+            next.loaded
+                .entries
+                .iter()
+                .map(|e| e.path.as_str())
+                .collect::<Vec<_>>(),
+            ["a.ts", "b.ts", "c.ts"]
+        );
+        // Every entry kept as loaded: nothing new, the same index goes on.
+        next.keep([0, 1, 2].map(Keep::Loaded), SystemTime::now());
+        assert!(next.save_next().is_none());
+        // One dropped: the next index has the two kept.
+        next.keep([2, 0].map(Keep::Loaded), SystemTime::now());
+        let after = next.save_next().expect("one dropped");
+        assert_eq!(after.loaded.entries.len(), 2);
     }
 
     #[test]

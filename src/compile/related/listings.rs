@@ -267,6 +267,8 @@ pub struct Listings {
     /// The folders this run listed anew.
     fresh: Mutex<Vec<Folder<'static>>>,
     started: SystemTime,
+    /// What a process that stays knows has not changed (`curate watch`).
+    watch: Option<Arc<dyn super::Unchanged>>,
     /// Folders read from the system in this run (the others came from `loaded`).
     #[cfg(test)]
     read: std::sync::atomic::AtomicUsize,
@@ -291,6 +293,12 @@ impl Listings {
         Listings::at(dir, root, SystemTime::now())
     }
 
+    /// Ends a run of a process that stays: nothing is vouched for until the next
+    /// [`Listings::begin`].
+    pub fn end(&mut self) {
+        self.watch = None;
+    }
+
     /// [`Listings::open`] for a run that started at `started`.
     fn at(dir: Option<PathBuf>, root_path: &Path, started: SystemTime) -> Listings {
         let root = root_path.to_string_lossy().into_owned().into_bytes();
@@ -298,6 +306,17 @@ impl Listings {
         let loaded = bytes
             .and_then(|bytes| decode(bytes, &root))
             .unwrap_or_default();
+        Listings::of(file, root_path, loaded, started)
+    }
+
+    /// The listings `loaded` of the repository at `root_path`, kept in `file`.
+    fn of(
+        file: Option<PathBuf>,
+        root_path: &Path,
+        loaded: Loaded,
+        started: SystemTime,
+    ) -> Listings {
+        let root = root_path.to_string_lossy().into_owned().into_bytes();
         let by_path = loaded
             .folders
             .iter()
@@ -316,8 +335,19 @@ impl Listings {
             kept: loaded_flags,
             fresh: Mutex::new(Vec::new()),
             started,
+            watch: None,
             #[cfg(test)]
             read: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
+    /// Starts a run of a process that stays (`curate watch`): a folder `watch` vouches for
+    /// is taken as kept without its stamp; the run's marks start anew.
+    pub fn begin(&mut self, watch: Arc<dyn super::Unchanged>) {
+        self.watch = Some(watch);
+        self.started = SystemTime::now();
+        for k in &self.kept {
+            k.store(false, Ordering::Relaxed);
         }
     }
 
@@ -336,16 +366,29 @@ impl Listings {
         let Some(base) = &self.base else {
             return self.read(&abs());
         };
+        let loaded = self
+            .by_path
+            .get(&path_hash(rel.as_bytes()))
+            .and_then(|&k| Some((k as usize, self.loaded.folders.get(k as usize)?)))
+            .filter(|(_, f)| self.loaded.rel(f) == rel.as_bytes());
+        let keep = |k: usize, f: &Spot| {
+            self.kept.get(k)?.store(true, Ordering::Relaxed);
+            Some(self.loaded.entries(f))
+        };
+        if let Some(w) = &self.watch {
+            w.before_listing(rel);
+            if let Some((k, f)) = loaded
+                && w.folder(rel)
+            {
+                return keep(k, f);
+            }
+        }
         // Taken before the listing: a change after it moves the stamp, and is listed again.
         let stamp = base.folder(rel)?;
-        if let Some(&k) = self.by_path.get(&path_hash(rel.as_bytes()))
-            && let Some(f) = self.loaded.folders.get(k as usize)
-            && self.loaded.rel(f) == rel.as_bytes()
+        if let Some((k, f)) = loaded
             && f.stamp == stamp
-            && let Some(kept) = self.kept.get(k as usize)
         {
-            kept.store(true, Ordering::Relaxed);
-            return Some(self.loaded.entries(f));
+            return keep(k, f);
         }
         let entries = self.read(&abs())?;
         self.fresh
@@ -372,13 +415,9 @@ impl Listings {
         read_std(abs)
     }
 
-    /// Writes this run's listings, atomically, when they differ from those loaded (those
-    /// whose stamp is racy left out), and keeps at most 16 such files in the folder. A cache:
-    /// callers may ignore the error.
-    pub fn save(&self) -> crate::error::Result<()> {
-        let Some(file) = &self.file else {
-            return Ok(());
-        };
+    /// This run's listings, encoded, when they differ from those loaded (those whose stamp
+    /// is racy left out); `None`: every folder as loaded, or over the size cap.
+    fn changed(&self) -> Option<Vec<u8>> {
         let fresh = std::mem::take(
             &mut *self
                 .fresh
@@ -396,7 +435,7 @@ impl Listings {
         );
         if fresh.is_empty() && kept.len() == self.loaded.folders.len() {
             // Every folder as loaded.
-            return Ok(());
+            return None;
         }
         let kept: Vec<Folder<'_>> = kept
             .iter()
@@ -411,14 +450,48 @@ impl Listings {
         next.sort_by(|a, b| a.rel.cmp(&b.rel));
         next.dedup_by(|a, b| a.rel == b.rel);
         let bytes = encode(&self.root, &next);
-        if bytes.len() > MAX_BYTES {
-            return Ok(());
-        }
-        crate::util::atomic::write_unsynced(file, &bytes)?;
+        (bytes.len() <= MAX_BYTES).then_some(bytes)
+    }
+
+    /// Writes `bytes` to `file`, atomically, and keeps at most 16 such files in the folder.
+    fn write(&self, file: &Path, bytes: &[u8]) -> crate::error::Result<()> {
+        crate::util::atomic::write_unsynced(file, bytes)?;
         if let Some(dir) = file.parent() {
             written_repo_file(dir, PREFIX, VERSION, &self.root);
         }
         Ok(())
+    }
+
+    /// Writes this run's listings, atomically, when they differ from those loaded (those
+    /// whose stamp is racy left out), and keeps at most 16 such files in the folder. A cache:
+    /// callers may ignore the error.
+    pub fn save(&self) -> crate::error::Result<()> {
+        let Some(file) = &self.file else {
+            return Ok(());
+        };
+        match self.changed() {
+            Some(bytes) => self.write(file, &bytes),
+            None => Ok(()),
+        }
+    }
+
+    /// [`Listings::save`] for a process that stays (`curate watch`): this run's listings,
+    /// written as `save` writes them (a failed write changes nothing else), and decoded from
+    /// the same bytes into the listings its next run starts from, which no other process's
+    /// file can replace. `None`: nothing changed, these stand.
+    #[must_use]
+    pub fn save_next(&self) -> Option<Listings> {
+        let file = self.file.as_ref()?;
+        let bytes = self.changed()?;
+        let _ = self.write(file, &bytes);
+        let loaded = decode(bytes, &self.root).unwrap_or_default();
+        let root = PathBuf::from(String::from_utf8_lossy(&self.root).into_owned());
+        Some(Listings::of(
+            Some(file.clone()),
+            &root,
+            loaded,
+            SystemTime::now(),
+        ))
     }
 }
 

@@ -22,6 +22,7 @@ use crate::model::{Range, Sections};
 use crate::outline::{Lang, Named, Symbols, Tags};
 use crate::util::paths::RepoPath;
 
+pub mod ask;
 mod index;
 mod listings;
 mod words;
@@ -30,6 +31,19 @@ pub use index::Index;
 use index::{Base, Entry, Keep, Parsed, Seen, Stamp, Words};
 pub use listings::{Entries, Kind, Listings};
 use words::{Held, Names, Query};
+
+/// What a process that stays (`curate watch`) knows has not changed since its last run,
+/// told by the kernel: a kept stamp it vouches for is taken as the file's or folder's own,
+/// without asking the system. Anything it does not vouch for is stamped as in any run.
+pub trait Unchanged: Send + Sync + std::fmt::Debug {
+    /// True when the folder `rel` (repository-relative, `""` the root) and its entries are
+    /// as its last listing in this process found them.
+    fn folder(&self, rel: &str) -> bool;
+    /// True when the file `rel` is as this process last stamped it.
+    fn file(&self, rel: &str) -> bool;
+    /// Called before the folder `rel` is stamped or listed: from then on, its changes are told.
+    fn before_listing(&self, rel: &str);
+}
 
 /// Names shorter than this carry no edge (as in the ranking).
 const MIN_NAME: usize = 3;
@@ -41,7 +55,7 @@ const PER_FILE: u64 = 4;
 const MIN_PER_FILE: u64 = 200;
 
 /// A related file, as it enters the compile.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Found {
     pub path: String,
     /// Its outline.
@@ -56,7 +70,7 @@ pub struct Inputs<'a> {
     pub root: &'a Path,
     /// Every file of the repository a glob could select (expansion's walk: ignore rules,
     /// no `.git`, no link out), repository-relative.
-    pub universe: Vec<String>,
+    pub universe: &'a [String],
     /// The owned files (admitted already, or refused here).
     pub owned: Vec<String>,
     /// Tokens the related files' outlines may take in all.
@@ -66,6 +80,8 @@ pub struct Inputs<'a> {
     pub counter: &'a dyn TokenCounter,
     /// What is known of the repository's files from earlier runs.
     pub index: &'a Index,
+    /// What a process that stays knows has not changed (`None`: every file is stamped).
+    pub unchanged: Option<&'a dyn Unchanged>,
 }
 
 /// The related files, best first, whose outlines fit the budget together.
@@ -272,8 +288,12 @@ fn look(
             entry: None,
         };
     }
-    // Taken before the read: a change after it moves the stamp, and is read next time.
-    let stamp = base.file(path);
+    // Taken before the read: a change after it moves the stamp, and is read next time. A
+    // process that stays takes the kept one where it knows the file did not change.
+    let stamp = match (i.unchanged, kept) {
+        (Some(u), Some((_, e))) if u.file(path) => Some(e.stamp),
+        _ => base.file(path),
+    };
     if let Some(s) = stamp
         && i.max_file_size > 0
         && s.size > i.max_file_size

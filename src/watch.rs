@@ -1,0 +1,640 @@
+//! `curate watch` (docs/budgets.md#related-files): a process that stays, holding one
+//! repository's related-files index and folder listings in memory, told of every change by
+//! the kernel (inotify), and answering the `--related` questions of compiles over a Unix
+//! socket in the cache folder ([`crate::compile::related::ask`]).
+//!
+//! A run of `--related` must otherwise stamp every folder it walks and every file it ranks
+//! (105,000 `lstat`s on a 100,000-file tree: more than 150 ms on two cores before anything is
+//! read). Here a stamp is taken as kept when this process has watched the file's folder since
+//! before a run of its own stamped it, and no event names the file, its folder or a folder
+//! above it since; anything else is stamped as in any run. The answer is the list the
+//! compile would have made itself: the same walk, admission and ranking, run here.
+//!
+//! What the kernel does not tell: a change written through `mmap`, or through a hard link
+//! whose other name is outside the watched folders; a folder past the watch limit
+//! (`fs.inotify.max_user_watches`) is stamped at every run. An overflow of the event queue
+//! makes the next run stamp everything.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::compile::related::ask::{Answer, Question};
+#[cfg(target_os = "linux")]
+use crate::compile::related::{Found, Index, Listings, Unchanged};
+use crate::error::{Error, Result};
+
+/// What has changed since the last run, as the events told.
+#[derive(Debug, Default, Clone)]
+struct Dirty {
+    /// Files written, created, removed or renamed.
+    files: HashSet<String>,
+    /// Folders whose entries changed (listed again).
+    folders: HashSet<String>,
+    /// Folders created, removed or renamed: nothing under them is vouched for.
+    trees: HashSet<String>,
+}
+
+impl Dirty {
+    /// True when `rel` or a folder above it is in [`Dirty::trees`].
+    fn in_tree(&self, rel: &str) -> bool {
+        if self.trees.is_empty() {
+            return false;
+        }
+        let mut at = rel;
+        loop {
+            if self.trees.contains(at) {
+                return true;
+            }
+            match at.rfind('/') {
+                Some(i) => at = &at[..i],
+                None => return !at.is_empty() && self.trees.contains(""),
+            }
+        }
+    }
+}
+
+/// The folder a repository-relative path is in (`""`: the root).
+fn parent(rel: &str) -> &str {
+    rel.rfind('/').map_or("", |i| &rel[..i])
+}
+
+/// `dir/name`, or `name` at the root.
+fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
+/// The watcher's answer to one question that is not for it.
+fn refusal(why: String) -> Answer {
+    Answer {
+        version: crate::compile::related::ask::VERSION.to_owned(),
+        found: Vec::new(),
+        error: Some(why),
+    }
+}
+
+/// Checks that `q` is for this watcher (its version, its repository).
+fn check_question(q: &Question, root: &Path) -> std::result::Result<(), String> {
+    if q.version != crate::compile::related::ask::VERSION {
+        return Err(format!(
+            "asked by curate {}, this watcher is {}",
+            q.version,
+            crate::compile::related::ask::VERSION
+        ));
+    }
+    if Path::new(&q.root) != root {
+        return Err("a question for another repository".to_owned());
+    }
+    Ok(())
+}
+
+#[cfg(target_os = "linux")]
+pub use linux::run;
+
+/// `curate watch` where the kernel tells no changes: an error saying so.
+#[cfg(not(target_os = "linux"))]
+pub fn run(
+    _root: &Path,
+    _cache_dir: &Path,
+    _ready: impl FnOnce(&Path),
+    _warn: &dyn Fn(&str),
+) -> Result<()> {
+    Err(Error::Usage(
+        "curate watch needs Linux's inotify; elsewhere each --related run stamps the files itself"
+            .to_owned(),
+    ))
+}
+
+#[cfg(target_os = "linux")]
+mod linux {
+    use std::io::{Read, Write};
+    use std::os::fd::{AsFd, OwnedFd};
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    use std::os::unix::net::{UnixListener, UnixStream};
+
+    use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
+
+    use super::{
+        Answer, Arc, AtomicBool, Dirty, Error, Found, HashMap, HashSet, Index, Listings, Mutex,
+        Ordering, Path, PathBuf, Question, Result, Unchanged, check_question, join, parent,
+        refusal,
+    };
+    use crate::compile::expand::{OwnFiles, Scope};
+
+    /// What a folder's watch is told of.
+    const EVENTS: WatchFlags = WatchFlags::MODIFY
+        .union(WatchFlags::ATTRIB)
+        .union(WatchFlags::CLOSE_WRITE)
+        .union(WatchFlags::MOVED_FROM)
+        .union(WatchFlags::MOVED_TO)
+        .union(WatchFlags::CREATE)
+        .union(WatchFlags::DELETE)
+        .union(WatchFlags::DELETE_SELF)
+        .union(WatchFlags::MOVE_SELF)
+        .union(WatchFlags::DONT_FOLLOW)
+        .union(WatchFlags::ONLYDIR);
+    /// How long a question may take to arrive once connected.
+    const QUESTION_TIME: std::time::Duration = std::time::Duration::from_secs(5);
+    /// At most this many scopes' walks are kept.
+    const UNIVERSES: usize = 4;
+
+    /// The folders watched.
+    #[derive(Debug)]
+    struct Watches {
+        fd: Arc<OwnedFd>,
+        root: PathBuf,
+        /// Repository-relative folder by watch descriptor.
+        by_wd: HashMap<i32, String>,
+        /// Watch descriptor by folder, and the run that added it.
+        by_path: HashMap<String, (i32, u64)>,
+        /// Added in a run that has not yet ended well: not vouched for before one has.
+        pending: Vec<(String, u64)>,
+        /// The run under way.
+        run: u64,
+        /// The first folder the kernel refused a watch, and why.
+        refused: Option<(String, rustix::io::Errno)>,
+    }
+
+    impl Watches {
+        fn add(&mut self, rel: &str) {
+            if self.by_path.contains_key(rel) {
+                return;
+            }
+            let abs = if rel.is_empty() {
+                self.root.clone()
+            } else {
+                self.root.join(rel)
+            };
+            match inotify::add_watch(&*self.fd, &abs, EVENTS) {
+                // A folder seen under another name (a bind mount): left unwatched.
+                Ok(wd) if self.by_wd.contains_key(&wd) => {}
+                Ok(wd) => {
+                    self.by_wd.insert(wd, rel.to_owned());
+                    self.by_path.insert(rel.to_owned(), (wd, self.run));
+                    self.pending.push((rel.to_owned(), self.run));
+                }
+                Err(e) => {
+                    if self.refused.is_none() {
+                        self.refused = Some((rel.to_owned(), e));
+                    }
+                }
+            }
+        }
+
+        /// Stops watching `rel` and every folder under it (removed or renamed: a watch
+        /// follows the folder, not its name).
+        fn remove_tree(&mut self, rel: &str, settled: &mut HashSet<String>) {
+            let prefix = format!("{rel}/");
+            let gone: Vec<String> = self
+                .by_path
+                .keys()
+                .filter(|p| rel.is_empty() || *p == rel || p.starts_with(&prefix))
+                .cloned()
+                .collect();
+            for p in gone {
+                if let Some((wd, _)) = self.by_path.remove(&p) {
+                    self.by_wd.remove(&wd);
+                    let _ = inotify::remove_watch(&*self.fd, wd);
+                }
+                settled.remove(&p);
+            }
+        }
+    }
+
+    /// What one run is told it may take as kept.
+    #[derive(Debug)]
+    struct Vouch {
+        settled: Arc<HashSet<String>>,
+        dirty: Dirty,
+        watches: Arc<Mutex<Watches>>,
+    }
+
+    impl Unchanged for Vouch {
+        fn folder(&self, rel: &str) -> bool {
+            self.settled.contains(rel)
+                && !self.dirty.folders.contains(rel)
+                && !self.dirty.in_tree(rel)
+        }
+
+        fn file(&self, rel: &str) -> bool {
+            self.settled.contains(parent(rel))
+                && !self.dirty.files.contains(rel)
+                && !self.dirty.in_tree(rel)
+        }
+
+        fn before_listing(&self, rel: &str) {
+            self.watches
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .add(rel);
+        }
+    }
+
+    /// The scope a walk depends on.
+    type ScopeKey = (String, String, bool, String);
+
+    /// The watcher's state between runs.
+    struct Watcher {
+        root: PathBuf,
+        cache_dir: PathBuf,
+        fd: Arc<OwnedFd>,
+        watches: Arc<Mutex<Watches>>,
+        /// Folders watched since before a run that ended well stamped them.
+        settled: Arc<HashSet<String>>,
+        dirty: Dirty,
+        /// Moves when a folder's entries or an ignore file change: the walks kept are stale.
+        shape: u64,
+        /// The last run that ended well.
+        last_ok: u64,
+        listings: Listings,
+        index: Index,
+        universes: Vec<(ScopeKey, u64, Arc<Vec<String>>)>,
+        /// The repository's folder was removed or moved: the watcher stops.
+        gone: bool,
+        /// Watches at `.git` and `.git/info` (the ignore rules of `info/exclude`).
+        git: HashMap<i32, &'static str>,
+    }
+
+    /// Watches the repository at `root` (canonical) until a signal ends the process (its
+    /// socket removed) or the repository's folder goes, answering on a socket in
+    /// `cache_dir`; `ready` is called with the socket's path once it listens, `warn` with
+    /// what the user should know on the way.
+    pub fn run(
+        root: &Path,
+        cache_dir: &Path,
+        ready: impl FnOnce(&Path),
+        warn: &dyn Fn(&str),
+    ) -> Result<()> {
+        let socket = crate::compile::related::ask::socket_path(cache_dir, root);
+        let io =
+            |what: &str, e: std::io::Error| Error::Failed(format!("curate watch: {what}: {e}"));
+        std::fs::create_dir_all(cache_dir).map_err(|e| io("cannot make the cache folder", e))?;
+        let listener = listen(&socket)?;
+        let fd = inotify::init(CreateFlags::NONBLOCK | CreateFlags::CLOEXEC)
+            .map_err(|e| io("inotify", e.into()))?;
+        let fd = Arc::new(fd);
+        let watches = Arc::new(Mutex::new(Watches {
+            fd: Arc::clone(&fd),
+            root: root.to_owned(),
+            by_wd: HashMap::new(),
+            by_path: HashMap::new(),
+            pending: Vec::new(),
+            run: 0,
+            refused: None,
+        }));
+        let mut git = HashMap::new();
+        for (rel, name) in [(".git", "info"), (".git/info", "exclude")] {
+            let abs = root.join(rel);
+            if std::fs::symlink_metadata(&abs).is_ok_and(|m| m.is_dir())
+                && let Ok(wd) = inotify::add_watch(&*fd, &abs, EVENTS)
+            {
+                git.insert(wd, name);
+            }
+        }
+        let dir = Some(cache_dir.to_owned());
+        let mut w = Watcher {
+            root: root.to_owned(),
+            cache_dir: cache_dir.to_owned(),
+            fd,
+            watches,
+            settled: Arc::new(HashSet::new()),
+            dirty: Dirty::default(),
+            shape: 0,
+            last_ok: 0,
+            listings: Listings::open(dir.clone(), root),
+            index: Index::open(dir, root),
+            universes: Vec::new(),
+            gone: false,
+            git,
+        };
+        // Removed when the process ends, by a signal too.
+        if !crate::util::atomic::remove_on_signal(&socket) {
+            let _ = std::fs::remove_file(&socket);
+            return Ok(());
+        }
+        ready(&socket);
+        let served = w.serve(&listener, warn);
+        let _ = std::fs::remove_file(&socket);
+        crate::util::atomic::unregister(&socket);
+        served
+    }
+
+    /// Listens at `socket`: a socket left by a watcher that ended without removing it is
+    /// replaced; one that answers is another watcher's (an error).
+    fn listen(socket: &Path) -> Result<UnixListener> {
+        if let Ok(meta) = std::fs::symlink_metadata(socket) {
+            if !meta.file_type().is_socket() {
+                return Err(Error::Failed(format!(
+                    "curate watch: {} is there and is no socket",
+                    socket.display()
+                )));
+            }
+            if UnixStream::connect(socket).is_ok() {
+                return Err(Error::Failed(format!(
+                    "curate watch: this repository is watched already (by the process answering at {})",
+                    socket.display()
+                )));
+            }
+            let _ = std::fs::remove_file(socket);
+        }
+        let listener = UnixListener::bind(socket).map_err(|e| {
+            Error::Failed(format!(
+                "curate watch: cannot listen at {}: {e}",
+                socket.display()
+            ))
+        })?;
+        // This user's only (the cache folder may be shared).
+        let _ = std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600));
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| Error::Failed(format!("curate watch: {}: {e}", socket.display())))?;
+        Ok(listener)
+    }
+
+    impl Watcher {
+        fn serve(&mut self, listener: &UnixListener, warn: &dyn Fn(&str)) -> Result<()> {
+            use rustix::event::{PollFd, PollFlags, poll};
+            loop {
+                let mut fds = [
+                    PollFd::new(listener, PollFlags::IN),
+                    PollFd::new(&*self.fd, PollFlags::IN),
+                ];
+                match poll(&mut fds, None) {
+                    Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                    Err(e) => return Err(Error::Failed(format!("curate watch: poll: {e}"))),
+                }
+                let asked = fds[0].revents().contains(PollFlags::IN);
+                // Events are taken while idle too: the kernel's queue does not overflow.
+                self.drain();
+                if self.gone {
+                    return Err(Error::Failed(format!(
+                        "curate watch: {} was removed or moved",
+                        self.root.display()
+                    )));
+                }
+                if asked {
+                    while let Ok((stream, _)) = listener.accept() {
+                        self.answer(stream, warn);
+                    }
+                }
+            }
+        }
+
+        /// Reads every event the kernel holds into [`Watcher::dirty`].
+        fn drain(&mut self) {
+            let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 16 * 1024];
+            let fd = Arc::clone(&self.fd);
+            let mut reader = inotify::Reader::new(fd.as_fd(), &mut buf);
+            loop {
+                let (wd, flags, name) = match reader.next() {
+                    Ok(e) => (
+                        e.wd(),
+                        e.events(),
+                        e.file_name()
+                            .map(|n| String::from_utf8_lossy(n.to_bytes()).into_owned()),
+                    ),
+                    Err(rustix::io::Errno::INTR) => continue,
+                    Err(_) => break,
+                };
+                self.event(wd, flags, name.as_deref());
+            }
+        }
+
+        fn event(&mut self, wd: i32, flags: ReadFlags, name: Option<&str>) {
+            if flags.contains(ReadFlags::QUEUE_OVERFLOW) {
+                self.unsettle_all();
+                return;
+            }
+            if let Some(&wanted) = self.git.get(&wd) {
+                // `.git/info/exclude` is an ignore file; nothing else in `.git` is walked.
+                if name == Some(wanted) {
+                    self.shape += 1;
+                }
+                return;
+            }
+            let mut watches = self
+                .watches
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let Some(dir) = watches.by_wd.get(&wd).cloned() else {
+                return;
+            };
+            let settled = Arc::make_mut(&mut self.settled);
+            let Some(name) = name else {
+                // The folder itself.
+                if flags.intersects(
+                    ReadFlags::DELETE_SELF
+                        | ReadFlags::MOVE_SELF
+                        | ReadFlags::IGNORED
+                        | ReadFlags::UNMOUNT,
+                ) {
+                    if dir.is_empty() {
+                        self.gone = true;
+                    }
+                    watches.remove_tree(&dir, settled);
+                    self.dirty.trees.insert(dir);
+                } else {
+                    self.dirty.folders.insert(dir);
+                }
+                self.shape += 1;
+                return;
+            };
+            let path = join(&dir, name);
+            let entries_changed = flags.intersects(
+                ReadFlags::CREATE | ReadFlags::DELETE | ReadFlags::MOVED_FROM | ReadFlags::MOVED_TO,
+            );
+            if flags.contains(ReadFlags::ISDIR) {
+                if entries_changed {
+                    if flags.intersects(ReadFlags::DELETE | ReadFlags::MOVED_FROM) {
+                        watches.remove_tree(&path, settled);
+                    }
+                    self.dirty.trees.insert(path);
+                    self.dirty.folders.insert(dir);
+                } else {
+                    // Its own stamp (a `chmod`, a `touch`).
+                    self.dirty.folders.insert(path);
+                }
+                self.shape += 1;
+                return;
+            }
+            if entries_changed {
+                self.dirty.folders.insert(dir);
+                self.shape += 1;
+            }
+            if matches!(name, ".gitignore" | ".ignore") {
+                self.shape += 1;
+            }
+            self.dirty.files.insert(path);
+        }
+
+        /// Nothing is vouched for until a run has stamped it all again (an overflow, a
+        /// run that failed).
+        fn unsettle_all(&mut self) {
+            let mut watches = self
+                .watches
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let run = watches.run;
+            let again: Vec<(String, u64)> = watches
+                .by_path
+                .keys()
+                .map(|p| (p.clone(), run + 1))
+                .collect();
+            watches.pending = again;
+            self.settled = Arc::new(HashSet::new());
+            self.dirty = Dirty::default();
+            self.universes.clear();
+            self.shape += 1;
+        }
+
+        /// Answers one connection; a question that does not come or does not decode is
+        /// dropped.
+        fn answer(&mut self, mut stream: UnixStream, warn: &dyn Fn(&str)) {
+            let _ = stream.set_nonblocking(false);
+            let _ = stream.set_read_timeout(Some(QUESTION_TIME));
+            let _ = stream.set_write_timeout(Some(QUESTION_TIME));
+            let mut bytes = Vec::new();
+            let limit = crate::compile::related::ask::MAX_BYTES;
+            if (&mut stream).take(limit).read_to_end(&mut bytes).is_err() {
+                return;
+            }
+            let answer = match serde_json::from_slice::<Question>(&bytes) {
+                Ok(q) => match check_question(&q, &self.root) {
+                    Ok(()) => self.rank(&q, warn),
+                    Err(why) => refusal(why),
+                },
+                Err(e) => refusal(format!("a question that does not decode: {e}")),
+            };
+            if let Ok(mut line) = serde_json::to_vec(&answer) {
+                line.push(b'\n');
+                let _ = stream.write_all(&line);
+            }
+            drop(stream);
+            // After the answer: what the run kept becomes the next run's start.
+            if let Some(next) = self.index.save_next() {
+                self.index = next;
+            }
+        }
+
+        /// Runs `--related` for `q`, taking as kept what the events vouch for.
+        fn rank(&mut self, q: &Question, warn: &dyn Fn(&str)) -> Answer {
+            // Whatever happened before the question was sent is in the kernel's queue now.
+            self.drain();
+            let run = {
+                let mut watches = self
+                    .watches
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                watches.run += 1;
+                // Watched since before a run that ended well: its stamps since are told.
+                let last_ok = self.last_ok;
+                let (ready, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut watches.pending)
+                    .into_iter()
+                    .partition(|(_, since)| *since <= last_ok);
+                watches.pending = waiting;
+                let settled = Arc::make_mut(&mut self.settled);
+                settled.extend(ready.into_iter().map(|(p, _)| p));
+                watches.run
+            };
+            let vouch = Arc::new(Vouch {
+                settled: Arc::clone(&self.settled),
+                dirty: std::mem::take(&mut self.dirty),
+                watches: Arc::clone(&self.watches),
+            });
+            match self.rank_with(q, &vouch) {
+                Ok(found) => {
+                    self.last_ok = run;
+                    self.report_refused(warn);
+                    Answer {
+                        version: crate::compile::related::ask::VERSION.to_owned(),
+                        found,
+                        error: None,
+                    }
+                }
+                Err(e) => {
+                    self.unsettle_all();
+                    refusal(e.to_string())
+                }
+            }
+        }
+
+        fn rank_with(&mut self, q: &Question, vouch: &Arc<Vouch>) -> Result<Vec<Found>> {
+            let key: ScopeKey = (
+                q.changes_root.clone(),
+                q.change.clone(),
+                q.ignore,
+                q.manifest.clone(),
+            );
+            let kept = self
+                .universes
+                .iter()
+                .find(|(k, shape, _)| *k == key && *shape == self.shape)
+                .map(|(_, _, u)| Arc::clone(u));
+            let universe = if let Some(u) = kept {
+                u
+            } else {
+                let scope = Scope {
+                    root: &self.root,
+                    changes_root: &q.changes_root,
+                    change: &q.change,
+                    ignore: q.ignore,
+                    own: OwnFiles::new(&q.manifest, &q.changes_root, &q.change),
+                };
+                let shape = self.shape;
+                self.listings.begin(Arc::clone(vouch) as Arc<dyn Unchanged>);
+                let walked = crate::compile::related_universe(&scope, &self.listings);
+                self.listings.end();
+                let walked = Arc::new(walked?);
+                if let Some(next) = self.listings.save_next() {
+                    self.listings = next;
+                }
+                self.universes.retain(|(k, _, _)| *k != key);
+                self.universes.insert(0, (key, shape, Arc::clone(&walked)));
+                self.universes.truncate(UNIVERSES);
+                walked
+            };
+            let cache =
+                crate::compile::cache::DigestCache::open(Some(self.cache_dir.clone()), q.encoding);
+            let fast = crate::compile::tokens::Fast(q.encoding);
+            let counter = crate::compile::cache::Cached::new(&cache, &fast);
+            let found = crate::compile::related::related(&crate::compile::related::Inputs {
+                root: &self.root,
+                universe: &universe,
+                owned: q.owned.clone(),
+                budget: q.budget,
+                max_file_size: q.max_file_size,
+                rules: crate::compile::admit::rules()?,
+                counter: &counter,
+                index: &self.index,
+                unchanged: Some(&**vouch),
+            });
+            let _ = cache.save();
+            Ok(found)
+        }
+
+        /// Says once that the kernel refused a watch (its limit, most often).
+        fn report_refused(&self, warn: &dyn Fn(&str)) {
+            static SAID: AtomicBool = AtomicBool::new(false);
+            let watches = self
+                .watches
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some((rel, e)) = &watches.refused
+                && !SAID.swap(true, Ordering::Relaxed)
+            {
+                let limit = std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
+                    .map_or_else(|_| "?".to_owned(), |s| s.trim().to_owned());
+                warn(&format!(
+                    "curate watch: warning: the kernel refused to watch {} ({e}; fs.inotify.max_user_watches = {limit}, {} folders watched): folders without a watch are stamped at every run\n",
+                    if rel.is_empty() { "." } else { rel },
+                    watches.by_path.len()
+                ));
+            }
+        }
+    }
+}

@@ -1,0 +1,254 @@
+//! `curate watch` (docs/budgets.md#related-files): a compile with `--related` asks the
+//! watcher and gets the list it would have made itself, before and after the tree changes
+//! in every way a tree changes (a file written in place with its old modification time, a
+//! file added, removed, a folder renamed, an ignore file); a second watcher is refused; the
+//! socket goes with the process; a question that is not one does not stop it.
+#![cfg(target_os = "linux")]
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::Child;
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::Repo;
+
+/// The note a compile answered by the watcher prints.
+const ANSWERED: &str = "answered by `curate watch`";
+
+/// A running `curate watch`, killed when dropped.
+struct Watcher {
+    child: Child,
+    socket: PathBuf,
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `curate watch` in `repo` and waits for its socket.
+fn watch(repo: &Repo) -> Watcher {
+    let mut cmd = repo.curate().args(["watch"]).command();
+    let child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start curate watch");
+    let socket =
+        socket_of(repo).unwrap_or_else(|| panic!("no socket in {}", repo.cache_dir().display()));
+    Watcher { child, socket }
+}
+
+/// The watcher's socket in the repository's cache folder, once it is there (10 s at most).
+fn socket_of(repo: &Repo) -> Option<PathBuf> {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(10) {
+        if let Ok(dir) = std::fs::read_dir(repo.cache_dir()) {
+            for e in dir.flatten() {
+                if e.file_name().to_string_lossy().starts_with("watch-") {
+                    return Some(e.path());
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
+}
+
+fn set_mtime(path: &Path, at: SystemTime) {
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(at)
+        .unwrap();
+}
+
+/// A day ago.
+fn past() -> SystemTime {
+    SystemTime::now() - Duration::from_secs(24 * 3600)
+}
+
+/// The fixture with every file a day old and past the racy second, so that the index and
+/// the listings keep them (a change then shows only in the stamp, or in an event).
+fn aged_fixture() -> Repo {
+    let repo = Repo::fixture("aiws-basic");
+    for e in walkdir::WalkDir::new(&repo.root) {
+        let e = e.unwrap();
+        if e.file_type().is_file() {
+            set_mtime(e.path(), past());
+        }
+    }
+    std::thread::sleep(Duration::from_millis(1100));
+    repo
+}
+
+/// `--related 3000` from the login module: the manifest (stdout) and the report (stderr).
+fn related(repo: &Repo, extra: &[&str]) -> (String, String) {
+    let mut args = vec!["--related", "3000", "--max-files", "0", "--stdout"];
+    args.extend_from_slice(extra);
+    let out = crate::compile::related(repo, &args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    (out.stdout, out.stderr)
+}
+
+/// The watcher's answer and a run that asks nobody (`--no-cache`) give the same manifest.
+fn assert_as_alone(repo: &Repo, what: &str) {
+    let (watched, report) = related(repo, &["-v"]);
+    assert!(
+        report.contains(ANSWERED),
+        "{what}: not answered by the watcher:\n{report}"
+    );
+    let (alone, report) = related(repo, &["--no-cache", "-v"]);
+    assert!(!report.contains(ANSWERED), "{report}");
+    assert_eq!(
+        watched, alone,
+        "{what}: the watcher's answer differs from a run's"
+    );
+}
+
+fn related_files(manifest: &str) -> Vec<String> {
+    manifest
+        .lines()
+        .filter(|l| l.contains("\"kind\":\"related\""))
+        .filter_map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).ok()?;
+            Some(v["file"].as_str()?.to_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn the_watchers_answer_is_the_runs_and_follows_every_change() {
+    let repo = aged_fixture();
+    let _w = watch(&repo);
+    // The first run stamps everything, the next ones take what the events vouch for.
+    assert_as_alone(&repo, "first run");
+    assert_as_alone(&repo, "second run");
+    let (before, _) = related(&repo, &[]);
+    assert!(related_files(&before).contains(&"src/auth/credentials.ts".to_owned()));
+
+    // Written in place, its modification time put back: only the change time and the event
+    // tell (a kept stamp taken on trust would keep it related).
+    let credentials = repo.root.join("src/auth/credentials.ts");
+    std::fs::write(&credentials, "export const unrelated = 1;\n").unwrap();
+    set_mtime(&credentials, past());
+    assert_as_alone(&repo, "a file written in place");
+    let (after, _) = related(&repo, &[]);
+    assert!(
+        !related_files(&after).contains(&"src/auth/credentials.ts".to_owned()),
+        "{after}"
+    );
+
+    // The same for a file that was not related and now uses the owned module: a kept
+    // stamp taken on trust would keep its old words, and leave it out.
+    let legacy = repo.root.join("src/auth/legacy_client.ts");
+    assert!(!related_files(&after).contains(&"src/auth/legacy_client.ts".to_owned()));
+    std::fs::write(
+        &legacy,
+        "import { LoginService } from './login';\nexport function legacyLogin(s: LoginService): LoginService {\n  return s;\n}\n",
+    )
+    .unwrap();
+    set_mtime(&legacy, past());
+    assert_as_alone(&repo, "a file written in place to use the owned module");
+    let (now, _) = related(&repo, &[]);
+    assert!(
+        related_files(&now).contains(&"src/auth/legacy_client.ts".to_owned()),
+        "{now}"
+    );
+
+    // A new file in a new folder that uses the owned module.
+    repo.write(
+        "src/audit/trail.ts",
+        "import { LoginService } from '../auth/login';\nexport function auditLogin(s: LoginService): LoginService {\n  return s;\n}\n",
+    );
+    assert_as_alone(&repo, "a file added in a new folder");
+    let (added, _) = related(&repo, &[]);
+    assert!(
+        related_files(&added).contains(&"src/audit/trail.ts".to_owned()),
+        "{added}"
+    );
+
+    // Removed, and a folder renamed.
+    std::fs::remove_file(repo.root.join("src/api/routes.ts")).unwrap();
+    assert_as_alone(&repo, "a file removed");
+    std::fs::rename(repo.root.join("tests"), repo.root.join("spec")).unwrap();
+    assert_as_alone(&repo, "a folder renamed");
+    let (renamed, _) = related(&repo, &[]);
+    assert!(
+        related_files(&renamed)
+            .iter()
+            .all(|f| !f.starts_with("tests/")),
+        "{renamed}"
+    );
+
+    // An ignore file that now leaves a related file out.
+    let gitignore = repo.root.join(".gitignore");
+    let mut text = std::fs::read_to_string(&gitignore).unwrap();
+    text.push_str("src/audit/\n");
+    std::fs::write(&gitignore, text).unwrap();
+    set_mtime(&gitignore, past());
+    assert_as_alone(&repo, "an ignore file changed");
+    let (ignored, _) = related(&repo, &[]);
+    assert!(
+        !related_files(&ignored).contains(&"src/audit/trail.ts".to_owned()),
+        "{ignored}"
+    );
+}
+
+#[test]
+fn a_second_watcher_is_refused_and_the_socket_goes_with_the_process() {
+    let repo = aged_fixture();
+    let mut w = watch(&repo);
+    let second = repo.curate().args(["watch"]).run();
+    assert_eq!(second.code, 1, "{}", second.stderr);
+    assert!(
+        second.stderr.contains("watched already"),
+        "{}",
+        second.stderr
+    );
+    // SIGTERM, as a service manager stops it.
+    let pid = w.child.id().to_string();
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let _ = w.child.wait();
+    assert!(!w.socket.exists(), "the socket outlived the watcher");
+    // With no watcher, a compile ranks alone (and says nothing of a watcher).
+    let (_, report) = related(&repo, &["-v"]);
+    assert!(!report.contains(ANSWERED), "{report}");
+}
+
+#[test]
+fn a_question_that_is_not_one_is_answered_with_an_error_and_the_watcher_goes_on() {
+    let repo = aged_fixture();
+    let w = watch(&repo);
+    for junk in [
+        &b"not json\n"[..],
+        b"{\"version\":\"0.0.0/related-1\"}\n",
+        b"",
+    ] {
+        let mut s = std::os::unix::net::UnixStream::connect(&w.socket).unwrap();
+        s.write_all(junk).unwrap();
+        s.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut answer = String::new();
+        s.read_to_string(&mut answer).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&answer).unwrap();
+        assert!(v["error"].is_string(), "{answer}");
+        assert!(v["found"].as_array().is_some_and(Vec::is_empty), "{answer}");
+    }
+    assert_as_alone(&repo, "after junk");
+}
+
+#[test]
+fn watch_needs_the_cache() {
+    let repo = Repo::fixture("aiws-basic");
+    let out = repo.curate().args(["watch", "--no-cache"]).run();
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("cache folder"), "{}", out.stderr);
+}
