@@ -90,7 +90,16 @@ fn check_question(q: &Question, root: &Path) -> std::result::Result<(), String> 
     if Path::new(&q.root) != root {
         return Err("a question for another repository".to_owned());
     }
-    Ok(())
+    // What a compile sends is checked there; a question from elsewhere is checked here.
+    let normal =
+        |p: &str| crate::util::paths::is_normal(p) && crate::util::paths::RepoPath::new(p).is_ok();
+    if let Some(bad) = q.owned.iter().find(|p| !normal(p)) {
+        return Err(format!("owned path {bad:?} is not a repository path"));
+    }
+    if !q.changes_root.is_empty() && !normal(&q.changes_root) {
+        return Err("the changes root is not a repository path".to_owned());
+    }
+    crate::settings::check_change_id(&q.change).map_err(|e| e.to_string())
 }
 
 #[cfg(target_os = "linux")]
@@ -342,13 +351,16 @@ mod linux {
             }
             let _ = std::fs::remove_file(socket);
         }
-        let listener = UnixListener::bind(socket).map_err(|e| {
+        // This user's only (the cache folder may be shared): made so, not changed after.
+        let mask = rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o177));
+        let bound = UnixListener::bind(socket);
+        rustix::process::umask(mask);
+        let listener = bound.map_err(|e| {
             Error::Failed(format!(
                 "curate watch: cannot listen at {}: {e}",
                 socket.display()
             ))
         })?;
-        // This user's only (the cache folder may be shared).
         let _ = std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600));
         listener
             .set_nonblocking(true)

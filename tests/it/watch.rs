@@ -203,6 +203,10 @@ fn the_watchers_answer_is_the_runs_and_follows_every_change() {
 fn a_second_watcher_is_refused_and_the_socket_goes_with_the_process() {
     let repo = aged_fixture();
     let mut w = watch(&repo);
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(&w.socket).unwrap().permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o600, "the socket is this user's only");
     let second = repo.curate().args(["watch"]).run();
     assert_eq!(second.code, 1, "{}", second.stderr);
     assert!(
@@ -228,10 +232,24 @@ fn a_second_watcher_is_refused_and_the_socket_goes_with_the_process() {
 fn a_question_that_is_not_one_is_answered_with_an_error_and_the_watcher_goes_on() {
     let repo = aged_fixture();
     let w = watch(&repo);
+    let question = |owned: &str, root: &str| {
+        serde_json::json!({
+            "version": concat!(env!("CARGO_PKG_VERSION"), "/related-1"),
+            "root": root, "changes_root": "changes", "change": "add-auth", "ignore": true,
+            "manifest": "{changes}/{change}/analysis/{role}-context.jsonl",
+            "owned": [owned], "budget": 3000, "max_file_size": 0, "encoding": "o200k_base"
+        })
+        .to_string()
+    };
+    let root = repo.root.to_string_lossy().into_owned();
+    let outside = question("../../../etc/passwd", &root);
+    let other_repo = question("src/auth/login.ts", "/");
     for junk in [
         &b"not json\n"[..],
         b"{\"version\":\"0.0.0/related-1\"}\n",
         b"",
+        outside.as_bytes(),
+        other_repo.as_bytes(),
     ] {
         let mut s = std::os::unix::net::UnixStream::connect(&w.socket).unwrap();
         s.write_all(junk).unwrap();

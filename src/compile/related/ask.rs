@@ -18,7 +18,7 @@ use super::Found;
 /// The protocol's version: a watcher of another answers nothing.
 pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "/related-1");
 /// At most this many bytes a question or an answer.
-pub const MAX_BYTES: u64 = 64 * 1024 * 1024;
+pub const MAX_BYTES: u64 = 16 * 1024 * 1024;
 
 /// What a compile asks: everything its ranking depends on besides the files.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
