@@ -10,8 +10,8 @@
 //! above it since; anything else is stamped as in any run. The answer is the list the
 //! compile would have made itself: the same walk, admission and ranking, run here.
 //!
-//! What the kernel does not tell: a change written through `mmap`, or through a hard link
-//! whose other name is outside the watched folders; a folder past the watch limit
+//! What the kernel does not tell: a change written through `mmap`, or through another hard
+//! link to the same file (the events go to that name's folder); a folder past the watch limit
 //! (`fs.inotify.max_user_watches`) is stamped at every run. An overflow of the event queue
 //! makes the next run stamp everything.
 
