@@ -15,7 +15,7 @@
 //! (`fs.inotify.max_user_watches`) is stamped at every run. An overflow of the event queue
 //! makes the next run stamp everything.
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -290,13 +290,13 @@ mod linux {
         let watches = Arc::new(Mutex::new(Watches {
             fd: Arc::clone(&fd),
             root: root.to_owned(),
-            by_wd: HashMap::new(),
-            by_path: HashMap::new(),
+            by_wd: HashMap::default(),
+            by_path: HashMap::default(),
             pending: Vec::new(),
             run: 0,
             refused: None,
         }));
-        let mut git = HashMap::new();
+        let mut git = HashMap::default();
         for (rel, name) in [(".git", "info"), (".git/info", "exclude")] {
             let abs = root.join(rel);
             if std::fs::symlink_metadata(&abs).is_ok_and(|m| m.is_dir())
@@ -311,7 +311,7 @@ mod linux {
             cache_dir: cache_dir.to_owned(),
             fd,
             watches,
-            settled: Arc::new(HashSet::new()),
+            settled: Arc::new(HashSet::default()),
             dirty: Dirty::default(),
             shape: 0,
             last_ok: 0,
@@ -498,7 +498,7 @@ mod linux {
                 .map(|p| (p.clone(), run + 1))
                 .collect();
             watches.pending = again;
-            self.settled = Arc::new(HashSet::new());
+            self.settled = Arc::new(HashSet::default());
             self.dirty = Dirty::default();
             self.universes.clear();
             self.shape += 1;

@@ -8,11 +8,11 @@ use std::time::{Duration, SystemTime};
 use crate::{Output, Repo};
 
 /// A time well in the past, for the fixture's files.
-fn past(hours: u64) -> SystemTime {
+pub(crate) fn past(hours: u64) -> SystemTime {
     SystemTime::now() - Duration::from_secs(hours * 3600)
 }
 
-fn set_mtime(path: &Path, at: SystemTime) {
+pub(crate) fn set_mtime(path: &Path, at: SystemTime) {
     std::fs::File::options()
         .write(true)
         .open(path)
@@ -27,7 +27,7 @@ fn mtime(path: &Path) -> SystemTime {
 
 /// The fixture, its files last modified a day ago and changed (ctime) more than the racy
 /// second before the first run, so that the index keeps them.
-fn aged_fixture() -> Repo {
+pub(crate) fn aged_fixture() -> Repo {
     let repo = Repo::fixture("aiws-basic");
     for e in walkdir::WalkDir::new(&repo.root) {
         let e = e.unwrap();

@@ -6,11 +6,12 @@
 #![cfg(target_os = "linux")]
 
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Child;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::Repo;
+use crate::related_index::{aged_fixture, set_mtime};
 
 /// The note a compile answered by the watcher prints.
 const ANSWERED: &str = "answered by `curate watch`";
@@ -58,32 +59,9 @@ fn socket_of(repo: &Repo) -> Option<PathBuf> {
     None
 }
 
-fn set_mtime(path: &Path, at: SystemTime) {
-    std::fs::File::options()
-        .write(true)
-        .open(path)
-        .unwrap()
-        .set_modified(at)
-        .unwrap();
-}
-
 /// A day ago.
 fn past() -> SystemTime {
-    SystemTime::now() - Duration::from_secs(24 * 3600)
-}
-
-/// The fixture with every file a day old and past the racy second, so that the index and
-/// the listings keep them (a change then shows only in the stamp, or in an event).
-fn aged_fixture() -> Repo {
-    let repo = Repo::fixture("aiws-basic");
-    for e in walkdir::WalkDir::new(&repo.root) {
-        let e = e.unwrap();
-        if e.file_type().is_file() {
-            set_mtime(e.path(), past());
-        }
-    }
-    std::thread::sleep(Duration::from_millis(1100));
-    repo
+    crate::related_index::past(24)
 }
 
 /// `--related 3000` from the login module: the manifest (stdout) and the report (stderr).
@@ -261,6 +239,24 @@ fn a_question_that_is_not_one_is_answered_with_an_error_and_the_watcher_goes_on(
         assert!(v["found"].as_array().is_some_and(Vec::is_empty), "{answer}");
     }
     assert_as_alone(&repo, "after junk");
+}
+
+#[test]
+fn doctor_says_whether_a_watcher_answers() {
+    let repo = aged_fixture();
+    let before = repo.curate().args(["doctor"]).run();
+    assert!(
+        before.stdout.contains("curate watch: not running"),
+        "{}",
+        before.stdout
+    );
+    let w = watch(&repo);
+    let during = repo.curate().args(["doctor", "--format", "json"]).run();
+    let v: serde_json::Value = serde_json::from_str(&during.stdout).unwrap();
+    assert_eq!(v["watch"]["answering"], true, "{}", during.stdout);
+    assert_eq!(v["watch"]["socket"], w.socket.display().to_string());
+    // The watcher still answers after doctor's connection.
+    assert_as_alone(&repo, "after doctor");
 }
 
 #[test]

@@ -200,6 +200,10 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
     }
     let workflow = ws.workflow().name();
     let this = hosts::this_binary();
+    // `curate watch` (docs/budgets.md#related-files): information, never a problem.
+    let watching = crate::compile::cache::DigestCache::default_dir()
+        .filter(|_| !ws.no_cache)
+        .map(|dir| crate::compile::related::ask::watching(&dir, root));
 
     if printer.json() {
         let hosts: Vec<Value> = wired
@@ -224,6 +228,14 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
             "hosts": hosts,
             "other_injectors": injectors,
             "last_hook_runs": runs,
+            "watch": watching.as_ref().map(|w| {
+                use crate::compile::related::ask::Watching;
+                match w {
+                    Watching::No => json!({"answering": false, "socket": null}),
+                    Watching::Answering(p) => json!({"answering": true, "socket": p.display().to_string()}),
+                    Watching::Stale(p) => json!({"answering": false, "socket": p.display().to_string()}),
+                }
+            }),
             "problems": problems,
         }))?;
     } else {
@@ -273,6 +285,23 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
                         .unwrap_or_default()
                 ));
             }
+        }
+        {
+            use crate::compile::related::ask::Watching;
+            text.push_str(&match &watching {
+                Some(Watching::Answering(p)) => format!(
+                    "curate watch: answering at {} (--related runs stamp only what changed)\n",
+                    p.display()
+                ),
+                Some(Watching::Stale(p)) => format!(
+                    "curate watch: not running; {} is a socket left by one that ended (the next curate watch replaces it)\n",
+                    p.display()
+                ),
+                Some(Watching::No) => {
+                    "curate watch: not running (--related runs stamp every file)\n".to_owned()
+                }
+                None => "curate watch: no cache folder\n".to_owned(),
+            });
         }
         for p in &problems {
             text.push_str(&format!("problem: {p}\n"));

@@ -56,6 +56,32 @@ pub fn socket_path(cache_dir: &Path, root: &Path) -> PathBuf {
     cache_dir.join(format!("watch-{name}.sock"))
 }
 
+/// Whether a watcher answers for the repository at `root` (for `curate doctor`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Watching {
+    /// No socket.
+    No,
+    /// A watcher of this user's takes connections at this socket.
+    Answering(PathBuf),
+    /// A socket that takes no connection (its watcher was killed), or is not this user's.
+    Stale(PathBuf),
+}
+
+/// Whether a watcher answers for `root` in `cache_dir` (a connection opened and closed: the
+/// watcher takes it as an empty question).
+#[must_use]
+pub fn watching(cache_dir: &Path, root: &Path) -> Watching {
+    let path = socket_path(cache_dir, root);
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Watching::No;
+    }
+    #[cfg(target_os = "linux")]
+    if linux::connect(&path).is_some() {
+        return Watching::Answering(path);
+    }
+    Watching::Stale(path)
+}
+
 /// The watcher's answer to `q`, when a watcher of this user's answers it in time; `None`
 /// otherwise (no watcher: one `lstat`).
 #[must_use]
@@ -102,14 +128,19 @@ mod linux {
 
     use super::{ANSWER_TIME, Answer, MAX_BYTES, Question};
 
-    /// Sends `q` to the socket at `path` and reads the answer; `None` when there is no
-    /// socket of this user's there, or it does not answer in time.
-    pub fn exchange(path: &Path, q: &Question) -> Option<Answer> {
+    /// A connection to the socket at `path`, when it is a socket of this user's.
+    pub fn connect(path: &Path) -> Option<UnixStream> {
         let meta = std::fs::symlink_metadata(path).ok()?;
         if !meta.file_type().is_socket() || meta.uid() != rustix::process::geteuid().as_raw() {
             return None;
         }
-        let mut stream = UnixStream::connect(path).ok()?;
+        UnixStream::connect(path).ok()
+    }
+
+    /// Sends `q` to the socket at `path` and reads the answer; `None` when there is no
+    /// socket of this user's there, or it does not answer in time.
+    pub fn exchange(path: &Path, q: &Question) -> Option<Answer> {
+        let mut stream = connect(path)?;
         stream.set_read_timeout(Some(ANSWER_TIME)).ok()?;
         stream.set_write_timeout(Some(ANSWER_TIME)).ok()?;
         let mut line = serde_json::to_vec(q).ok()?;

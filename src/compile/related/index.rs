@@ -1308,14 +1308,21 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 
-    #[test]
-    fn entries_kept_as_loaded_are_not_written_again_and_a_new_one_joins_them() {
+    /// An index of `/repo` in a new folder, the three [`entries`] kept (not yet saved), and
+    /// its file's path.
+    fn filled_index() -> (tempfile::TempDir, std::path::PathBuf, Index) {
         let dir = tempfile::tempdir().unwrap();
-        let root = Path::new("/repo");
         let name = crate::util::digest::hex12(b"/repo");
         let file = dir.path().join(format!("related-v{VERSION}-{name}.bin"));
-        let first = Index::open(Some(dir.path().to_path_buf()), root);
-        first.keep(entries().into_iter().map(Keep::from), SystemTime::now());
+        let index = Index::open(Some(dir.path().to_path_buf()), Path::new("/repo"));
+        index.keep(entries().into_iter().map(Keep::from), SystemTime::now());
+        (dir, file, index)
+    }
+
+    #[test]
+    fn entries_kept_as_loaded_are_not_written_again_and_a_new_one_joins_them() {
+        let (dir, file, first) = filled_index();
+        let root = Path::new("/repo");
         first.save().unwrap();
         let written = std::fs::read(&file).unwrap();
         // Every entry kept as loaded, in any order: nothing to write.
@@ -1353,12 +1360,7 @@ mod tests {
 
     #[test]
     fn the_index_a_watcher_goes_on_with_is_the_one_it_wrote_whatever_the_file_holds_later() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = Path::new("/repo");
-        let name = crate::util::digest::hex12(b"/repo");
-        let file = dir.path().join(format!("related-v{VERSION}-{name}.bin"));
-        let first = Index::open(Some(dir.path().to_path_buf()), root);
-        first.keep(entries().into_iter().map(Keep::from), SystemTime::now());
+        let (_dir, file, first) = filled_index();
         let next = first.save_next().expect("three new entries: a new index");
         let written = std::fs::read(&file).unwrap();
         // Another process writes the file: the watcher's index is still the one it wrote.
