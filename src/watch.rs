@@ -148,7 +148,7 @@ mod linux {
         .union(WatchFlags::DONT_FOLLOW)
         .union(WatchFlags::ONLYDIR);
     /// How long a question may take to arrive once connected.
-    const QUESTION_TIME: std::time::Duration = std::time::Duration::from_secs(5);
+    const QUESTION_TIME: std::time::Duration = std::time::Duration::from_secs(2);
     /// At most this many scopes' walks are kept.
     const UNIVERSES: usize = 4;
 
@@ -163,8 +163,11 @@ mod linux {
         by_path: HashMap<String, (i32, u64)>,
         /// Added in a run that has not yet ended well: not vouched for before one has.
         pending: Vec<(String, u64)>,
-        /// The run under way.
+        /// The last run started.
         run: u64,
+        /// True while a run is under way: a watch it adds before listing a folder is
+        /// vouched for once that run ends well; one added between runs, once the next does.
+        in_run: bool,
         /// The first folder the kernel refused a watch, and why.
         refused: Option<(String, rustix::io::Errno)>,
     }
@@ -183,9 +186,10 @@ mod linux {
                 // A folder seen under another name (a bind mount): left unwatched.
                 Ok(wd) if self.by_wd.contains_key(&wd) => {}
                 Ok(wd) => {
+                    let since = if self.in_run { self.run } else { self.run + 1 };
                     self.by_wd.insert(wd, rel.to_owned());
-                    self.by_path.insert(rel.to_owned(), (wd, self.run));
-                    self.pending.push((rel.to_owned(), self.run));
+                    self.by_path.insert(rel.to_owned(), (wd, since));
+                    self.pending.push((rel.to_owned(), since));
                 }
                 Err(e) => {
                     if self.refused.is_none() {
@@ -294,17 +298,9 @@ mod linux {
             by_path: HashMap::default(),
             pending: Vec::new(),
             run: 0,
+            in_run: false,
             refused: None,
         }));
-        let mut git = HashMap::default();
-        for (rel, name) in [(".git", "info"), (".git/info", "exclude")] {
-            let abs = root.join(rel);
-            if std::fs::symlink_metadata(&abs).is_ok_and(|m| m.is_dir())
-                && let Ok(wd) = inotify::add_watch(&*fd, &abs, EVENTS)
-            {
-                git.insert(wd, name);
-            }
-        }
         let dir = Some(cache_dir.to_owned());
         let mut w = Watcher {
             root: root.to_owned(),
@@ -319,8 +315,14 @@ mod linux {
             index: Index::open(dir, root),
             universes: Vec::new(),
             gone: false,
-            git,
+            git: HashMap::default(),
         };
+        // The root from the start: its removal ends the watcher before any run.
+        w.watches
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .add("");
+        w.watch_git();
         // Removed when the process ends, by a signal too.
         if !crate::util::atomic::remove_on_signal(&socket) {
             let _ = std::fs::remove_file(&socket);
@@ -356,9 +358,19 @@ mod linux {
         let bound = UnixListener::bind(socket);
         rustix::process::umask(mask);
         let listener = bound.map_err(|e| {
+            // `sun_path`: 108 bytes with the closing NUL.
+            let long = socket.as_os_str().len() >= 108;
             Error::Failed(format!(
-                "curate watch: cannot listen at {}: {e}",
-                socket.display()
+                "curate watch: cannot listen at {}: {e}{}",
+                socket.display(),
+                if long {
+                    format!(
+                        " (its path is {} bytes, over the 107 a Unix socket allows: set CURATE_CACHE_DIR to a shorter folder)",
+                        socket.as_os_str().len()
+                    )
+                } else {
+                    String::new()
+                }
             ))
         })?;
         let _ = std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600));
@@ -397,6 +409,23 @@ mod linux {
             }
         }
 
+        /// Watches `.git` and `.git/info` where they are folders and are not watched yet (a
+        /// repository made or remade after the watcher started): a new watch moves the shape,
+        /// for `info/exclude` may have changed before it.
+        fn watch_git(&mut self) {
+            for (rel, name) in [(".git", "info"), (".git/info", "exclude")] {
+                let abs = self.root.join(rel);
+                if !std::fs::symlink_metadata(&abs).is_ok_and(|m| m.is_dir()) {
+                    continue;
+                }
+                if let Ok(wd) = inotify::add_watch(&*self.fd, &abs, EVENTS)
+                    && self.git.insert(wd, name).is_none()
+                {
+                    self.shape += 1;
+                }
+            }
+        }
+
         /// Reads every event the kernel holds into [`Watcher::dirty`].
         fn drain(&mut self) {
             let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 16 * 1024];
@@ -425,6 +454,12 @@ mod linux {
             if let Some(&wanted) = self.git.get(&wd) {
                 // `.git/info/exclude` is an ignore file; nothing else in `.git` is walked.
                 if name == Some(wanted) {
+                    self.shape += 1;
+                }
+                if flags
+                    .intersects(ReadFlags::IGNORED | ReadFlags::DELETE_SELF | ReadFlags::MOVE_SELF)
+                {
+                    self.git.remove(&wd);
                     self.shape += 1;
                 }
                 return;
@@ -537,12 +572,14 @@ mod linux {
         fn rank(&mut self, q: &Question, warn: &dyn Fn(&str)) -> Answer {
             // Whatever happened before the question was sent is in the kernel's queue now.
             self.drain();
+            self.watch_git();
             let run = {
                 let mut watches = self
                     .watches
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner);
                 watches.run += 1;
+                watches.in_run = true;
                 // Watched since before a run that ended well: its stamps since are told.
                 let last_ok = self.last_ok;
                 let (ready, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut watches.pending)
@@ -558,7 +595,12 @@ mod linux {
                 dirty: std::mem::take(&mut self.dirty),
                 watches: Arc::clone(&self.watches),
             });
-            match self.rank_with(q, &vouch) {
+            let ranked = self.rank_with(q, &vouch);
+            self.watches
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .in_run = false;
+            match ranked {
                 Ok(found) => {
                     self.last_ok = run;
                     self.report_refused(warn);

@@ -593,16 +593,26 @@ fn with_related(
         encoding: ws.encoding,
     };
     // A watcher's answer is the list this run would make (docs/budgets.md#related-files).
-    let asked = dir.as_deref().and_then(|d| related::ask::ask(d, &question));
+    let asked = dir.as_deref().map_or(related::ask::Asked::Nobody, |d| {
+        related::ask::ask(d, &question)
+    });
+    if let related::ask::Asked::Failed(why) = &asked {
+        ledger.notes.push(
+            Note::warning(format!(
+                "--related: `curate watch` gave no answer ({why}): ranked without it"
+            ))
+            .report_only(),
+        );
+    }
     let found = match asked {
-        Some(found) => {
+        related::ask::Asked::Answered(found) => {
             ledger.notes.push(
                 Note::info("--related: answered by `curate watch` (files not stamped)".to_owned())
                     .report_only(),
             );
             found
         }
-        None => {
+        related::ask::Asked::Nobody | related::ask::Asked::Failed(_) => {
             let listings_dir = dir.clone();
             // The folders are listed as kept when their stamps are; the index loads while
             // the listings do and the tree is walked.

@@ -260,6 +260,87 @@ fn doctor_says_whether_a_watcher_answers() {
 }
 
 #[test]
+fn a_repository_made_after_the_watcher_started_has_its_exclude_file_followed() {
+    let repo = aged_fixture();
+    let _w = watch(&repo);
+    assert_as_alone(&repo, "first run");
+    // `git init` after the watcher started: `.git/info/exclude` is an ignore file too.
+    std::fs::create_dir_all(repo.root.join(".git/info")).unwrap();
+    assert_as_alone(&repo, "a .git folder made");
+    std::fs::write(repo.root.join(".git/info/exclude"), "src/auth/session.ts\n").unwrap();
+    assert_as_alone(&repo, "an exclude file written");
+    let (excluded, _) = related(&repo, &[]);
+    assert!(
+        !related_files(&excluded).contains(&"src/auth/session.ts".to_owned()),
+        "{excluded}"
+    );
+    std::fs::write(repo.root.join(".git/info/exclude"), "").unwrap();
+    assert_as_alone(&repo, "the exclude file emptied");
+}
+
+#[test]
+fn the_watcher_ends_when_its_repository_goes_even_before_any_run() {
+    let repo = aged_fixture();
+    let mut w = watch(&repo);
+    let moved = repo.root.with_file_name("moved");
+    std::fs::rename(&repo.root, &moved).unwrap();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = w.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the watcher outlived its repository"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::fs::rename(&moved, &repo.root).unwrap();
+    assert_eq!(status.code(), Some(1));
+    let mut stderr = String::new();
+    w.child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(stderr.contains("was removed or moved"), "{stderr}");
+    assert!(!w.socket.exists(), "the socket outlived the watcher");
+}
+
+#[test]
+fn an_answer_that_is_none_is_said_and_the_compile_ranks_alone() {
+    let repo = aged_fixture();
+    let mut w = watch(&repo);
+    // The watcher killed without a word, its socket taken by something that answers junk.
+    w.child.kill().unwrap();
+    let _ = w.child.wait();
+    let _ = std::fs::remove_file(&w.socket);
+    let listener = std::os::unix::net::UnixListener::bind(&w.socket).unwrap();
+    let server = std::thread::spawn(move || {
+        for stream in listener.incoming().take(2) {
+            let mut s = stream.unwrap();
+            let mut question = Vec::new();
+            let _ = s.read_to_end(&mut question);
+            let _ = s.write_all(b"{\"found\": 7}\n");
+        }
+    });
+    let (watched, report) = related(&repo, &["-v"]);
+    assert!(
+        report.contains("`curate watch` gave no answer (an answer that does not decode"),
+        "{report}"
+    );
+    let (alone, _) = related(&repo, &["--no-cache"]);
+    assert_eq!(watched, alone);
+    let (_, quiet) = related(&repo, &[]);
+    assert!(
+        quiet.contains("gave no answer"),
+        "a warning shows without -v: {quiet}"
+    );
+    server.join().unwrap();
+}
+
+#[test]
 fn watch_needs_the_cache() {
     let repo = Repo::fixture("aiws-basic");
     let out = repo.curate().args(["watch", "--no-cache"]).run();

@@ -82,28 +82,47 @@ pub fn watching(cache_dir: &Path, root: &Path) -> Watching {
     Watching::Stale(path)
 }
 
-/// The watcher's answer to `q`, when a watcher of this user's answers it in time; `None`
-/// otherwise (no watcher: one `lstat`).
+/// What asking the watcher gave.
+#[derive(Debug)]
+pub enum Asked {
+    /// No watcher of this user's takes connections (no socket, or one left by a watcher
+    /// that ended): nothing to say.
+    Nobody,
+    /// The related files, as the compile would have found them.
+    Answered(Vec<Found>),
+    /// A watcher took the question but gave no answer the compile can take: why.
+    Failed(String),
+}
+
+/// Asks the watcher of `q.root` in `cache_dir` (no watcher: one `lstat`).
 #[must_use]
-pub fn ask(cache_dir: &Path, q: &Question) -> Option<Vec<Found>> {
+pub fn ask(cache_dir: &Path, q: &Question) -> Asked {
     #[cfg(target_os = "linux")]
     {
         let path = socket_path(cache_dir, Path::new(&q.root));
-        let answer = linux::exchange(&path, q)?;
-        taken(q, answer)
+        let Some(stream) = linux::connect(&path) else {
+            return Asked::Nobody;
+        };
+        match linux::exchange(stream, q) {
+            Ok(answer) => taken(q, answer),
+            Err(why) => Asked::Failed(why),
+        }
     }
     #[cfg(not(target_os = "linux"))]
     {
         let _ = (cache_dir, q);
-        None
+        Asked::Nobody
     }
 }
 
 /// The answer's files, when it is this version's and every path is a normal repository
 /// path with sections that are line pairs.
-fn taken(q: &Question, a: Answer) -> Option<Vec<Found>> {
-    if a.version != q.version || a.error.is_some() {
-        return None;
+fn taken(q: &Question, a: Answer) -> Asked {
+    if a.version != q.version {
+        return Asked::Failed(format!("it is curate {}", a.version));
+    }
+    if let Some(why) = a.error {
+        return Asked::Failed(why);
     }
     let fits = |f: &Found| {
         crate::util::paths::is_normal(&f.path)
@@ -113,7 +132,11 @@ fn taken(q: &Question, a: Answer) -> Option<Vec<Found>> {
                 _ => false,
             }
     };
-    a.found.iter().all(fits).then_some(a.found)
+    if a.found.iter().all(fits) {
+        Asked::Answered(a.found)
+    } else {
+        Asked::Failed("its answer names a path or lines that are none".to_owned())
+    }
 }
 
 /// How long a compile waits for the answer (the watcher's first run stamps every file).
@@ -137,18 +160,33 @@ mod linux {
         UnixStream::connect(path).ok()
     }
 
-    /// Sends `q` to the socket at `path` and reads the answer; `None` when there is no
-    /// socket of this user's there, or it does not answer in time.
-    pub fn exchange(path: &Path, q: &Question) -> Option<Answer> {
-        let mut stream = connect(path)?;
-        stream.set_read_timeout(Some(ANSWER_TIME)).ok()?;
-        stream.set_write_timeout(Some(ANSWER_TIME)).ok()?;
-        let mut line = serde_json::to_vec(q).ok()?;
+    /// Sends `q` over `stream` and reads the answer, or says why there is none.
+    pub fn exchange(mut stream: UnixStream, q: &Question) -> Result<Answer, String> {
+        let failed = |what: &str, e: &dyn std::fmt::Display| format!("{what}: {e}");
+        stream
+            .set_read_timeout(Some(ANSWER_TIME))
+            .and_then(|()| stream.set_write_timeout(Some(ANSWER_TIME)))
+            .map_err(|e| failed("the socket", &e))?;
+        let mut line = serde_json::to_vec(q).map_err(|e| failed("the question", &e))?;
         line.push(b'\n');
-        stream.write_all(&line).ok()?;
-        stream.shutdown(std::net::Shutdown::Write).ok()?;
+        stream
+            .write_all(&line)
+            .and_then(|()| stream.shutdown(std::net::Shutdown::Write))
+            .map_err(|e| failed("sending the question", &e))?;
         let mut bytes = Vec::new();
-        stream.take(MAX_BYTES).read_to_end(&mut bytes).ok()?;
-        serde_json::from_slice(&bytes).ok()
+        stream
+            .take(MAX_BYTES)
+            .read_to_end(&mut bytes)
+            .map_err(|e| {
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) {
+                    format!("no answer within {} s", ANSWER_TIME.as_secs())
+                } else {
+                    failed("reading the answer", &e)
+                }
+            })?;
+        serde_json::from_slice(&bytes).map_err(|e| failed("an answer that does not decode", &e))
     }
 }
