@@ -341,6 +341,24 @@ fn an_answer_that_is_none_is_said_and_the_compile_ranks_alone() {
 }
 
 #[test]
+fn a_cache_folder_too_deep_for_a_socket_is_named_with_the_way_out() {
+    let repo = Repo::fixture("aiws-basic");
+    let deep = repo.cache_dir().join("d".repeat(100));
+    let out = repo
+        .curate()
+        .args(["watch"])
+        .env("CURATE_CACHE_DIR", &deep.to_string_lossy())
+        .run();
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("set CURATE_CACHE_DIR to a shorter folder"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
 fn watch_needs_the_cache() {
     let repo = Repo::fixture("aiws-basic");
     let out = repo.curate().args(["watch", "--no-cache"]).run();
