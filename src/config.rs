@@ -40,7 +40,41 @@ pub struct File {
     /// Where each `[roles]` alias's value is written (filled by [`parse`]).
     #[serde(skip)]
     pub role_places: BTreeMap<String, Pos>,
+    /// Where `contracts` is written (filled by [`parse`]).
+    #[serde(skip)]
+    pub contracts_place: Option<Pos>,
     pub select: Option<Select>,
+}
+
+/// A TOML error of the config file said for a person: the key a duplicate is, the setting
+/// whose value is wrong, and what a number setting takes (serde says `u64`).
+fn toml_message(message: &str, text: &str, at: usize, spanned: &str) -> String {
+    if message == "duplicate key" && !spanned.trim().is_empty() {
+        return format!("duplicate key `{}`", spanned.trim());
+    }
+    let message = message
+        .replace("expected u64", "expected a whole number, 0 or more")
+        .replace("expected usize", "expected a whole number, 0 or more");
+    // A value's error: its key is on its line, before its `=`; its table is the last
+    // header above.
+    let at = at.min(text.len());
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let Some(eq) = text[line_start..at].find('=') else {
+        return message;
+    };
+    let key = &text[line_start..line_start + eq];
+    let key = key.trim().trim_matches('"');
+    let table = text[..line_start]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('[') && l.ends_with(']'))
+        .map(|l| l.trim_matches(|c| c == '[' || c == ']').trim());
+    match table {
+        Some(t) if !key.is_empty() => format!("{t}.{key}: {message}"),
+        _ if !key.is_empty() => format!("{key}: {message}"),
+        _ => message,
+    }
 }
 
 /// `[select]`.
@@ -147,9 +181,11 @@ pub fn parse(text: &str) -> Result<File> {
         message,
     };
     let file: File = toml::from_str(text).map_err(|e| {
+        let start = e.span().map_or(0, |s| s.start);
+        let spanned = e.span().and_then(|s| text.get(s)).unwrap_or_default();
         at(
-            e.span().map_or(0, |s| s.start),
-            e.message().trim().to_owned(),
+            start,
+            toml_message(e.message().trim(), text, start, spanned),
         )
     })?;
     // The paths are checked here, where their line and column are known.
@@ -171,7 +207,25 @@ pub fn parse(text: &str) -> Result<File> {
             )
         })?;
     }
+    // An alias is a role name as `--role` takes it: `--role <alias>` must be able to name it.
+    if let Some((alias, v)) = file
+        .roles
+        .iter()
+        .flatten()
+        .find(|(k, _)| !crate::util::paths::is_name(k))
+    {
+        return Err(at(
+            v.span().start,
+            format!(
+                "roles: the alias {alias:?} is not a role name (it must match ^[A-Za-z0-9][A-Za-z0-9._-]{{0,127}}$)"
+            ),
+        ));
+    }
     let mut file = file;
+    file.contracts_place = file
+        .contracts
+        .as_ref()
+        .map(|v| crate::util::jsonpos::position_of(text, v.span().start).into());
     file.role_places = file
         .roles
         .iter()
@@ -301,6 +355,8 @@ pub struct Config {
     pub roles: BTreeMap<String, String>,
     /// Where the config file writes each of its `[roles]` aliases.
     pub role_places: BTreeMap<String, Pos>,
+    /// Where the config file writes `contracts`.
+    pub contracts_place: Option<Pos>,
     pub on_not_ready: OnNotReady,
     /// Setting name → where its value came from.
     pub origins: BTreeMap<&'static str, Origin>,
@@ -555,6 +611,7 @@ impl Config {
             max_total_bytes,
             roles,
             role_places: file.map(|f| f.role_places.clone()).unwrap_or_default(),
+            contracts_place: file.and_then(|f| f.contracts_place),
             on_not_ready,
             origins,
         })
@@ -742,6 +799,41 @@ on_not_ready = "deny"
         assert!(e.contains("nope"), "{e}");
         let e = parse("[budget]\nmax_lines = -1\n").unwrap_err().to_string();
         assert!(e.starts_with(".curate/config.toml:2:"), "{e}");
+    }
+
+    #[test]
+    fn a_wrong_value_names_its_setting_and_a_duplicate_its_key() {
+        for (text, expected) in [
+            (
+                "[budget]\nmax_lines = \"many\"\n",
+                ".curate/config.toml:2:13: budget.max_lines: invalid type: string \"many\", expected a whole number, 0 or more",
+            ),
+            (
+                "[select]\nrelated_tokens = 1.5\n",
+                ".curate/config.toml:2:18: select.related_tokens: invalid type: floating point `1.5`, expected a whole number, 0 or more",
+            ),
+            (
+                "sections = \"yes\"\n",
+                ".curate/config.toml:1:12: sections: invalid type: string \"yes\", expected a boolean",
+            ),
+            (
+                "[hook]\non_not_ready = 3\n",
+                ".curate/config.toml:2:16: hook.on_not_ready: ",
+            ),
+            (
+                "[budget]\nmax_lines = 10\nmax_lines = 20\n",
+                ".curate/config.toml:3:1: duplicate key `max_lines`",
+            ),
+            (
+                "[roles]\n\"../x\" = \"worker\"\n",
+                ".curate/config.toml:2:10: roles: the alias \"../x\" is not a role name",
+            ),
+        ] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(e.starts_with(expected), "{text:?}: {e}");
+        }
+        let f = parse("\ncontracts = \"c.json\"\n").unwrap();
+        assert_eq!(f.contracts_place.map(|p| (p.line, p.column)), Some((2, 13)));
     }
 
     #[test]

@@ -531,6 +531,16 @@ fn contracts_source(ws: &Workspace) -> Result<contract::Source> {
                 path: rel.clone(),
                 problem: e.problem(),
             })?;
+            // Named where the config names it: the file is the config's mistake.
+            if let Some(pos) = ws.config.contracts_place
+                && std::fs::symlink_metadata(ws.root.join(&rel)).is_err()
+            {
+                return Err(Error::Syntax {
+                    path: config::PATH.into(),
+                    pos,
+                    message: format!("contracts = {rel:?}: no such file in the repository"),
+                });
+            }
             contract::Source::Repo(rel)
         }
         _ => match contract::discover(flag, env, &ws.root) {

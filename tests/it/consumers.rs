@@ -290,6 +290,17 @@ fn config_precedence_is_flag_then_env_then_file_then_profile() {
         "{}",
         out.stderr
     );
+    // A contracts file the config names that is not there: the config's line, not a bare
+    // "does not exist".
+    repo.write(".curate/config.toml", "\ncontracts = \"nope.json\"\n");
+    let out = repo.compile_worker(&["--dry-run"]);
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(
+        out.stderr
+            .contains(".curate/config.toml:2:13: contracts = \"nope.json\": no such file"),
+        "{}",
+        out.stderr
+    );
     repo.write(".curate/config.toml", "profile = \"aiws\"\n");
     let out = repo
         .curate()
