@@ -216,6 +216,9 @@ mod linux {
                 }
                 settled.remove(&p);
             }
+            // A watch no longer there is never vouched for later.
+            let by_path = &self.by_path;
+            self.pending.retain(|(p, _)| by_path.contains_key(p));
         }
     }
 
@@ -587,7 +590,12 @@ mod linux {
                     .partition(|(_, since)| *since <= last_ok);
                 watches.pending = waiting;
                 let settled = Arc::make_mut(&mut self.settled);
-                settled.extend(ready.into_iter().map(|(p, _)| p));
+                settled.extend(
+                    ready
+                        .into_iter()
+                        .map(|(p, _)| p)
+                        .filter(|p| watches.by_path.contains_key(p)),
+                );
                 watches.run
             };
             let vouch = Arc::new(Vouch {
