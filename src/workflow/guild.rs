@@ -17,15 +17,50 @@ use crate::model::{Lang, Priority, Sections};
 
 pub struct Guild;
 
-/// The runs (`run`, else every one in `.guild/runs/`) whose plan has the lane `id`.
+/// The runs (`run`, else every one in `.guild/runs/`) whose plan has the lane `id`. Unnamed,
+/// a run that names its plan (its `run-state.json`'s `plan_slug`, or the plan's `run_id`)
+/// is taken over runs given the only plan for want of a name (`guild init` and ideation
+/// runs, a folder of research), which would otherwise all hold every lane.
 fn holding(root: &Path, id: &str, run: Option<&str>) -> Vec<String> {
     let runs: Vec<String> = match run {
         Some(r) => vec![r.to_owned()],
         None => folders(root, RUNS),
     };
-    runs.into_iter()
+    let held: Vec<String> = runs
+        .into_iter()
         .filter(|r| lane(root, r, id).is_some())
-        .collect()
+        .collect();
+    if run.is_some() || held.len() < 2 {
+        return held;
+    }
+    let named: Vec<String> = held
+        .iter()
+        .filter(|r| names_its_plan(root, r))
+        .cloned()
+        .collect();
+    if named.is_empty() { held } else { named }
+}
+
+/// True when run `run` names its plan: its `run-state.json` has a `plan_slug`, or its plan's
+/// front matter says `run_id: <run>`.
+fn names_its_plan(root: &Path, run: &str) -> bool {
+    if state_slug(root, run).is_some() {
+        return true;
+    }
+    plan_of(root, run).is_some_and(|(_, _, text)| {
+        front_matter(&text)
+            .lines()
+            .filter_map(|l| l.strip_prefix("run_id:"))
+            .any(|v| v.trim().trim_matches(|c| c == '"' || c == '\'') == run)
+    })
+}
+
+/// The front matter of a Markdown text (between its first two `---` lines), or "".
+fn front_matter(text: &str) -> &str {
+    let Some(rest) = text.strip_prefix("---\n") else {
+        return "";
+    };
+    rest.find("\n---").map_or("", |end| &rest[..end])
 }
 
 const RUNS: &str = ".guild/runs";
@@ -356,12 +391,8 @@ pub struct Lane {
 
 /// The plan of run `run` (its `run-state.json`'s `plan_slug`, else the only plan).
 fn plan_slug(root: &Path, run: &str) -> Option<String> {
-    let state = root.join(format!("{RUNS}/{run}/run-state.json"));
-    if let Some(bytes) = crate::compile::admit::read_repo_file(root, &state).ok()?
-        && let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes)
-        && let Some(slug) = v.get("plan_slug").and_then(|s| s.as_str())
-    {
-        return crate::util::paths::is_name(slug).then(|| slug.to_owned());
+    if let Some(slug) = state_slug(root, run) {
+        return crate::util::paths::is_name(&slug).then_some(slug);
     }
     let plans = folders_files(root, ".guild/plan");
     match plans.as_slice() {
@@ -371,6 +402,14 @@ fn plan_slug(root: &Path, run: &str) -> Option<String> {
             .map(str::to_owned),
         _ => None,
     }
+}
+
+/// The `plan_slug` of run `run`'s `run-state.json`, as written.
+fn state_slug(root: &Path, run: &str) -> Option<String> {
+    let state = root.join(format!("{RUNS}/{run}/run-state.json"));
+    let bytes = crate::compile::admit::read_repo_file(root, &state).ok()??;
+    let v = serde_json::from_slice::<serde_json::Value>(&bytes).ok()?;
+    v.get("plan_slug")?.as_str().map(str::to_owned)
 }
 
 /// Lane `task` of run `run`, from the run's plan.

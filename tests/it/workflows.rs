@@ -1771,6 +1771,48 @@ fn a_guild_lane_in_two_runs_names_them_and_run_picks_one() {
 }
 
 #[test]
+fn runs_that_do_not_name_their_plan_do_not_hide_the_lanes_run() {
+    // `guild init` and ideation runs, a folder of research: no run-state.json, so each is
+    // given the only plan, yet the lane is the build run's, which names its plan.
+    let repo = Repo::fixture("guild");
+    repo.write(".guild/runs/run-init-0001/notes.md", "# init\n");
+    repo.write(".guild/runs/run-ideate-0002/research/a.md", "# research\n");
+    let report = compile(
+        &repo,
+        &["--role", "backend", "--change", "T1-backend", "--dry-run"],
+    );
+    assert_eq!(report["status"], "READY", "{report}");
+    assert_eq!(
+        report["manifest"],
+        format!(".guild/context/{RUN}/backend-T1-backend.jsonl")
+    );
+    // No run names the plan: the plan's own `run_id` picks the run.
+    std::fs::remove_file(repo.root.join(format!(".guild/runs/{RUN}/run-state.json"))).unwrap();
+    let plan = repo.read(".guild/plan/bookmark-tags.md");
+    repo.write(
+        ".guild/plan/bookmark-tags.md",
+        &plan.replacen("---\n", &format!("---\nrun_id: {RUN}\n"), 1),
+    );
+    let report = compile(
+        &repo,
+        &["--role", "backend", "--change", "T1-backend", "--dry-run"],
+    );
+    assert_eq!(
+        report["manifest"],
+        format!(".guild/context/{RUN}/backend-T1-backend.jsonl"),
+        "{report}"
+    );
+    // Without either, the runs are named and --run picks one, as before.
+    repo.write(".guild/plan/bookmark-tags.md", &plan);
+    let out = repo
+        .curate()
+        .args(["--role", "backend", "--change", "T1-backend"])
+        .run();
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(out.stderr.contains("is in 3 runs"), "{}", out.stderr);
+}
+
+#[test]
 fn a_guild_lane_whose_upstream_receipt_is_missing_says_so() {
     let repo = Repo::fixture("guild");
     let out = repo
