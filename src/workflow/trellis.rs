@@ -44,6 +44,21 @@ const INJECTORS: [&str; 4] = [
     ".codex/hooks/inject-subagent-context.py",
 ];
 
+/// True when a Trellis injector is installed and none of those installed reads byte caps
+/// (`context_injection` / `max_total_bytes`): the hooks of Trellis 0.6.x inline each file
+/// whole, however large.
+fn installed_hooks_cap_nothing(root: &Path) -> bool {
+    let hooks: Vec<Vec<u8>> = INJECTORS
+        .iter()
+        .filter_map(|p| crate::compile::admit::read_repo_file(root, &root.join(p)).ok()?)
+        .collect();
+    let caps = |text: &[u8]| {
+        memchr::memmem::find(text, b"max_total_bytes").is_some()
+            || memchr::memmem::find(text, b"context_injection").is_some()
+    };
+    !hooks.is_empty() && !hooks.iter().any(|h| caps(h))
+}
+
 /// A block as Trellis' hook counts it against its total: `=== <header> ===\n`, the
 /// content cut at `cap`, and the notice when cut.
 fn block(header: &str, path: &str, injected: u64, whole: u64, cap: u64) -> u64 {
@@ -248,10 +263,10 @@ impl Workflow for Trellis {
     }
 
     fn reserved_bytes(&self, root: &Path, folder: &str) -> u64 {
-        let cap = self
-            .byte_budget(root)
-            .unwrap_or(DEFAULT_BUDGET)
-            .per_artifact;
+        let Some(caps) = self.byte_budget(root) else {
+            return 0;
+        };
+        let cap = caps.per_artifact;
         artifact_blocks(root, folder, cap)
             .iter()
             .map(|a| a.block)
@@ -263,10 +278,9 @@ impl Workflow for Trellis {
     /// each cut at the per-file cap, then `prd.md`, `design.md` and `implement.md` cut at the
     /// per-artifact cap, against the total.
     fn left_out(&self, root: &Path, folder: &str, rows: &str, read: Reader<'_>) -> Vec<String> {
-        let caps = self.byte_budget(root).unwrap_or(DEFAULT_BUDGET);
-        if caps.total == 0 {
+        let Some(caps) = self.byte_budget(root).filter(|c| c.total > 0) else {
             return Vec::new();
-        }
+        };
         let mut total = Total {
             cap: caps.total,
             used: 0,
@@ -337,7 +351,13 @@ impl Workflow for Trellis {
         true
     }
 
+    /// The hook's byte caps (`.trellis/config.yaml`'s `context_injection:`, else Trellis'
+    /// defaults); none when every hook installed is of a generation that has none (0.6.x
+    /// hooks inline every file whole): curate's line cap bounds the list then.
     fn byte_budget(&self, root: &Path) -> Option<ByteBudget> {
+        if installed_hooks_cap_nothing(root) {
+            return None;
+        }
         let path = root.join(CONFIG);
         let text = crate::compile::admit::read_repo_file(root, &path)
             .ok()

@@ -185,6 +185,31 @@ fn trellis_names_the_files_its_hook_will_not_inline() {
         )]
     );
     assert_eq!(warning(131_072), Vec::<String>::new());
+    // A hook of the generation that reads those caps keeps them.
+    repo.write(
+        ".claude/hooks/inject-subagent-context.py",
+        "cfg = load_config().get('context_injection', {})\nmax_total_bytes = cfg.get('max_total_bytes', 131072)\n",
+    );
+    assert_eq!(warning(9000).len(), 1);
+    // A Trellis 0.6.x hook inlines every file whole, however large: no byte cap is claimed
+    // for it, and curate's line cap bounds the list instead.
+    repo.write(
+        ".claude/hooks/inject-subagent-context.py",
+        "def get_implement_context(repo_root, task_dir):\n    return read_all(task_dir)\n",
+    );
+    assert_eq!(warning(9000), Vec::<String>::new());
+    let report = compile(
+        &repo,
+        &[
+            "--role",
+            "implement",
+            "--change",
+            "11-28-login-rate-limit",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(report["budget"]["max_lines"], 4000, "{report}");
+    assert_eq!(report["budget"]["max_bytes"], 0, "{report}");
 }
 
 #[test]
