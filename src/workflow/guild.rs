@@ -287,10 +287,17 @@ impl Workflow for Guild {
                 Sections::Whole,
             ));
         }
-        for page in [
-            ".guild/wiki/context/project-overview.md",
-            ".guild/wiki/context/goals.md",
-        ] {
+        // The overview `guild init` writes for a repository it finds already built, where
+        // the wiki has no `context/` page of its own.
+        let overview = if root
+            .join(".guild/wiki/context/project-overview.md")
+            .is_file()
+        {
+            ".guild/wiki/context/project-overview.md"
+        } else {
+            ".guild/wiki/overview.md"
+        };
+        for page in [overview, ".guild/wiki/context/goals.md"] {
             out.push(d(
                 page.to_owned(),
                 Priority::Medium,

@@ -1838,6 +1838,27 @@ fn runs_that_do_not_name_their_plan_do_not_hide_the_lanes_run() {
 }
 
 #[test]
+fn a_guild_wiki_of_guild_init_gives_its_overview_as_the_universal_layer() {
+    let repo = Repo::fixture("guild");
+    std::fs::remove_file(repo.root.join(".guild/wiki/context/project-overview.md")).unwrap();
+    repo.write(
+        ".guild/wiki/overview.md",
+        "# Overview\n\nA bookmark manager.\n",
+    );
+    let report = compile(
+        &repo,
+        &["--role", "backend", "--change", "T1-backend", "--dry-run"],
+    );
+    let files: Vec<&str> = report["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["file"].as_str())
+        .collect();
+    assert!(files.contains(&".guild/wiki/overview.md"), "{report}");
+}
+
+#[test]
 fn a_guild_lane_whose_upstream_receipt_is_missing_says_so() {
     let repo = Repo::fixture("guild");
     let out = repo
