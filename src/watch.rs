@@ -15,6 +15,9 @@
 //! (`fs.inotify.max_user_watches`) is stamped at every run. An overflow of the event queue
 //! makes the next run stamp everything.
 
+// Elsewhere than Linux only `run`'s refusal is built: the rest serves the Linux watcher.
+#![cfg_attr(not(target_os = "linux"), allow(dead_code, unused_imports))]
+
 use foldhash::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
