@@ -28,6 +28,15 @@ use crate::compile::related::ask::{Answer, Question};
 use crate::compile::related::{Found, Index, Listings, Unchanged};
 use crate::error::{Error, Result};
 
+/// What the watcher tells its user on the way (on stderr, by the front-end).
+#[derive(Debug, Clone, Copy)]
+pub enum Told<'a> {
+    /// Something that makes it slower than it should be (a folder left unwatched).
+    Warning(&'a str),
+    /// One line a question answered (not under `-q`).
+    Answered(&'a str),
+}
+
 /// What has changed since the last run, as the events told.
 #[derive(Debug, Default, Clone)]
 struct Dirty {
@@ -114,7 +123,7 @@ pub fn run(
     _root: &Path,
     _cache_dir: &Path,
     _ready: impl FnOnce(&Path),
-    _warn: &dyn Fn(&str),
+    _tell: &dyn Fn(Told<'_>),
 ) -> Result<()> {
     Err(Error::Usage(
         "curate watch needs Linux's inotify; elsewhere each --related run stamps the files itself"
@@ -133,7 +142,7 @@ mod linux {
 
     use super::{
         Answer, Arc, AtomicBool, Dirty, Error, Found, HashMap, HashSet, Index, Listings, Mutex,
-        Ordering, Path, PathBuf, Question, Result, Unchanged, check_question, join, parent,
+        Ordering, Path, PathBuf, Question, Result, Told, Unchanged, check_question, join, parent,
         refusal,
     };
     use crate::compile::expand::{OwnFiles, Scope};
@@ -281,13 +290,13 @@ mod linux {
 
     /// Watches the repository at `root` (canonical) until a signal ends the process (its
     /// socket removed) or the repository's folder goes, answering on a socket in
-    /// `cache_dir`; `ready` is called with the socket's path once it listens, `warn` with
+    /// `cache_dir`; `ready` is called with the socket's path once it listens, `tell` with
     /// what the user should know on the way.
     pub fn run(
         root: &Path,
         cache_dir: &Path,
         ready: impl FnOnce(&Path),
-        warn: &dyn Fn(&str),
+        tell: &dyn Fn(Told<'_>),
     ) -> Result<()> {
         let socket = crate::compile::related::ask::socket_path(cache_dir, root);
         let io =
@@ -335,7 +344,7 @@ mod linux {
             return Ok(());
         }
         ready(&socket);
-        let served = w.serve(&listener, warn);
+        let served = w.serve(&listener, tell);
         let _ = std::fs::remove_file(&socket);
         crate::util::atomic::unregister(&socket);
         served
@@ -387,7 +396,7 @@ mod linux {
     }
 
     impl Watcher {
-        fn serve(&mut self, listener: &UnixListener, warn: &dyn Fn(&str)) -> Result<()> {
+        fn serve(&mut self, listener: &UnixListener, tell: &dyn Fn(Told<'_>)) -> Result<()> {
             use rustix::event::{PollFd, PollFlags, poll};
             loop {
                 let mut fds = [
@@ -409,7 +418,7 @@ mod linux {
                 }
                 if asked {
                     while let Ok((stream, _)) = listener.accept() {
-                        self.answer(stream, warn);
+                        self.answer(stream, tell);
                     }
                 }
             }
@@ -547,7 +556,7 @@ mod linux {
 
         /// Answers one connection; a question that does not come or does not decode is
         /// dropped.
-        fn answer(&mut self, mut stream: UnixStream, warn: &dyn Fn(&str)) {
+        fn answer(&mut self, mut stream: UnixStream, tell: &dyn Fn(Told<'_>)) {
             let _ = stream.set_nonblocking(false);
             let _ = stream.set_read_timeout(Some(QUESTION_TIME));
             let _ = stream.set_write_timeout(Some(QUESTION_TIME));
@@ -558,7 +567,21 @@ mod linux {
             }
             let answer = match serde_json::from_slice::<Question>(&bytes) {
                 Ok(q) => match check_question(&q, &self.root) {
-                    Ok(()) => self.rank(&q, warn),
+                    Ok(()) => {
+                        let started = std::time::Instant::now();
+                        let answer = self.rank(&q, tell);
+                        if answer.error.is_none() {
+                            tell(Told::Answered(&format!(
+                                "curate watch: change {}: {} related file{} for {} owned, {} ms\n",
+                                q.change,
+                                answer.found.len(),
+                                if answer.found.len() == 1 { "" } else { "s" },
+                                q.owned.len(),
+                                started.elapsed().as_millis()
+                            )));
+                        }
+                        answer
+                    }
                     Err(why) => refusal(why),
                 },
                 Err(e) => refusal(format!("a question that does not decode: {e}")),
@@ -575,7 +598,7 @@ mod linux {
         }
 
         /// Runs `--related` for `q`, taking as kept what the events vouch for.
-        fn rank(&mut self, q: &Question, warn: &dyn Fn(&str)) -> Answer {
+        fn rank(&mut self, q: &Question, tell: &dyn Fn(Told<'_>)) -> Answer {
             // Whatever happened before the question was sent is in the kernel's queue now.
             self.drain();
             self.watch_git();
@@ -614,7 +637,7 @@ mod linux {
             match ranked {
                 Ok(found) => {
                     self.last_ok = run;
-                    self.report_refused(warn);
+                    self.report_refused(tell);
                     Answer {
                         version: crate::compile::related::ask::VERSION.to_owned(),
                         found,
@@ -683,7 +706,7 @@ mod linux {
         }
 
         /// Says once that the kernel refused a watch (its limit, most often).
-        fn report_refused(&self, warn: &dyn Fn(&str)) {
+        fn report_refused(&self, tell: &dyn Fn(Told<'_>)) {
             static SAID: AtomicBool = AtomicBool::new(false);
             let watches = self
                 .watches
@@ -694,11 +717,11 @@ mod linux {
             {
                 let limit = std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
                     .map_or_else(|_| "?".to_owned(), |s| s.trim().to_owned());
-                warn(&format!(
+                tell(Told::Warning(&format!(
                     "curate watch: warning: the kernel refused to watch {} ({e}; fs.inotify.max_user_watches = {limit}, {} folders watched): folders without a watch are stamped at every run\n",
                     if rel.is_empty() { "." } else { rel },
                     watches.by_path.len()
-                ));
+                )));
             }
         }
     }

@@ -192,6 +192,8 @@ fn a_second_watcher_is_refused_and_the_socket_goes_with_the_process() {
         "{}",
         second.stderr
     );
+    // One line a question answered, on its stderr.
+    let _ = related(&repo, &[]);
     // SIGTERM, as a service manager stops it.
     let pid = w.child.id().to_string();
     let killed = std::process::Command::new("kill")
@@ -201,6 +203,12 @@ fn a_second_watcher_is_refused_and_the_socket_goes_with_the_process() {
     assert!(killed.success());
     let _ = w.child.wait();
     assert!(!w.socket.exists(), "the socket outlived the watcher");
+    let mut told = String::new();
+    w.child.stderr.take().unwrap().read_to_string(&mut told).unwrap();
+    assert!(
+        told.contains("curate watch: change add-auth: 4 related files for 1 owned, "),
+        "{told}"
+    );
     // With no watcher, a compile ranks alone (and says nothing of a watcher).
     let (_, report) = related(&repo, &["-v"]);
     assert!(!report.contains(ANSWERED), "{report}");

@@ -26,7 +26,12 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
             socket.display()
         ));
     };
-    let warn = |w: &str| printer::stderr(w);
-    crate::watch::run(&ws.root, &dir, ready, &warn)?;
+    let quiet = g.quiet;
+    let tell = |t: crate::watch::Told<'_>| match t {
+        crate::watch::Told::Warning(w) => printer::stderr(w),
+        crate::watch::Told::Answered(line) if !quiet => printer::stderr(line),
+        crate::watch::Told::Answered(_) => {}
+    };
+    crate::watch::run(&ws.root, &dir, ready, &tell)?;
     Ok(ExitCode::Ready)
 }
