@@ -344,10 +344,28 @@ mod linux {
             return Ok(());
         }
         ready(&socket);
-        let served = w.serve(&listener, tell);
+        let served = w.serve(&listener, &socket, tell);
         let _ = std::fs::remove_file(&socket);
         crate::util::atomic::unregister(&socket);
         served
+    }
+
+    /// A file's device and inode, as `lstat` gives them (`None`: not there).
+    fn identity(path: &Path) -> Option<(u64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::symlink_metadata(path)
+            .ok()
+            .map(|m| (m.dev(), m.ino()))
+    }
+
+    /// Answers a connection with an error, not reading its question.
+    fn refuse(mut stream: UnixStream, why: &str) {
+        let _ = stream.set_nonblocking(false);
+        let _ = stream.set_write_timeout(Some(QUESTION_TIME));
+        if let Ok(mut line) = serde_json::to_vec(&refusal(why.to_owned())) {
+            line.push(b'\n');
+            let _ = stream.write_all(&line);
+        }
     }
 
     /// Listens at `socket`: a socket left by a watcher that ended without removing it is
@@ -396,24 +414,48 @@ mod linux {
     }
 
     impl Watcher {
-        fn serve(&mut self, listener: &UnixListener, tell: &dyn Fn(Told<'_>)) -> Result<()> {
-            use rustix::event::{PollFd, PollFlags, poll};
+        fn serve(
+            &mut self,
+            listener: &UnixListener,
+            socket: &Path,
+            tell: &dyn Fn(Told<'_>),
+        ) -> Result<()> {
+            use rustix::event::{PollFd, PollFlags, Timespec, poll};
+            // Its own socket, and the repository's folder, as they were at the start.
+            let ours = identity(socket);
+            let root = identity(&self.root);
+            // What no event tells (the folder removed while a process still holds it, a
+            // folder above it renamed, the cache folder removed) is looked at this often.
+            let tick = Timespec {
+                tv_sec: 2,
+                tv_nsec: 0,
+            };
             loop {
                 let mut fds = [
                     PollFd::new(listener, PollFlags::IN),
                     PollFd::new(&*self.fd, PollFlags::IN),
                 ];
-                match poll(&mut fds, None) {
+                match poll(&mut fds, Some(&tick)) {
                     Ok(_) | Err(rustix::io::Errno::INTR) => {}
                     Err(e) => return Err(Error::Failed(format!("curate watch: poll: {e}"))),
                 }
                 let asked = fds[0].revents().contains(PollFlags::IN);
                 // Events are taken while idle too: the kernel's queue does not overflow.
                 self.drain();
-                if self.gone {
+                if self.gone || identity(&self.root) != root {
+                    // A question waiting is told so, not left to its timeout.
+                    while let Ok((stream, _)) = listener.accept() {
+                        refuse(stream, "the repository it watched was removed or moved");
+                    }
                     return Err(Error::Failed(format!(
                         "curate watch: {} was removed or moved",
                         self.root.display()
+                    )));
+                }
+                if identity(socket) != ours {
+                    return Err(Error::Failed(format!(
+                        "curate watch: its socket {} was removed or replaced: no compile can ask it",
+                        socket.display()
                     )));
                 }
                 if asked {

@@ -61,6 +61,13 @@ impl Printer {
         ))
     }
 
+    /// [`Printer::out_json`] with every string's secret redacted (`<secret: RULE>` holds no
+    /// character JSON escapes, so the text stays the same JSON).
+    pub fn out_json_redacted(&self, value: &impl serde::Serialize) -> Result<()> {
+        let text = serde_json::to_string_pretty(value).unwrap_or_default();
+        stdout(&format!("{}\n", crate::compile::secrets::redact(&text)))
+    }
+
     /// Writes the human report (or a diagnostic that must be seen) to stderr.
     pub fn err(&self, text: &str) {
         stderr(text);

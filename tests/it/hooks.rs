@@ -980,6 +980,31 @@ fn a_token_the_dispatch_names_is_never_in_the_hook_log_nor_in_doctor() {
         assert!(!out.all().contains("R7mK2pQ9"), "{}", out.all());
         assert!(out.all().contains("<secret: github-pat>"), "{}", out.all());
     }
+    // A repository whose own path holds a token: doctor names it redacted, its JSON stays JSON.
+    let inner = repo.root.join(format!("clones/{token}"));
+    std::fs::create_dir_all(inner.join(".git")).unwrap();
+    let dir = inner.to_string_lossy().into_owned();
+    for args in [
+        &["-C", &dir, "doctor"][..],
+        &["-C", &dir, "doctor", "--format", "json"],
+    ] {
+        let out = repo.curate().args(args).run();
+        assert!(!out.all().contains("R7mK2pQ9"), "{}", out.all());
+        assert!(
+            out.stdout.contains("<secret: github-pat>"),
+            "{}",
+            out.stdout
+        );
+        if args.len() == 5 {
+            let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+            assert!(
+                v["root"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with("<secret: github-pat>")
+            );
+        }
+    }
 }
 
 #[test]

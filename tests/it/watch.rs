@@ -204,7 +204,12 @@ fn a_second_watcher_is_refused_and_the_socket_goes_with_the_process() {
     let _ = w.child.wait();
     assert!(!w.socket.exists(), "the socket outlived the watcher");
     let mut told = String::new();
-    w.child.stderr.take().unwrap().read_to_string(&mut told).unwrap();
+    w.child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut told)
+        .unwrap();
     assert!(
         told.contains("curate watch: change add-auth: 4 related files for 1 owned, "),
         "{told}"
@@ -314,6 +319,89 @@ fn the_watcher_ends_when_its_repository_goes_even_before_any_run() {
         .unwrap();
     assert!(stderr.contains("was removed or moved"), "{stderr}");
     assert!(!w.socket.exists(), "the socket outlived the watcher");
+}
+
+/// Waits for the watcher to end (10 s at most): its exit code and what it said.
+fn ended(w: &mut Watcher) -> (Option<i32>, String) {
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = w.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the watcher did not end"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut told = String::new();
+    w.child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut told)
+        .unwrap();
+    (status.code(), told)
+}
+
+#[test]
+fn the_watcher_ends_when_its_repository_is_removed_under_it_or_its_socket_goes() {
+    // Removed while the watcher's own working folder is in it (no event comes): a
+    // repository made again at the same path is never answered from the old one.
+    let repo = aged_fixture();
+    let mut w = watch(&repo);
+    assert_as_alone(&repo, "first run");
+    std::fs::remove_dir_all(&repo.root).unwrap();
+    let (code, told) = ended(&mut w);
+    assert_eq!(code, Some(1), "{told}");
+    assert!(told.contains("was removed or moved"), "{told}");
+    // The cache folder removed: no compile can reach it, and it says so.
+    let repo = aged_fixture();
+    let mut w = watch(&repo);
+    std::fs::remove_dir_all(repo.cache_dir()).unwrap();
+    let (code, told) = ended(&mut w);
+    assert_eq!(code, Some(1), "{told}");
+    assert!(told.contains("was removed or replaced"), "{told}");
+}
+
+#[test]
+fn a_stopped_watcher_is_not_waited_for() {
+    let repo = aged_fixture();
+    let w = watch(&repo);
+    let pid = w.child.id().to_string();
+    let signal = |s: &str| {
+        assert!(
+            std::process::Command::new("kill")
+                .args([s, &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+    };
+    signal("-STOP");
+    let start = Instant::now();
+    let (watched, report) = related(&repo, &["-v"]);
+    assert!(
+        start.elapsed() < Duration::from_secs(4),
+        "waited {:?} for a stopped watcher",
+        start.elapsed()
+    );
+    assert!(
+        report.contains(&format!("it is stopped, pid {pid}")),
+        "{report}"
+    );
+    let (alone, _) = related(&repo, &["--no-cache"]);
+    assert_eq!(watched, alone);
+    let doctor = repo.curate().args(["doctor"]).run();
+    assert!(
+        doctor
+            .stdout
+            .contains(&format!("curate watch: stopped (pid {pid}")),
+        "{}",
+        doctor.stdout
+    );
+    signal("-CONT");
+    assert_as_alone(&repo, "continued");
 }
 
 #[test]

@@ -220,7 +220,7 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
                 })
             })
             .collect();
-        printer.out_json(&json!({
+        printer.out_json_redacted(&json!({
             "ok": problems.is_empty(),
             "root": root.display().to_string(),
             "workflow": workflow,
@@ -234,6 +234,7 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
                     Watching::No => json!({"answering": false, "socket": null}),
                     Watching::Answering(p) => json!({"answering": true, "socket": p.display().to_string()}),
                     Watching::Stale(p) => json!({"answering": false, "socket": p.display().to_string()}),
+                    Watching::Stopped(p, pid) => json!({"answering": false, "stopped": pid, "socket": p.display().to_string()}),
                 }
             }),
             "problems": problems,
@@ -293,6 +294,10 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
                     "curate watch: answering at {} (--related runs stamp only what changed)\n",
                     p.display()
                 ),
+                Some(Watching::Stopped(p, pid)) => format!(
+                    "curate watch: stopped (pid {pid}, at {}): compiles rank alone; `kill -CONT {pid}` or end it\n",
+                    p.display()
+                ),
                 Some(Watching::Stale(p)) => format!(
                     "curate watch: not running; {} is a socket left by one that ended (the next curate watch replaces it)\n",
                     p.display()
@@ -311,7 +316,8 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
         } else {
             "not ok: a dispatch would go uncurated\n"
         });
-        printer.out(&text)?;
+        // Paths (the repository's, a binary's) may hold a token: shown redacted, as on stderr.
+        printer.out(&crate::compile::secrets::redact(&text))?;
     }
     Ok(ExitCode::of_check(problems.is_empty()))
 }

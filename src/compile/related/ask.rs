@@ -63,6 +63,8 @@ pub enum Watching {
     No,
     /// A watcher of this user's takes connections at this socket.
     Answering(PathBuf),
+    /// The watcher at this socket is stopped (Ctrl-Z, `SIGSTOP`): its process id.
+    Stopped(PathBuf, i32),
     /// A socket that takes no connection (its watcher was killed), or is not this user's.
     Stale(PathBuf),
 }
@@ -76,8 +78,10 @@ pub fn watching(cache_dir: &Path, root: &Path) -> Watching {
         return Watching::No;
     }
     #[cfg(target_os = "linux")]
-    if linux::connect(&path).is_some() {
-        return Watching::Answering(path);
+    match linux::connect(&path) {
+        Ok(_) => return Watching::Answering(path),
+        Err(linux::Unreachable::Stopped(pid)) => return Watching::Stopped(path, pid),
+        Err(_) => {}
     }
     Watching::Stale(path)
 }
@@ -100,8 +104,15 @@ pub fn ask(cache_dir: &Path, q: &Question) -> Asked {
     #[cfg(target_os = "linux")]
     {
         let path = socket_path(cache_dir, Path::new(&q.root));
-        let Some(stream) = linux::connect(&path) else {
-            return Asked::Nobody;
+        let stream = match linux::connect(&path) {
+            Ok(stream) => stream,
+            // It would answer nothing until continued: waiting would only cost the time.
+            Err(linux::Unreachable::Stopped(pid)) => {
+                return Asked::Failed(format!(
+                    "it is stopped, pid {pid}: `kill -CONT {pid}` or end it"
+                ));
+            }
+            Err(linux::Unreachable::Nobody) => return Asked::Nobody,
         };
         match linux::exchange(stream, q) {
             Ok(answer) => taken(q, answer),
@@ -139,8 +150,9 @@ fn taken(q: &Question, a: Answer) -> Asked {
     }
 }
 
-/// How long a compile waits for the answer (the watcher's first run stamps every file).
-pub const ANSWER_TIME: std::time::Duration = std::time::Duration::from_secs(30);
+/// How long a compile waits for the answer: well within a hook's deadline (10 s), and long
+/// enough for the watcher's first run, which stamps every file, on a large repository.
+pub const ANSWER_TIME: std::time::Duration = std::time::Duration::from_secs(5);
 
 #[cfg(target_os = "linux")]
 mod linux {
@@ -151,13 +163,45 @@ mod linux {
 
     use super::{ANSWER_TIME, Answer, MAX_BYTES, Question};
 
-    /// A connection to the socket at `path`, when it is a socket of this user's.
-    pub fn connect(path: &Path) -> Option<UnixStream> {
-        let meta = std::fs::symlink_metadata(path).ok()?;
-        if !meta.file_type().is_socket() || meta.uid() != rustix::process::geteuid().as_raw() {
-            return None;
+    /// Why there is no watcher to ask.
+    #[derive(Debug)]
+    pub enum Unreachable {
+        /// No socket, not this user's, or none takes the connection.
+        Nobody,
+        /// The process at the other end is stopped: its id.
+        Stopped(i32),
+    }
+
+    /// A connection to the socket at `path`, when it is a socket of this user's and a
+    /// process of this user's, not stopped, holds its other end.
+    pub fn connect(path: &Path) -> Result<UnixStream, Unreachable> {
+        let euid = rustix::process::geteuid().as_raw();
+        let meta = std::fs::symlink_metadata(path).map_err(|_| Unreachable::Nobody)?;
+        if !meta.file_type().is_socket() || meta.uid() != euid {
+            return Err(Unreachable::Nobody);
         }
-        UnixStream::connect(path).ok()
+        let stream = UnixStream::connect(path).map_err(|_| Unreachable::Nobody)?;
+        let peer =
+            rustix::net::sockopt::socket_peercred(&stream).map_err(|_| Unreachable::Nobody)?;
+        if peer.uid.as_raw() != euid {
+            return Err(Unreachable::Nobody);
+        }
+        let pid = peer.pid.as_raw_nonzero().get();
+        if is_stopped(pid) {
+            return Err(Unreachable::Stopped(pid));
+        }
+        Ok(stream)
+    }
+
+    /// True when process `pid` is stopped (`/proc/<pid>/stat`'s state `T` or `t`).
+    fn is_stopped(pid: i32) -> bool {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            return false;
+        };
+        // `pid (comm) state …`: the name may hold anything, the state follows its last `)`.
+        stat.rsplit_once(')')
+            .and_then(|(_, rest)| rest.trim_start().chars().next())
+            .is_some_and(|state| matches!(state, 'T' | 't'))
     }
 
     /// Sends `q` over `stream` and reads the answer, or says why there is none.
@@ -187,6 +231,9 @@ mod linux {
                     failed("reading the answer", &e)
                 }
             })?;
+        if bytes.is_empty() {
+            return Err("it ended before answering".to_owned());
+        }
         serde_json::from_slice(&bytes).map_err(|e| failed("an answer that does not decode", &e))
     }
 }
