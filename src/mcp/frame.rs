@@ -355,6 +355,7 @@ async fn deliver(
     server: &mut (impl AsyncWrite + Unpin),
     answers: &tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
     session: &mut Session,
+    in_flight: &InFlight,
 ) -> std::io::Result<()> {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     if line.iter().all(u8::is_ascii_whitespace) {
@@ -363,6 +364,7 @@ async fn deliver(
     match screen(line) {
         Screened::Forward if !session.admits(line) => Ok(()),
         Screened::Forward => {
+            in_flight.passed(line);
             server.write_all(line).await?;
             server.write_all(b"\n").await?;
             server.flush().await
@@ -375,12 +377,91 @@ async fn deliver(
     }
 }
 
+/// The client's requests rmcp was given and has not answered yet, by id. rmcp, told the
+/// input ended, waits 5 s for the calls still running and then drops them; so the end is
+/// passed on only once these are answered (or after [`InFlight::MAX_WAIT`]).
+#[derive(Debug, Default)]
+pub struct InFlight {
+    ids: std::sync::Mutex<std::collections::HashMap<String, usize>>,
+    answered: tokio::sync::Notify,
+}
+
+impl InFlight {
+    /// How long the end of the input waits for the calls still running.
+    const MAX_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
+
+    fn ids(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, usize>> {
+        self.ids
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A line passed to rmcp: a request is in flight; a cancellation ends one.
+    fn passed(&self, line: &[u8]) {
+        let Ok(v) = serde_json::from_slice::<Value>(line) else {
+            return;
+        };
+        let Some(method) = v.get("method").and_then(Value::as_str) else {
+            return;
+        };
+        match v.get("id") {
+            Some(id) if !id.is_null() => *self.ids().entry(id.to_string()).or_default() += 1,
+            _ if method == "notifications/cancelled" => {
+                if let Some(id) = v.pointer("/params/requestId") {
+                    self.done(&id.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A line of rmcp's: an answer ends its request.
+    fn answered_by(&self, line: &[u8]) {
+        let Ok(v) = serde_json::from_slice::<Value>(line) else {
+            return;
+        };
+        if v.get("method").is_none()
+            && (v.get("result").is_some() || v.get("error").is_some())
+            && let Some(id) = v.get("id")
+        {
+            self.done(&id.to_string());
+        }
+    }
+
+    fn done(&self, id: &str) {
+        let mut ids = self.ids();
+        if let Some(n) = ids.get_mut(id) {
+            *n -= 1;
+            if *n == 0 {
+                ids.remove(id);
+            }
+        }
+        drop(ids);
+        self.answered.notify_waiters();
+    }
+
+    /// Returns once no request is in flight.
+    async fn settled(&self) {
+        loop {
+            let answered = self.answered.notified();
+            tokio::pin!(answered);
+            answered.as_mut().enable();
+            if self.ids().is_empty() {
+                return;
+            }
+            answered.await;
+        }
+    }
+}
+
 /// Reads the client's lines from `input` and screens them: what passes goes to `server`
-/// (rmcp's end of the pipe), each answer to `answers`. At the input's end, closes `server`.
+/// (rmcp's end of the pipe), each answer to `answers`. At the input's end, once the calls
+/// in flight are answered, closes `server`.
 pub async fn pump_in(
     input: impl AsyncRead + Unpin,
     mut server: impl AsyncWrite + Unpin,
     answers: &tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
+    in_flight: &InFlight,
 ) -> std::io::Result<()> {
     let mut input = tokio::io::BufReader::with_capacity(64 * 1024, input);
     let mut line: Vec<u8> = Vec::new();
@@ -414,16 +495,17 @@ pub async fn pump_in(
         }
         match over.take() {
             Some(finder) => send(answers, &too_long(finder.id())),
-            None => deliver(&line, &mut server, answers, &mut session).await?,
+            None => deliver(&line, &mut server, answers, &mut session, in_flight).await?,
         }
         line.clear();
     }
     // A last line without its line break is read all the same.
     match over.take() {
         Some(finder) => send(answers, &too_long(finder.id())),
-        None => deliver(&line, &mut server, answers, &mut session).await?,
+        None => deliver(&line, &mut server, answers, &mut session, in_flight).await?,
     }
-    // rmcp reads the end, answers what it was given, and stops.
+    // rmcp reads the end, answers what it was given, and stops: once it has answered.
+    let _ = tokio::time::timeout(InFlight::MAX_WAIT, in_flight.settled()).await;
     server.shutdown().await
 }
 
@@ -432,6 +514,7 @@ pub async fn pump_in(
 pub async fn pump_out(
     server: impl AsyncRead + Unpin,
     answers: tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
+    in_flight: &InFlight,
 ) -> std::io::Result<()> {
     let mut server = tokio::io::BufReader::new(server);
     loop {
@@ -444,6 +527,7 @@ pub async fn pump_out(
             line.pop();
         }
         let mut line = mend_answer(line);
+        in_flight.answered_by(&line);
         line.push(b'\n');
         if answers.send(line).is_err() {
             return Ok(());

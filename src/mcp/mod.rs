@@ -62,11 +62,16 @@ pub fn serve(root: WorkspaceOptions) -> Result<()> {
         let (from_rmcp, to_rmcp) = tokio::io::split(ours);
         let (answers, queue) = tokio::sync::mpsc::unbounded_channel();
         let writer = tokio::spawn(frame::write_out(tokio::io::stdout(), queue));
-        let outward = tokio::spawn(frame::pump_out(from_rmcp, answers.clone()));
-        let inward =
-            tokio::spawn(
-                async move { frame::pump_in(tokio::io::stdin(), to_rmcp, &answers).await },
-            );
+        // The calls rmcp has not answered: the input's end waits for them.
+        let in_flight = std::sync::Arc::new(frame::InFlight::default());
+        let out_flight = std::sync::Arc::clone(&in_flight);
+        let outward = tokio::spawn({
+            let answers = answers.clone();
+            async move { frame::pump_out(from_rmcp, answers, &out_flight).await }
+        });
+        let inward = tokio::spawn(async move {
+            frame::pump_in(tokio::io::stdin(), to_rmcp, &answers, &in_flight).await
+        });
         let stopped = match server.serve(tokio::io::split(rmcps)).await {
             Ok(running) => running
                 .waiting()

@@ -454,6 +454,59 @@ fn a_cache_folder_too_deep_for_a_socket_is_named_with_the_way_out() {
     );
 }
 
+/// An MCP call still running when the client's input ends is answered, however long it
+/// takes (rmcp alone drops it 5 s after the end): here a compile waits the 5 s a watcher
+/// that takes the question and never answers is given.
+#[cfg(feature = "mcp")]
+#[test]
+fn an_mcp_call_still_running_when_stdin_ends_is_answered() {
+    use std::io::BufRead;
+    let repo = aged_fixture();
+    repo.write(".curate/config.toml", "[select]\nrelated_tokens = 3000\n");
+    let mut w = watch(&repo);
+    w.child.kill().unwrap();
+    let _ = w.child.wait();
+    let _ = std::fs::remove_file(&w.socket);
+    let listener = std::os::unix::net::UnixListener::bind(&w.socket).unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let held = stream.unwrap();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_secs(8));
+                drop(held);
+            });
+        }
+    });
+    let mut child = repo.curate().args(["mcp"]).spawn();
+    let mut stdin = child.stdin.take().unwrap();
+    let init = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"}}});
+    let initialized = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let call = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "preview", "arguments": {"role": "worker", "change": "add-auth",
+        "owns": ["src/auth/login.ts"]}}});
+    writeln!(stdin, "{init}\n{initialized}\n{call}").unwrap();
+    drop(stdin);
+    let start = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        start.elapsed() >= Duration::from_secs(5),
+        "the compile did not wait"
+    );
+    let answers: Vec<serde_json::Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(&l.unwrap()).unwrap())
+        .collect();
+    let call = answers
+        .iter()
+        .find(|a| a["id"] == 2)
+        .unwrap_or_else(|| panic!("the call was dropped: {answers:?}"));
+    assert!(call["result"].is_object(), "{call}");
+}
+
 #[test]
 fn watch_needs_the_cache() {
     let repo = Repo::fixture("aiws-basic");
