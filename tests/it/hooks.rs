@@ -981,7 +981,7 @@ fn a_token_the_dispatch_names_is_never_in_the_hook_log_nor_in_doctor() {
         assert!(out.all().contains("<secret: github-pat>"), "{}", out.all());
     }
     // A repository whose own path holds a token: doctor names it redacted, its JSON stays JSON.
-    let inner = repo.root.join(format!("clones/{token}"));
+    let inner = repo.root.join(format!("clones/{token}/app"));
     std::fs::create_dir_all(inner.join(".git")).unwrap();
     let dir = inner.to_string_lossy().into_owned();
     for args in [
@@ -997,11 +997,13 @@ fn a_token_the_dispatch_names_is_never_in_the_hook_log_nor_in_doctor() {
         );
         if args.len() == 5 {
             let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+            // The folders after the token stay: two repositories under it are told apart.
             assert!(
                 v["root"]
                     .as_str()
                     .unwrap()
-                    .ends_with("<secret: github-pat>")
+                    .ends_with("<secret: github-pat>/app"),
+                "{v}"
             );
         }
     }

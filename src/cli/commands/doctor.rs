@@ -200,6 +200,10 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
     }
     let workflow = ws.workflow().name();
     let this = hosts::this_binary();
+    // A path is shown with a token among its folders' names redacted, the rest kept.
+    let shown =
+        |p: &std::path::Path| crate::compile::secrets::redact_path(&p.display().to_string());
+    let program = crate::compile::secrets::redact_path(&this.program);
     // `curate watch` (docs/budgets.md#related-files): information, never a problem.
     let watching = crate::compile::cache::DigestCache::default_dir()
         .filter(|_| !ws.no_cache)
@@ -215,16 +219,16 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
                     "wired": !w.entries.is_empty(),
                     "entries": w.entries,
                     "program": w.program,
-                    "found": w.found.as_ref().map(|p| p.display().to_string()),
+                    "found": w.found.as_deref().map(shown),
                     "problems": w.problems,
                 })
             })
             .collect();
         printer.out_json_redacted(&json!({
             "ok": problems.is_empty(),
-            "root": root.display().to_string(),
+            "root": shown(root),
             "workflow": workflow,
-            "binary": {"path": this.program, "warning": this.warning},
+            "binary": {"path": program, "warning": this.warning},
             "hosts": hosts,
             "other_injectors": injectors,
             "last_hook_runs": runs,
@@ -232,16 +236,16 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
                 use crate::compile::related::ask::Watching;
                 match w {
                     Watching::No => json!({"answering": false, "socket": null}),
-                    Watching::Answering(p) => json!({"answering": true, "socket": p.display().to_string()}),
-                    Watching::Stale(p) => json!({"answering": false, "socket": p.display().to_string()}),
-                    Watching::Stopped(p, pid) => json!({"answering": false, "stopped": pid, "socket": p.display().to_string()}),
+                    Watching::Answering(p) => json!({"answering": true, "socket": shown(p)}),
+                    Watching::Stale(p) => json!({"answering": false, "socket": shown(p)}),
+                    Watching::Stopped(p, pid) => json!({"answering": false, "stopped": pid, "socket": shown(p)}),
                 }
             }),
             "problems": problems,
         }))?;
     } else {
-        let mut text = format!("curate doctor · {} · workflow {workflow}\n", root.display());
-        text.push_str(&format!("this binary: {}\n", this.program));
+        let mut text = format!("curate doctor · {} · workflow {workflow}\n", shown(root));
+        text.push_str(&format!("this binary: {program}\n"));
         for w in &wired {
             if w.entries.is_empty() {
                 text.push_str(&format!("{:<12} not wired ({})\n", w.host, w.file));
@@ -254,8 +258,12 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
                 w.entries.join(", "),
                 match (&w.program, &w.found) {
                     (Some(p), Some(f)) if p == &f.display().to_string() =>
-                        format!(" → {p} (found)"),
-                    (Some(p), Some(f)) => format!(" → {p} (found: {})", f.display()),
+                        format!(" → {} (found)", crate::compile::secrets::redact_path(p)),
+                    (Some(p), Some(f)) => format!(
+                        " → {} (found: {})",
+                        crate::compile::secrets::redact_path(p),
+                        shown(f)
+                    ),
                     (Some(p), None) => format!(" → {p} (NOT FOUND)"),
                     (None, _) => String::new(),
                 }
@@ -292,15 +300,15 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
             text.push_str(&match &watching {
                 Some(Watching::Answering(p)) => format!(
                     "curate watch: answering at {} (--related runs stamp only what changed)\n",
-                    p.display()
+                    shown(p)
                 ),
                 Some(Watching::Stopped(p, pid)) => format!(
                     "curate watch: stopped (pid {pid}, at {}): compiles rank alone; `kill -CONT {pid}` or end it\n",
-                    p.display()
+                    shown(p)
                 ),
                 Some(Watching::Stale(p)) => format!(
                     "curate watch: not running; {} is a socket left by one that ended (the next curate watch replaces it)\n",
-                    p.display()
+                    shown(p)
                 ),
                 Some(Watching::No) => {
                     "curate watch: not running (--related runs stamp every file)\n".to_owned()

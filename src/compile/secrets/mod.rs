@@ -60,6 +60,14 @@ pub fn rule_of_text(text: &str) -> Option<&'static str> {
     }
 }
 
+/// A path with each of its segments redacted ([`redact`]): a token that is a folder's name
+/// goes, the segments around it stay, so two paths under it are still told apart (a
+/// segment holds no `/`, so no token runs past it).
+#[must_use]
+pub fn redact_path(path: &str) -> String {
+    path.split('/').map(redact).collect::<Vec<_>>().join("/")
+}
+
 /// `text` with every secret by content in it replaced by `<secret: RULE>` (see
 /// [`ContentRules::redact`]); without the rules, the whole text is withheld.
 #[must_use]

@@ -826,6 +826,12 @@ fn redact_replaces_each_secret_and_leaves_the_rest() {
     );
     let said = super::redact(&format!("cannot read /r/{token}/t.json"));
     assert!(!said.contains("R7mK2pQ9"), "{said}");
+    // A token that is a path's segment: the rest of the path stays, to tell paths apart.
+    assert_eq!(
+        super::redact_path(&format!("/tmp/x/{token}/repo")),
+        "/tmp/x/<secret: github-pat>/repo"
+    );
+    assert_eq!(super::redact_path("/tmp/x/repo"), "/tmp/x/repo");
     // What curate's own messages hold is left alone: digests, hashes, ids.
     for text in [
         "// curate: 0.1.0 contracts=8a0c3c206a26 digest=6300160ad0b0",
