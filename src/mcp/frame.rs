@@ -364,7 +364,10 @@ async fn deliver(
     match screen(line) {
         Screened::Forward if !session.admits(line) => Ok(()),
         Screened::Forward => {
-            in_flight.passed(line);
+            if let Err(answer) = in_flight.passed(line) {
+                send(answers, &answer);
+                return Ok(());
+            }
             server.write_all(line).await?;
             server.write_all(b"\n").await?;
             server.flush().await
@@ -396,16 +399,31 @@ impl InFlight {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// A line passed to rmcp: a request is in flight; a cancellation ends one.
-    fn passed(&self, line: &[u8]) {
+    /// A line about to pass to rmcp: a request is in flight from now on, a cancellation ends
+    /// one. `Err` with the answer when the request's id is one still in flight: rmcp would
+    /// answer only one of the two, and the other would wait for ever.
+    fn passed(&self, line: &[u8]) -> Result<(), Value> {
         let Ok(v) = serde_json::from_slice::<Value>(line) else {
-            return;
+            return Ok(());
         };
         let Some(method) = v.get("method").and_then(Value::as_str) else {
-            return;
+            return Ok(());
         };
         match v.get("id") {
-            Some(id) if !id.is_null() => *self.ids().entry(id.to_string()).or_default() += 1,
+            Some(id) if !id.is_null() => {
+                let mut ids = self.ids();
+                let n = ids.entry(id.to_string()).or_default();
+                if *n > 0 {
+                    return Err(error(
+                        Some(id),
+                        INVALID_REQUEST,
+                        &format!(
+                            "Invalid Request: the id {id} is that of a request still running; give each request its own id"
+                        ),
+                    ));
+                }
+                *n += 1;
+            }
             _ if method == "notifications/cancelled" => {
                 if let Some(id) = v.pointer("/params/requestId") {
                     self.done(&id.to_string());
@@ -413,6 +431,7 @@ impl InFlight {
             }
             _ => {}
         }
+        Ok(())
     }
 
     /// A line of rmcp's: an answer ends its request.

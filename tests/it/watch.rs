@@ -469,7 +469,10 @@ fn an_mcp_call_still_running_when_stdin_ends_is_answered() {
     let call = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
         "name": "preview", "arguments": {"role": "worker", "change": "add-auth",
         "owns": ["src/auth/login.ts"]}}});
-    writeln!(stdin, "{init}\n{initialized}\n{call}").unwrap();
+    // The same id again while the call runs: answered at once as a client's mistake (rmcp
+    // would answer only one of the two, and the end of stdin would wait for the other).
+    let again = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    writeln!(stdin, "{init}\n{initialized}\n{call}\n{again}").unwrap();
     drop(stdin);
     let start = Instant::now();
     let out = child.wait_with_output().unwrap();
@@ -485,9 +488,14 @@ fn an_mcp_call_still_running_when_stdin_ends_is_answered() {
         .collect();
     let call = answers
         .iter()
-        .find(|a| a["id"] == 2)
+        .find(|a| a["id"] == 2 && a.get("result").is_some())
         .unwrap_or_else(|| panic!("the call was dropped: {answers:?}"));
     assert!(call["result"].is_object(), "{call}");
+    let refused = answers
+        .iter()
+        .find(|a| a["id"] == 2 && a.get("error").is_some())
+        .unwrap_or_else(|| panic!("the second id 2 got no answer: {answers:?}"));
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
 }
 
 #[test]
