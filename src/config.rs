@@ -52,28 +52,52 @@ fn toml_message(message: &str, text: &str, at: usize, spanned: &str) -> String {
     if message == "duplicate key" && !spanned.trim().is_empty() {
         return format!("duplicate key `{}`", spanned.trim());
     }
-    let message = message
+    let mut message = message
         .replace("expected u64", "expected a whole number, 0 or more")
-        .replace("expected usize", "expected a whole number, 0 or more");
-    // A value's error: its key is on its line, before its `=`; its table is the last
-    // header above.
+        .replace("expected usize", "expected a whole number, 0 or more")
+        .replace(" as i128", "");
+    // serde names the type a table is read into (`expected struct Budget`).
+    if let Some(i) = message.find("expected struct ") {
+        message.replace_range(i.., "expected a table");
+    }
+    // A value's error: its key is before the nearest `=` on its line (after a `{` or `,` in
+    // an inline table, whose own key comes before it); its table is the last header above.
+    let key_of = |s: &str| {
+        s.trim()
+            .trim_matches('\u{feff}')
+            .trim()
+            .trim_matches('"')
+            .to_owned()
+    };
     let at = at.min(text.len());
     let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-    let Some(eq) = text[line_start..at].find('=') else {
+    let before = &text[line_start..at];
+    let Some(eq) = before.rfind('=') else {
         return message;
     };
-    let key = &text[line_start..line_start + eq];
-    let key = key.trim().trim_matches('"');
+    let from = before[..eq].rfind(['{', ',']).map_or(0, |i| i + 1);
+    let mut keys = vec![key_of(&before[from..eq])];
+    if from > 0
+        && let Some(brace) = before[..from].rfind('{')
+        && let Some(outer) = before[..brace].rfind('=')
+    {
+        let start = before[..outer].rfind(['{', ',']).map_or(0, |i| i + 1);
+        keys.insert(0, key_of(&before[start..outer]));
+    }
     let table = text[..line_start]
         .lines()
         .rev()
-        .map(str::trim)
+        .map(|l| l.trim().trim_start_matches('\u{feff}'))
         .find(|l| l.starts_with('[') && l.ends_with(']'))
-        .map(|l| l.trim_matches(|c| c == '[' || c == ']').trim());
+        .map(|l| l.trim_matches(|c| c == '[' || c == ']').trim().to_owned());
+    keys.retain(|k| !k.is_empty());
+    if keys.is_empty() {
+        return message;
+    }
+    let key = keys.join(".");
     match table {
-        Some(t) if !key.is_empty() => format!("{t}.{key}: {message}"),
-        _ if !key.is_empty() => format!("{key}: {message}"),
-        _ => message,
+        Some(t) => format!("{t}.{key}: {message}"),
+        None => format!("{key}: {message}"),
     }
 }
 
@@ -193,9 +217,16 @@ pub fn parse(text: &str) -> Result<File> {
         if let Some(v) = value
             && let Err(e) = crate::util::paths::normalize(v.get_ref())
         {
+            // The config does not know the root: an absolute path is refused as such, inside
+            // the repository or not.
+            let problem = if std::path::Path::new(v.get_ref()).is_absolute() {
+                "is an absolute path: the config names files relative to the repository root"
+            } else {
+                e.problem()
+            };
             return Err(at(
                 v.span().start,
-                format!("{key} = {:?} {}", v.get_ref(), e.problem()),
+                format!("{key} = {:?} {problem}", v.get_ref()),
             ));
         }
     }
@@ -827,6 +858,26 @@ on_not_ready = "deny"
             (
                 "[roles]\n\"../x\" = \"worker\"\n",
                 ".curate/config.toml:2:10: roles: the alias \"../x\" is not a role name",
+            ),
+            (
+                "budget = { max_files = 1, max_lines = \"x\" }\n",
+                ".curate/config.toml:1:39: budget.max_lines: invalid type: string \"x\"",
+            ),
+            (
+                "\u{feff}[budget]\nmax_lines = \"x\"\n",
+                ".curate/config.toml:2:13: budget.max_lines: ",
+            ),
+            (
+                "select = 3\n",
+                ".curate/config.toml:1:10: select: invalid type: integer `3`, expected a table",
+            ),
+            (
+                "[budget]\nmax_lines = 99999999999999999999999\n",
+                ".curate/config.toml:2:13: budget.max_lines: invalid type: integer `99999999999999999999999`, expected a whole number",
+            ),
+            (
+                "changes = \"/abs/changes\"\n",
+                ".curate/config.toml:1:11: changes = \"/abs/changes\" is an absolute path: the config names files relative to the repository root",
             ),
         ] {
             let e = parse(text).unwrap_err().to_string();

@@ -532,14 +532,23 @@ fn contracts_source(ws: &Workspace) -> Result<contract::Source> {
                 problem: e.problem(),
             })?;
             // Named where the config names it: the file is the config's mistake.
-            if let Some(pos) = ws.config.contracts_place
-                && std::fs::symlink_metadata(ws.root.join(&rel)).is_err()
-            {
-                return Err(Error::Syntax {
-                    path: config::PATH.into(),
-                    pos,
-                    message: format!("contracts = {rel:?}: no such file in the repository"),
-                });
+            if let Some(pos) = ws.config.contracts_place {
+                let path = ws.root.join(&rel);
+                let problem = match std::fs::symlink_metadata(&path) {
+                    Err(_) => Some("no such file in the repository".to_owned()),
+                    Ok(m) if m.is_dir() => Some("a folder, not a file".to_owned()),
+                    // A link is followed only while it stays inside the repository.
+                    Ok(_) => crate::compile::admit::read_repo_file(&ws.root, &path)
+                        .err()
+                        .map(|e| e.to_string()),
+                };
+                if let Some(problem) = problem {
+                    return Err(Error::Syntax {
+                        path: config::PATH.into(),
+                        pos,
+                        message: format!("contracts = {rel:?}: {problem}"),
+                    });
+                }
             }
             contract::Source::Repo(rel)
         }

@@ -301,6 +301,31 @@ fn config_precedence_is_flag_then_env_then_file_then_profile() {
         "{}",
         out.stderr
     );
+    // A folder, or a link out of the repository, named as the contracts: the config's line.
+    std::fs::create_dir_all(repo.root.join("cdir")).unwrap();
+    repo.write(".curate/config.toml", "contracts = \"cdir\"\n");
+    let out = repo.compile_worker(&["--dry-run"]);
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(
+        out.stderr
+            .contains(".curate/config.toml:1:13: contracts = \"cdir\": a folder, not a file"),
+        "{}",
+        out.stderr
+    );
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink("/etc/hostname", repo.root.join("out.json")).unwrap();
+        repo.write(".curate/config.toml", "contracts = \"out.json\"\n");
+        let out = repo.compile_worker(&["--dry-run"]);
+        assert_eq!(out.code, 1, "{}", out.all());
+        assert!(
+            out.stderr
+                .contains(".curate/config.toml:1:13: contracts = \"out.json\": ")
+                && out.stderr.contains("leads out of the repository"),
+            "{}",
+            out.stderr
+        );
+    }
     repo.write(".curate/config.toml", "profile = \"aiws\"\n");
     let out = repo
         .curate()
