@@ -47,12 +47,7 @@ fn names_its_plan(root: &Path, run: &str) -> bool {
     if state_slug(root, run).is_some() {
         return true;
     }
-    plan_of(root, run).is_some_and(|(_, _, text)| {
-        front_matter(&text)
-            .lines()
-            .filter_map(|l| l.strip_prefix("run_id:"))
-            .any(|v| v.trim().trim_matches(|c| c == '"' || c == '\'') == run)
-    })
+    plan_of(root, run).is_some_and(|(_, _, text)| names_run(&text, run))
 }
 
 /// The front matter of a Markdown text (between its first two `---` lines), or "".
@@ -401,14 +396,38 @@ fn plan_slug(root: &Path, run: &str) -> Option<String> {
     if let Some(slug) = state_slug(root, run) {
         return crate::util::paths::is_name(&slug).then_some(slug);
     }
-    let plans = folders_files(root, ".guild/plan");
-    match plans.as_slice() {
-        [one] => one
-            .strip_prefix(".guild/plan/")
-            .and_then(|n| n.strip_suffix(".md"))
-            .map(str::to_owned),
+    let plans: Vec<String> = folders_files(root, ".guild/plan")
+        .iter()
+        .filter_map(|p| p.strip_prefix(".guild/plan/")?.strip_suffix(".md"))
+        .filter(|slug| crate::util::paths::is_name(slug))
+        .map(str::to_owned)
+        .collect();
+    // The plan whose front matter names the run, else the only plan.
+    let named: Vec<&String> = plans
+        .iter()
+        .filter(|slug| {
+            crate::compile::admit::read_repo_file(
+                root,
+                &root.join(format!(".guild/plan/{slug}.md")),
+            )
+            .ok()
+            .flatten()
+            .is_some_and(|b| names_run(&String::from_utf8_lossy(&b), run))
+        })
+        .collect();
+    match (named.as_slice(), plans.as_slice()) {
+        ([one], _) => Some((*one).clone()),
+        ([], [one]) => Some(one.clone()),
         _ => None,
     }
+}
+
+/// True when a plan's front matter says `run_id: <run>`.
+fn names_run(plan: &str, run: &str) -> bool {
+    front_matter(plan)
+        .lines()
+        .filter_map(|l| l.strip_prefix("run_id:"))
+        .any(|v| v.trim().trim_matches(|c| c == '"' || c == '\'') == run)
 }
 
 /// The `plan_slug` of run `run`'s `run-state.json`, as written.

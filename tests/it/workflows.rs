@@ -1838,6 +1838,32 @@ fn runs_that_do_not_name_their_plan_do_not_hide_the_lanes_run() {
 }
 
 #[test]
+fn a_guild_plan_names_its_run_among_several_plans() {
+    let repo = Repo::fixture("guild");
+    // A second plan, for a run with no run-state.json: its front matter names the run.
+    repo.write(
+        ".guild/plan/audit.md",
+        "---\ntype: plan\nrun_id: run-audit\n---\n\n# Plan: audit\n\n## Lane: qa\n\n- task-id: A1-qa\n- owner: qa\n- depends-on: []\n- scope: audit the tags\n",
+    );
+    repo.write(".guild/runs/run-audit/notes.md", "# audit\n");
+    let report = compile(&repo, &["--role", "qa", "--change", "A1-qa", "--dry-run"]);
+    assert_eq!(report["status"], "READY", "{report}");
+    assert_eq!(
+        report["manifest"],
+        ".guild/context/run-audit/qa-A1-qa.jsonl"
+    );
+    // The build run still has its own plan, by its run-state.json.
+    let report = compile(
+        &repo,
+        &["--role", "backend", "--change", "T1-backend", "--dry-run"],
+    );
+    assert_eq!(
+        report["manifest"],
+        format!(".guild/context/{RUN}/backend-T1-backend.jsonl")
+    );
+}
+
+#[test]
 fn a_guild_wiki_of_guild_init_gives_its_overview_as_the_universal_layer() {
     let repo = Repo::fixture("guild");
     std::fs::remove_file(repo.root.join(".guild/wiki/context/project-overview.md")).unwrap();
