@@ -201,15 +201,9 @@ fn a_second_watcher_is_refused_and_the_socket_goes_with_the_process() {
         .status()
         .unwrap();
     assert!(killed.success());
-    let _ = w.child.wait();
+    let (code, told) = ended(&mut w);
+    assert_eq!(code, Some(130), "{told}");
     assert!(!w.socket.exists(), "the socket outlived the watcher");
-    let mut told = String::new();
-    w.child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut told)
-        .unwrap();
     assert!(
         told.contains("curate watch: change add-auth: 4 related files for 1 owned, "),
         "{told}"
