@@ -60,6 +60,20 @@ fn toml_message(message: &str, text: &str, at: usize, spanned: &str) -> String {
     if let Some(i) = message.find("expected struct ") {
         message.replace_range(i.., "expected a table");
     }
+    // `[[budget]]`: serde reads the list's first table as the table's first field.
+    let at_line = text[..at.min(text.len())].rfind('\n').map_or(0, |i| i + 1);
+    let header = text[at_line..].lines().next().unwrap_or_default();
+    if let Some(name) = message
+        .starts_with("invalid type")
+        .then_some(header)
+        .map(str::trim)
+        .map(|h| h.trim_start_matches('\u{feff}'))
+        .and_then(|h| h.strip_prefix("[["))
+        .and_then(|h| h.strip_suffix("]]"))
+    {
+        let name = name.trim();
+        return format!("[[{name}]] makes a list of tables; {name} is one table: write [{name}]");
+    }
     // A value's error: its key is before the nearest `=` on its line (after a `{` or `,` in
     // an inline table, whose own key comes before it); its table is the last header above.
     let key_of = |s: &str| {
@@ -866,6 +880,10 @@ on_not_ready = "deny"
             (
                 "\u{feff}[budget]\nmax_lines = \"x\"\n",
                 ".curate/config.toml:2:13: budget.max_lines: ",
+            ),
+            (
+                "[[budget]]\nmax_lines = 3\n",
+                ".curate/config.toml:1:1: [[budget]] makes a list of tables; budget is one table: write [budget]",
             ),
             (
                 "select = 3\n",
