@@ -20,10 +20,9 @@
 
 use foldhash::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::compile::related::ask::{Answer, Question};
+use crate::compile::related::ask::{Answer, Question, is_repo_path};
 #[cfg(target_os = "linux")]
 use crate::compile::related::{Found, Index, Listings, Unchanged};
 use crate::error::{Error, Result};
@@ -38,7 +37,7 @@ pub enum Told<'a> {
 }
 
 /// What has changed since the last run, as the events told.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default)]
 struct Dirty {
     /// Files written, created, removed or renamed.
     files: HashSet<String>,
@@ -103,12 +102,10 @@ fn check_question(q: &Question, root: &Path) -> std::result::Result<(), String> 
         return Err("a question for another repository".to_owned());
     }
     // What a compile sends is checked there; a question from elsewhere is checked here.
-    let normal =
-        |p: &str| crate::util::paths::is_normal(p) && crate::util::paths::RepoPath::new(p).is_ok();
-    if let Some(bad) = q.owned.iter().find(|p| !normal(p)) {
+    if let Some(bad) = q.owned.iter().find(|p| !is_repo_path(p)) {
         return Err(format!("owned path {bad:?} is not a repository path"));
     }
-    if !q.changes_root.is_empty() && !normal(&q.changes_root) {
+    if !q.changes_root.is_empty() && !is_repo_path(&q.changes_root) {
         return Err("the changes root is not a repository path".to_owned());
     }
     crate::settings::check_change_id(&q.change).map_err(|e| e.to_string())
@@ -135,15 +132,14 @@ pub fn run(
 mod linux {
     use std::io::{Read, Write};
     use std::os::fd::{AsFd, OwnedFd};
-    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    use std::os::unix::fs::FileTypeExt;
     use std::os::unix::net::{UnixListener, UnixStream};
 
     use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
 
     use super::{
-        Answer, Arc, AtomicBool, Dirty, Error, Found, HashMap, HashSet, Index, Listings, Mutex,
-        Ordering, Path, PathBuf, Question, Result, Told, Unchanged, check_question, join, parent,
-        refusal,
+        Answer, Arc, Dirty, Error, Found, HashMap, HashSet, Index, Listings, Mutex, Path, PathBuf,
+        Question, Result, Told, Unchanged, check_question, join, parent, refusal,
     };
     use crate::compile::expand::{OwnFiles, Scope};
 
@@ -171,8 +167,8 @@ mod linux {
         root: PathBuf,
         /// Repository-relative folder by watch descriptor.
         by_wd: HashMap<i32, String>,
-        /// Watch descriptor by folder, and the run that added it.
-        by_path: HashMap<String, (i32, u64)>,
+        /// Watch descriptor by folder.
+        by_path: HashMap<String, i32>,
         /// Added in a run that has not yet ended well: not vouched for before one has.
         pending: Vec<(String, u64)>,
         /// The last run started.
@@ -200,7 +196,7 @@ mod linux {
                 Ok(wd) => {
                     let since = if self.in_run { self.run } else { self.run + 1 };
                     self.by_wd.insert(wd, rel.to_owned());
-                    self.by_path.insert(rel.to_owned(), (wd, since));
+                    self.by_path.insert(rel.to_owned(), wd);
                     self.pending.push((rel.to_owned(), since));
                 }
                 Err(e) => {
@@ -222,7 +218,7 @@ mod linux {
                 .cloned()
                 .collect();
             for p in gone {
-                if let Some((wd, _)) = self.by_path.remove(&p) {
+                if let Some(wd) = self.by_path.remove(&p) {
                     self.by_wd.remove(&wd);
                     let _ = inotify::remove_watch(&*self.fd, wd);
                 }
@@ -286,6 +282,10 @@ mod linux {
         gone: bool,
         /// Watches at `.git` and `.git/info` (the ignore rules of `info/exclude`).
         git: HashMap<i32, &'static str>,
+        /// The walk of the last run, when it ran: its listings are kept after the answer.
+        walked: bool,
+        /// The kernel's refusal of a watch was said.
+        said_refused: bool,
     }
 
     /// Watches the repository at `root` (canonical) until a signal ends the process (its
@@ -331,6 +331,8 @@ mod linux {
             universes: Vec::new(),
             gone: false,
             git: HashMap::default(),
+            walked: false,
+            said_refused: false,
         };
         // The root from the start: its removal ends the watcher before any run.
         w.watches
@@ -359,10 +361,15 @@ mod linux {
     }
 
     /// Answers a connection with an error, not reading its question.
-    fn refuse(mut stream: UnixStream, why: &str) {
+    fn refuse(stream: UnixStream, why: &str) {
         let _ = stream.set_nonblocking(false);
         let _ = stream.set_write_timeout(Some(QUESTION_TIME));
-        if let Ok(mut line) = serde_json::to_vec(&refusal(why.to_owned())) {
+        send(stream, &refusal(why.to_owned()));
+    }
+
+    /// Writes `answer` as one JSON line and closes the connection (a client gone is no error).
+    fn send(mut stream: UnixStream, answer: &Answer) {
+        if let Ok(mut line) = serde_json::to_vec(answer) {
             line.push(b'\n');
             let _ = stream.write_all(&line);
         }
@@ -406,7 +413,6 @@ mod linux {
                 }
             ))
         })?;
-        let _ = std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600));
         listener
             .set_nonblocking(true)
             .map_err(|e| Error::Failed(format!("curate watch: {}: {e}", socket.display())))?;
@@ -628,12 +634,13 @@ mod linux {
                 },
                 Err(e) => refusal(format!("a question that does not decode: {e}")),
             };
-            if let Ok(mut line) = serde_json::to_vec(&answer) {
-                line.push(b'\n');
-                let _ = stream.write_all(&line);
-            }
-            drop(stream);
+            send(stream, &answer);
             // After the answer: what the run kept becomes the next run's start.
+            if std::mem::take(&mut self.walked)
+                && let Some(next) = self.listings.save_next()
+            {
+                self.listings = next;
+            }
             if let Some(next) = self.index.save_next() {
                 self.index = next;
             }
@@ -719,10 +726,8 @@ mod linux {
                 self.listings.begin(Arc::clone(vouch) as Arc<dyn Unchanged>);
                 let walked = crate::compile::related_universe(&scope, &self.listings);
                 self.listings.end();
+                self.walked = true;
                 let walked = Arc::new(walked?);
-                if let Some(next) = self.listings.save_next() {
-                    self.listings = next;
-                }
                 self.universes.retain(|(k, _, _)| *k != key);
                 self.universes.insert(0, (key, shape, Arc::clone(&walked)));
                 self.universes.truncate(UNIVERSES);
@@ -748,14 +753,13 @@ mod linux {
         }
 
         /// Says once that the kernel refused a watch (its limit, most often).
-        fn report_refused(&self, tell: &dyn Fn(Told<'_>)) {
-            static SAID: AtomicBool = AtomicBool::new(false);
+        fn report_refused(&mut self, tell: &dyn Fn(Told<'_>)) {
             let watches = self
                 .watches
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             if let Some((rel, e)) = &watches.refused
-                && !SAID.swap(true, Ordering::Relaxed)
+                && !std::mem::replace(&mut self.said_refused, true)
             {
                 let limit = std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
                     .map_or_else(|_| "?".to_owned(), |s| s.trim().to_owned());

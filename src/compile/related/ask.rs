@@ -126,6 +126,13 @@ pub fn ask(cache_dir: &Path, q: &Question) -> Asked {
     }
 }
 
+/// True when `p` is a normal repository-relative path (what a question's owned files and
+/// an answer's files must be: a peer's text is checked before it is used).
+#[must_use]
+pub fn is_repo_path(p: &str) -> bool {
+    crate::util::paths::is_normal(p) && crate::util::paths::RepoPath::new(p).is_ok()
+}
+
 /// The answer's files, when it is this version's and every path is a normal repository
 /// path with sections that are line pairs.
 fn taken(q: &Question, a: Answer) -> Asked {
@@ -136,8 +143,7 @@ fn taken(q: &Question, a: Answer) -> Asked {
         return Asked::Failed(why);
     }
     let fits = |f: &Found| {
-        crate::util::paths::is_normal(&f.path)
-            && crate::util::paths::RepoPath::new(&f.path).is_ok()
+        is_repo_path(&f.path)
             && match &f.sections {
                 crate::model::Sections::Ranges(r) => r.iter().all(|[a, b]| 1 <= *a && a <= b),
                 _ => false,
@@ -150,8 +156,9 @@ fn taken(q: &Question, a: Answer) -> Asked {
     }
 }
 
-/// How long a compile waits for the answer: well within a hook's deadline (10 s), and long
-/// enough for the watcher's first run, which stamps every file, on a large repository.
+/// How long a compile waits for the answer: well within a hook's deadline (10 s). The
+/// watcher's first run stamps every file and may take longer on a large repository; the
+/// compile then ranks alone (with a warning), as it would without a watcher.
 pub const ANSWER_TIME: std::time::Duration = std::time::Duration::from_secs(5);
 
 #[cfg(target_os = "linux")]
