@@ -46,72 +46,43 @@ pub struct File {
     pub select: Option<Select>,
 }
 
-/// A TOML error of the config file said for a person: the key a duplicate is, the setting
-/// whose value is wrong, and what a number setting takes (serde says `u64`).
-fn toml_message(message: &str, text: &str, at: usize, spanned: &str) -> String {
+/// A TOML error of the config file said for a person (`line` is the text of the line it is
+/// at, `spanned` what its span covers): the setting whose value is wrong, named by the toml
+/// crate's own key path (`budget.max_lines`, inline tables and dotted keys alike); the key
+/// a duplicate is; what a number setting or a table takes (serde says `u64`, `struct
+/// Budget`).
+fn toml_message(e: &toml::de::Error, line: &str, spanned: &str) -> String {
+    let message = e.message().trim();
     if message == "duplicate key" && !spanned.trim().is_empty() {
         return format!("duplicate key `{}`", spanned.trim());
     }
-    let mut message = message
-        .replace("expected u64", "expected a whole number, 0 or more")
-        .replace("expected usize", "expected a whole number, 0 or more")
-        .replace(" as i128", "");
-    // serde names the type a table is read into (`expected struct Budget`).
-    if let Some(i) = message.find("expected struct ") {
-        message.replace_range(i.., "expected a table");
-    }
     // `[[budget]]`: serde reads the list's first table as the table's first field.
-    let at_line = text[..at.min(text.len())].rfind('\n').map_or(0, |i| i + 1);
-    let header = text[at_line..].lines().next().unwrap_or_default();
-    if let Some(name) = message
-        .starts_with("invalid type")
-        .then_some(header)
-        .map(str::trim)
-        .map(|h| h.trim_start_matches('\u{feff}'))
-        .and_then(|h| h.strip_prefix("[["))
-        .and_then(|h| h.strip_suffix("]]"))
+    let header = line.trim().trim_start_matches('\u{feff}');
+    if let Some(name) = header.strip_prefix("[[").and_then(|h| h.strip_suffix("]]"))
+        && message.starts_with("invalid type")
     {
         let name = name.trim();
         return format!("[[{name}]] makes a list of tables; {name} is one table: write [{name}]");
     }
-    // A value's error: its key is before the nearest `=` on its line (after a `{` or `,` in
-    // an inline table, whose own key comes before it); its table is the last header above.
-    let key_of = |s: &str| {
-        s.trim()
-            .trim_matches('\u{feff}')
-            .trim()
-            .trim_matches('"')
-            .to_owned()
-    };
-    let at = at.min(text.len());
-    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-    let before = &text[line_start..at];
-    let Some(eq) = before.rfind('=') else {
-        return message;
-    };
-    let from = before[..eq].rfind(['{', ',']).map_or(0, |i| i + 1);
-    let mut keys = vec![key_of(&before[from..eq])];
-    if from > 0
-        && let Some(brace) = before[..from].rfind('{')
-        && let Some(outer) = before[..brace].rfind('=')
-    {
-        let start = before[..outer].rfind(['{', ',']).map_or(0, |i| i + 1);
-        keys.insert(0, key_of(&before[start..outer]));
-    }
-    let table = text[..line_start]
+    // The key path is in the error's text only when it has no input to show.
+    let mut plain = e.clone();
+    plain.set_input(None);
+    let text = plain.to_string();
+    let keys = text
         .lines()
-        .rev()
-        .map(|l| l.trim().trim_start_matches('\u{feff}'))
-        .find(|l| l.starts_with('[') && l.ends_with(']'))
-        .map(|l| l.trim_matches(|c| c == '[' || c == ']').trim().to_owned());
-    keys.retain(|k| !k.is_empty());
-    if keys.is_empty() {
-        return message;
+        .filter_map(|l| l.strip_prefix("in `")?.strip_suffix('`'))
+        .next_back()
+        .map(|k| k.trim_start_matches('\u{feff}'));
+    let mut message = message
+        .replace("expected u64", "expected a whole number, 0 or more")
+        .replace("expected usize", "expected a whole number, 0 or more")
+        .replace(" as i128", "");
+    if let Some(i) = message.find("expected struct ") {
+        message.replace_range(i.., "expected a table");
     }
-    let key = keys.join(".");
-    match table {
-        Some(t) => format!("{t}.{key}: {message}"),
-        None => format!("{key}: {message}"),
+    match keys {
+        Some(k) if !k.is_empty() => format!("{k}: {message}"),
+        _ => message,
     }
 }
 
@@ -221,10 +192,11 @@ pub fn parse(text: &str) -> Result<File> {
     let file: File = toml::from_str(text).map_err(|e| {
         let start = e.span().map_or(0, |s| s.start);
         let spanned = e.span().and_then(|s| text.get(s)).unwrap_or_default();
-        at(
-            start,
-            toml_message(e.message().trim(), text, start, spanned),
-        )
+        let line_start = text[..start.min(text.len())]
+            .rfind('\n')
+            .map_or(0, |i| i + 1);
+        let line = text[line_start..].lines().next().unwrap_or_default();
+        at(start, toml_message(&e, line, spanned))
     })?;
     // The paths are checked here, where their line and column are known.
     for (key, value) in [("contracts", &file.contracts), ("changes", &file.changes)] {
