@@ -24,7 +24,7 @@ const METHOD_NOT_FOUND: i64 = -32601;
 #[derive(Debug, PartialEq)]
 pub enum Screened {
     /// Hand it to the server as it is.
-    Forward,
+    Forward(Passing),
     /// Answer it here (an error response), and forward nothing.
     Answer(Value),
     /// Neither: a malformed notification, which JSON-RPC never answers.
@@ -82,7 +82,7 @@ pub fn screen(line: &[u8]) -> Screened {
     let Some(method) = obj.get("method") else {
         // A response to a request of the server's: rmcp's to judge.
         return if obj.contains_key("result") || obj.contains_key("error") {
-            Screened::Forward
+            Screened::Forward(Passing::Other)
         } else {
             invalid("a message has a \"method\", or a \"result\" or \"error\"")
         };
@@ -148,7 +148,24 @@ pub fn screen(line: &[u8]) -> Screened {
         }
         _ => {}
     }
-    Screened::Forward
+    Screened::Forward(match (id, method) {
+        (Some(id), _) => Passing::Request(id.clone()),
+        (None, "notifications/cancelled") => params
+            .and_then(|p| p.get("requestId"))
+            .map_or(Passing::Other, |r| Passing::Cancels(r.clone())),
+        (None, _) => Passing::Other,
+    })
+}
+
+/// What a message handed to the server means for the calls in flight ([`InFlight`]).
+#[derive(Debug, PartialEq)]
+pub enum Passing {
+    /// A request, by its id: in flight until answered.
+    Request(Value),
+    /// A cancellation of the request with this id.
+    Cancels(Value),
+    /// A notification or a response.
+    Other,
 }
 
 /// The answer to a line over [`MAX_LINE`], with the id [`IdFinder`] found in it.
@@ -362,9 +379,9 @@ async fn deliver(
         return Ok(());
     }
     match screen(line) {
-        Screened::Forward if !session.admits(line) => Ok(()),
-        Screened::Forward => {
-            if let Err(answer) = in_flight.passed(line) {
+        Screened::Forward(_) if !session.admits(line) => Ok(()),
+        Screened::Forward(passing) => {
+            if let Err(answer) = in_flight.passed(&passing) {
                 send(answers, &answer);
                 return Ok(());
             }
@@ -385,7 +402,7 @@ async fn deliver(
 /// passed on only once these are answered (or after [`InFlight::MAX_WAIT`]).
 #[derive(Debug, Default)]
 pub struct InFlight {
-    ids: std::sync::Mutex<std::collections::HashMap<String, usize>>,
+    ids: std::sync::Mutex<std::collections::HashSet<String>>,
     answered: tokio::sync::Notify,
 }
 
@@ -393,27 +410,19 @@ impl InFlight {
     /// How long the end of the input waits for the calls still running.
     const MAX_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
 
-    fn ids(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, usize>> {
+    fn ids(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<String>> {
         self.ids
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// A line about to pass to rmcp: a request is in flight from now on, a cancellation ends
-    /// one. `Err` with the answer when the request's id is one still in flight: rmcp would
-    /// answer only one of the two, and the other would wait for ever.
-    fn passed(&self, line: &[u8]) -> Result<(), Value> {
-        let Ok(v) = serde_json::from_slice::<Value>(line) else {
-            return Ok(());
-        };
-        let Some(method) = v.get("method").and_then(Value::as_str) else {
-            return Ok(());
-        };
-        match v.get("id") {
-            Some(id) if !id.is_null() => {
-                let mut ids = self.ids();
-                let n = ids.entry(id.to_string()).or_default();
-                if *n > 0 {
+    /// A message about to pass to rmcp: a request is in flight from now on, a cancellation
+    /// ends one. `Err` with the answer when the request's id is one still in flight: rmcp
+    /// would answer only one of the two, and the other would wait for ever.
+    fn passed(&self, passing: &Passing) -> Result<(), Value> {
+        match passing {
+            Passing::Request(id) => {
+                if !self.ids().insert(id.to_string()) {
                     return Err(error(
                         Some(id),
                         INVALID_REQUEST,
@@ -422,40 +431,38 @@ impl InFlight {
                         ),
                     ));
                 }
-                *n += 1;
             }
-            _ if method == "notifications/cancelled" => {
-                if let Some(id) = v.pointer("/params/requestId") {
-                    self.done(&id.to_string());
-                }
-            }
-            _ => {}
+            Passing::Cancels(id) => self.done(&id.to_string()),
+            Passing::Other => {}
         }
         Ok(())
     }
 
-    /// A line of rmcp's: an answer ends its request.
+    /// A line of rmcp's: an answer ends its request. Read for its id alone (a result may
+    /// be a prompt of many kilobytes: its content is skipped, not built).
     fn answered_by(&self, line: &[u8]) {
-        let Ok(v) = serde_json::from_slice::<Value>(line) else {
-            return;
-        };
-        if v.get("method").is_none()
-            && (v.get("result").is_some() || v.get("error").is_some())
-            && let Some(id) = v.get("id")
+        use serde::de::IgnoredAny;
+        #[derive(serde::Deserialize)]
+        struct Reply {
+            id: Option<Value>,
+            method: Option<IgnoredAny>,
+            result: Option<IgnoredAny>,
+            error: Option<IgnoredAny>,
+        }
+        if let Ok(Reply {
+            id: Some(id),
+            method: None,
+            result,
+            error,
+        }) = serde_json::from_slice::<Reply>(line)
+            && (result.is_some() || error.is_some())
         {
             self.done(&id.to_string());
         }
     }
 
     fn done(&self, id: &str) {
-        let mut ids = self.ids();
-        if let Some(n) = ids.get_mut(id) {
-            *n -= 1;
-            if *n == 0 {
-                ids.remove(id);
-            }
-        }
-        drop(ids);
+        self.ids().remove(id);
         self.answered.notify_waiters();
     }
 
@@ -654,6 +661,46 @@ mod tests {
     }
 
     #[test]
+    fn a_forwarded_message_says_what_it_means_for_the_calls_in_flight() {
+        let passing = |line: &str| match screen(line.as_bytes()) {
+            Screened::Forward(p) => p,
+            other => panic!("{line}: {other:?}"),
+        };
+        assert_eq!(
+            passing(r#"{"jsonrpc":"2.0","id":"x","method":"tools/list"}"#),
+            Passing::Request(json!("x"))
+        );
+        assert_eq!(
+            passing(
+                r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}"#
+            ),
+            Passing::Cancels(json!(3))
+        );
+        assert_eq!(
+            passing(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+            Passing::Other
+        );
+        assert_eq!(
+            passing(r#"{"jsonrpc":"2.0","id":7,"result":{}}"#),
+            Passing::Other
+        );
+        // A request is in flight until answered; its id again meanwhile is refused.
+        let flight = InFlight::default();
+        assert!(flight.passed(&Passing::Request(json!(1))).is_ok());
+        assert!(flight.passed(&Passing::Request(json!("1"))).is_ok());
+        assert!(flight.passed(&Passing::Request(json!(1))).is_err());
+        flight.answered_by(br#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#);
+        flight.answered_by(br#"{"jsonrpc":"2.0","id":"1","method":"ping"}"#);
+        assert_eq!(
+            flight.ids().len(),
+            1,
+            "a request of the server's ends nothing"
+        );
+        flight.passed(&Passing::Cancels(json!("1"))).unwrap();
+        assert!(flight.ids().is_empty());
+    }
+
+    #[test]
     fn well_formed_messages_pass_and_bad_notifications_go_unanswered() {
         for line in [
             r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
@@ -664,7 +711,10 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":5,"method":"unknown/method"}"#,
             r#"{"jsonrpc":"2.0","id":7,"result":{}}"#,
         ] {
-            assert_eq!(screen(line.as_bytes()), Screened::Forward, "{line}");
+            assert!(
+                matches!(screen(line.as_bytes()), Screened::Forward(_)),
+                "{line}"
+            );
         }
         assert_eq!(
             screen(br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":5}"#),
