@@ -84,20 +84,24 @@ fn paragraph_line(line: &str) -> bool {
         })
 }
 
+/// The lines a leading YAML front matter holds: `---` on the first line through the next
+/// `---` or `...` (the index of that closing line), `None` without one.
+pub(crate) fn front_matter_end(lines: &[&str]) -> Option<usize> {
+    if lines.first().is_none_or(|l| l.trim_end() != "---") {
+        return None;
+    }
+    lines
+        .iter()
+        .skip(1)
+        .position(|l| matches!(l.trim_end(), "---" | "..."))
+        .map(|n| n + 1)
+}
+
 /// Every heading, in document order.
 pub(crate) fn headings(text: &str) -> Vec<Heading> {
     let lines: Vec<&str> = text.lines().collect();
     let mut out = Vec::new();
-    let mut i = 0;
-    // A YAML front matter: `---` on the first line through the next `---` or `...`.
-    if lines.first().is_some_and(|l| l.trim_end() == "---")
-        && let Some(end) = lines
-            .iter()
-            .skip(1)
-            .position(|l| matches!(l.trim_end(), "---" | "..."))
-    {
-        i = end + 2;
-    }
+    let mut i = front_matter_end(&lines).map_or(0, |end| end + 1);
     let mut open: Option<(u8, usize)> = None;
     let mut prev_paragraph = false;
     while i < lines.len() {

@@ -52,6 +52,15 @@ pub fn outline(lang: Lang, text: &str) -> Option<Vec<Range>> {
     (!found.ranges.is_empty()).then_some(found.ranges)
 }
 
+/// The text of a Markdown file's leading YAML front matter (between its `---` lines), or
+/// `None`: the headings skip the same lines.
+#[must_use]
+pub fn markdown_front_matter(text: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let end = markdown::front_matter_end(&lines)?;
+    Some(lines[1..end].join("\n"))
+}
+
 /// The headings of a Markdown text, in document order: (first line, level 1–6, text),
 /// ATX (`## Title`) and setext (a line underlined by `===` or `---`), outside fenced code and
 /// a leading YAML front matter. What a heading anchor is matched against.

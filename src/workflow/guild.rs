@@ -44,18 +44,7 @@ fn holding(root: &Path, id: &str, run: Option<&str>) -> Vec<String> {
 /// True when run `run` names its plan: its `run-state.json` has a `plan_slug`, or its plan's
 /// front matter says `run_id: <run>`.
 fn names_its_plan(root: &Path, run: &str) -> bool {
-    if state_slug(root, run).is_some() {
-        return true;
-    }
-    plan_of(root, run).is_some_and(|(_, _, text)| names_run(&text, run))
-}
-
-/// The front matter of a Markdown text (between its first two `---` lines), or "".
-fn front_matter(text: &str) -> &str {
-    let Some(rest) = text.strip_prefix("---\n") else {
-        return "";
-    };
-    rest.find("\n---").map_or("", |end| &rest[..end])
+    plan_slug(root, run).is_some_and(|(_, named)| named)
 }
 
 const RUNS: &str = ".guild/runs";
@@ -349,7 +338,7 @@ impl Workflow for Guild {
             .changes_root
             .strip_prefix(&format!("{CONTEXT}/"))
             .unwrap_or_default();
-        let slug = plan_slug(root, run).unwrap_or_default();
+        let slug = plan_slug(root, run).map(|(s, _)| s).unwrap_or_default();
         serde_json::json!({
             "run_id": run,
             "spec": format!(".guild/spec/{slug}.md"),
@@ -391,10 +380,12 @@ pub struct Lane {
     pub named: Vec<String>,
 }
 
-/// The plan of run `run` (its `run-state.json`'s `plan_slug`, else the only plan).
-fn plan_slug(root: &Path, run: &str) -> Option<String> {
+/// The plan of run `run`: its `run-state.json`'s `plan_slug`, else the plan whose front
+/// matter names the run, else the only plan; true unless it is the only plan for want of
+/// a name.
+fn plan_slug(root: &Path, run: &str) -> Option<(String, bool)> {
     if let Some(slug) = state_slug(root, run) {
-        return crate::util::paths::is_name(&slug).then_some(slug);
+        return crate::util::paths::is_name(&slug).then_some((slug, true));
     }
     let plans: Vec<String> = folders_files(root, ".guild/plan")
         .iter()
@@ -416,18 +407,18 @@ fn plan_slug(root: &Path, run: &str) -> Option<String> {
         })
         .collect();
     match (named.as_slice(), plans.as_slice()) {
-        ([one], _) => Some((*one).clone()),
-        ([], [one]) => Some(one.clone()),
+        ([one], _) => Some(((*one).clone(), true)),
+        ([], [one]) => Some((one.clone(), false)),
         _ => None,
     }
 }
 
-/// True when a plan's front matter says `run_id: <run>`.
+/// True when a plan's front matter says `run_id: <run>` (read as Trellis' simple YAML is:
+/// quotes and an inline comment taken off).
 fn names_run(plan: &str, run: &str) -> bool {
-    front_matter(plan)
-        .lines()
-        .filter_map(|l| l.strip_prefix("run_id:"))
-        .any(|v| v.trim().trim_matches(|c| c == '"' || c == '\'') == run)
+    use super::simple_yaml::{Value, get, parse};
+    crate::outline::markdown_front_matter(plan)
+        .is_some_and(|fm| matches!(get(&parse(&fm), "run_id"), Some(Value::Str(r)) if r == run))
 }
 
 /// The `plan_slug` of run `run`'s `run-state.json`, as written.
@@ -453,7 +444,7 @@ fn plan_of(root: &Path, run: &str) -> Option<(String, String, String)> {
     if !crate::util::paths::is_name(run) || !is_dir(root, &format!("{RUNS}/{run}")) {
         return None;
     }
-    let slug = plan_slug(root, run)?;
+    let (slug, _) = plan_slug(root, run)?;
     let plan = format!(".guild/plan/{slug}.md");
     let bytes = crate::compile::admit::read_repo_file(root, &root.join(&plan)).ok()??;
     let text = String::from_utf8_lossy(&bytes).into_owned();
