@@ -92,7 +92,7 @@ fn mixed(size: usize, seed: u64) -> Vec<u8> {
 }
 
 fn scan(c: &mut Criterion) {
-    let rules = curate::compile::secrets::ContentRules::shared().expect("the content rules build");
+    let rules = curate::trust::secrets::ContentRules::shared().expect("the content rules build");
     for (name, text) in [
         ("clean", clean(8 << 20, 1)),
         ("code_with_keywords", mixed(8 << 20, 2)),

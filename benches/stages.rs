@@ -6,8 +6,9 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use curate::compile::cache::{Cached, DigestCache};
-use curate::compile::tokens::{Encoding, Fast, TokenCounter};
+use curate::util::cache::DigestCache;
+use curate::compile::tokens::{Cached, Fast, TokenCounter};
+use curate::model::Encoding;
 
 /// The reference counter (tiktoken-rs, a dev-dependency), to compare the fast one with.
 struct Reference(Encoding);
@@ -211,7 +212,7 @@ fn lines(c: &mut Criterion) {
 
 fn secrets(c: &mut Criterion) {
     let text = corpus(8 << 20, 4);
-    let rules = curate::compile::secrets::ContentRules::shared().expect("the content rules build");
+    let rules = curate::trust::secrets::ContentRules::shared().expect("the content rules build");
     assert!(
         rules.scan(&text).is_none(),
         "the generated text holds no secret"
@@ -236,7 +237,7 @@ fn digest(c: &mut Criterion) {
     let mut g = c.benchmark_group("sha256_8MiB");
     g.throughput(Throughput::Bytes(text.len() as u64));
     g.bench_function("cache_key", |b| {
-        b.iter(|| curate::compile::cache::key_of(black_box(&text)));
+        b.iter(|| curate::util::cache::key_of(black_box(&text)));
     });
     g.finish();
 }
@@ -247,11 +248,11 @@ fn cache_file(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("a temporary folder");
     let open = || DigestCache::open(Some(dir.path().to_owned()), Encoding::O200kBase);
     let full = open();
-    for i in 0..curate::compile::cache::MAX_ENTRIES as u64 {
-        full.put_key(curate::compile::cache::key_of(&i.to_le_bytes()), i);
+    for i in 0..curate::util::cache::MAX_ENTRIES as u64 {
+        full.put_key(curate::util::cache::key_of(&i.to_le_bytes()), i);
     }
     full.save().expect("the cache saves");
-    let probe = curate::compile::cache::key_of(&7u64.to_le_bytes());
+    let probe = curate::util::cache::key_of(&7u64.to_le_bytes());
     let mut g = c.benchmark_group("token_cache_65536_entries");
     g.sample_size(20);
     g.bench_function("open_and_first_lookup", |b| {
@@ -262,7 +263,7 @@ fn cache_file(c: &mut Criterion) {
         b.iter(|| {
             let cache = open();
             n -= 1;
-            cache.put_key(curate::compile::cache::key_of(&n.to_le_bytes()), n);
+            cache.put_key(curate::util::cache::key_of(&n.to_le_bytes()), n);
             cache.save().expect("the cache saves");
         });
     });

@@ -17,7 +17,7 @@ fn main() {
         eprintln!("usage: secret-scan DIR...");
         std::process::exit(2);
     }
-    let rules = match curate::compile::secrets::ContentRules::shared() {
+    let rules = match curate::trust::secrets::ContentRules::shared() {
         Ok(rules) => rules,
         Err(error) => {
             eprintln!("rules do not build: {error}");
@@ -44,7 +44,7 @@ fn main() {
             ) else {
                 continue;
             };
-            if curate::compile::admit::is_binary(&data) {
+            if curate::trust::admit::is_binary(&data) {
                 continue;
             }
             files += 1;

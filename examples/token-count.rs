@@ -9,7 +9,8 @@
 
 use std::time::Instant;
 
-use curate::compile::tokens::{Encoding, Fast, TokenCounter};
+use curate::compile::tokens::{Fast, TokenCounter};
+use curate::model::Encoding;
 
 fn main() {
     let mut encoding = Encoding::O200kBase;

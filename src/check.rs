@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::compile::admit::{Refusal, admit};
-use crate::compile::budget::{self, Caps, Item, Rule};
+use crate::trust::admit::{Refusal, admit};
+use crate::compile::budget::{self, Item, Rule};
+use crate::model::Caps;
 use crate::compile::manifest;
 use crate::compile::measure;
 use crate::error::Result;
@@ -146,7 +147,7 @@ fn discover(ws: &Workspace) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for root in &roots {
         let pattern = crate::config::fill(&ws.config.manifest, root, "*", "*");
-        let Ok(pattern) = crate::util::paths::normalize(&pattern) else {
+        let Ok(pattern) = crate::model::paths::normalize(&pattern) else {
             continue;
         };
         let Ok(matcher) = crate::util::glob::matcher(&pattern) else {
@@ -158,7 +159,7 @@ fn discover(ws: &Workspace) -> Vec<PathBuf> {
             pattern.strip_suffix(".jsonl").unwrap_or(&pattern)
         );
         let lock_matcher = crate::util::glob::matcher(&lock_pattern).ok();
-        let prefix = crate::util::paths::literal_prefix(&pattern);
+        let prefix = crate::model::paths::literal_prefix(&pattern);
         let depth =
             pattern.split('/').count() - prefix.split('/').filter(|s| !s.is_empty()).count();
         for e in walkdir::WalkDir::new(ws.root.join(prefix))
@@ -190,7 +191,7 @@ fn discover(ws: &Workspace) -> Vec<PathBuf> {
 
 fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<Finding>) {
     // A path someone gave may hold a token: it is never shown.
-    let shown = crate::compile::secrets::redact(&ws.shown(path));
+    let shown = crate::trust::redact::redact(&ws.shown(path));
     // The entry being checked: its findings name its file, not only the manifest's line.
     let entry: std::cell::RefCell<Option<String>> = std::cell::RefCell::new(None);
     let mut add = |line: usize, severity: Severity, message: String| {
@@ -210,7 +211,9 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
     // A manifest in the repository is read only from inside it; one named elsewhere is
     // read where it was named. Either way bounded, and a regular file only.
     let read = if path.starts_with(&ws.root) {
-        crate::compile::admit::read_repo_file(&ws.root, path).and_then(|b| {
+        crate::trust::admit::read_repo_file(&ws.root, path)
+            .map_err(crate::error::Error::from)
+            .and_then(|b| {
             b.ok_or_else(|| {
                 crate::error::Error::Failed(
                     "the manifest does not exist where the manifest template puts it (a lock for it does, or it was named): compile it again".to_owned(),
@@ -299,7 +302,7 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
         );
     }
     // The rules guard secrets: when they fail to build, nothing is read (fail closed).
-    let rules = match crate::compile::secrets::ContentRules::shared() {
+    let rules = match crate::trust::secrets::ContentRules::shared() {
         Ok(rules) => rules,
         Err(e) => {
             add(1, Severity::Error, format!("cannot check entries: {e}"));
@@ -322,7 +325,7 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
         };
         let file = obj.get("file").and_then(Value::as_str);
         entry.replace(None);
-        if let Some(rule) = file.and_then(crate::compile::secrets::rule_of_text) {
+        if let Some(rule) = file.and_then(crate::trust::secrets::rule_of_text) {
             // Never named: the finding is the line's.
             add(
                 line,
@@ -331,7 +334,7 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
             );
             continue;
         }
-        if let Some(hit) = rules.scan(crate::compile::secrets::json_text(value).as_bytes()) {
+        if let Some(hit) = rules.scan(crate::trust::secrets::json_text(value).as_bytes()) {
             // Its values are echoed by the findings below: none of them is made.
             add(
                 line,
@@ -442,7 +445,7 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
                 }
             },
         };
-        let repo_path = match crate::util::paths::RepoPath::new(file) {
+        let repo_path = match crate::model::paths::RepoPath::new(file) {
             Ok(p) => p,
             Err(e) => {
                 add(
@@ -465,7 +468,7 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
                 change,
                 normal.clone(),
             );
-            if let Ok(p) = crate::util::paths::RepoPath::new(&moved) {
+            if let Ok(p) = crate::model::paths::RepoPath::new(&moved) {
                 repo_path = p;
             }
         }
@@ -575,7 +578,7 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
     }
     // A file read from outside the repository cannot be read again from the lock.
     let outside = lock.as_ref().and_then(|l| {
-        let file = |f: &Option<manifest::FileRef>, what: &str| {
+        let file = |f: &Option<crate::model::FileRef>, what: &str| {
             f.as_ref()
                 .filter(|f| f.outside)
                 .map(|f| format!("the {what} {} was", quoted(&f.path)))

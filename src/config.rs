@@ -12,8 +12,9 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::compile::tokens::Encoding;
-use crate::error::{Error, Pos, Result};
+use crate::model::Encoding;
+use crate::error::{Error, Result};
+use crate::model::Pos;
 use crate::model::Lang;
 use crate::workflow::Workflow;
 
@@ -172,7 +173,7 @@ impl fmt::Display for Origin {
 /// Reads `.curate/config.toml` under `root`, when there is one.
 pub fn load(root: &Path) -> Result<Option<File>> {
     let path = root.join(PATH);
-    let Some(bytes) = crate::compile::admit::read_repo_file(root, &path)? else {
+    let Some(bytes) = crate::trust::admit::read_repo_file(root, &path)? else {
         return Ok(None);
     };
     let text = String::from_utf8(bytes).map_err(|_| Error::Invalid {
@@ -201,7 +202,7 @@ pub fn parse(text: &str) -> Result<File> {
     // The paths are checked here, where their line and column are known.
     for (key, value) in [("contracts", &file.contracts), ("changes", &file.changes)] {
         if let Some(v) = value
-            && let Err(e) = crate::util::paths::normalize(v.get_ref())
+            && let Err(e) = crate::model::paths::normalize(v.get_ref())
         {
             // The config does not know the root: an absolute path is refused as such, inside
             // the repository or not.
@@ -229,7 +230,7 @@ pub fn parse(text: &str) -> Result<File> {
         .roles
         .iter()
         .flatten()
-        .find(|(k, _)| !crate::util::paths::is_name(k))
+        .find(|(k, _)| !crate::model::paths::is_name(k))
     {
         return Err(at(
             v.span().start,
@@ -284,7 +285,7 @@ pub fn check_template(template: &str) -> std::result::Result<(), String> {
         return Err("it must end in .jsonl".to_owned());
     }
     let sample = fill(template, "changes", "c", "r");
-    crate::util::paths::normalize(&sample)
+    crate::model::paths::normalize(&sample)
         .map(|_| ())
         .map_err(|e| format!("the path {}", e.problem()))
 }
@@ -436,7 +437,7 @@ impl Config {
 
         let changes_env = env_value("CURATE_CHANGES");
         if let Some(c) = &changes_env
-            && let Err(e) = crate::util::paths::normalize(c)
+            && let Err(e) = crate::model::paths::normalize(c)
         {
             return Err(bad(
                 "CURATE_CHANGES",
@@ -483,7 +484,7 @@ impl Config {
         origins.insert("sections", o);
 
         let budget = file.and_then(|f| f.budget.as_ref());
-        let defaults = crate::compile::budget::Caps::default();
+        let defaults = crate::model::Caps::default();
         let (max_files, o) = pick(
             None,
             parse_u64("CURATE_MAX_FILES")?,

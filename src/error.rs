@@ -6,36 +6,7 @@
 
 use std::path::PathBuf;
 
-/// A position in a text file, 1-based.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Pos {
-    pub line: usize,
-    pub column: usize,
-}
-
-impl Pos {
-    /// `bytes` as UTF-8, or the position of the first byte that is not (its column
-    /// counted in bytes, as the JSON errors' are).
-    pub fn utf8(bytes: &[u8]) -> std::result::Result<&str, Pos> {
-        std::str::from_utf8(bytes).map_err(|e| {
-            let before = &bytes[..e.valid_up_to()];
-            let line_start = before
-                .iter()
-                .rposition(|&b| b == b'\n')
-                .map_or(0, |i| i + 1);
-            Pos {
-                line: memchr::memchr_iter(b'\n', before).count() + 1,
-                column: before.len() - line_start + 1,
-            }
-        })
-    }
-}
-
-impl std::fmt::Display for Pos {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}", self.line, self.column)
-    }
-}
+use crate::model::Pos;
 
 /// Everything that can stop a command.
 #[derive(Debug, thiserror::Error)]
@@ -139,6 +110,29 @@ pub enum Error {
     Failed(String),
 }
 
+impl From<crate::util::fault::Fault> for Error {
+    fn from(fault: crate::util::fault::Fault) -> Error {
+        use crate::util::fault::Fault;
+        match fault {
+            Fault::Read { path, source } => Error::Read { path, source },
+            Fault::Write { path, source } => Error::Write { path, source },
+            Fault::Escape {
+                origin,
+                path,
+                problem,
+            } => Error::Escape {
+                origin,
+                path,
+                problem,
+            },
+            Fault::Invalid { path, message } => Error::Invalid { path, message },
+            Fault::Input(e) => Error::Input(e),
+            Fault::SecretRules(e) => Error::SecretRules(e),
+            Fault::Failed(message) => Error::Failed(message),
+        }
+    }
+}
+
 /// The schema violations of one file, shown as the `caused by:` lines of [`Error::Schema`].
 #[derive(Debug)]
 pub struct SchemaDetails {
@@ -187,7 +181,7 @@ impl Error {
                         n - MAX_ROLES_SHOWN
                     ),
                 };
-                Some(match crate::util::similar::similar(role, known).first() {
+                Some(match crate::model::similar::similar(role, known).first() {
                     Some(meant) => format!("did you mean {meant:?}? {roles}"),
                     None => roles,
                 })
@@ -211,6 +205,12 @@ impl Error {
         }
     }
 }
+
+
+/// A text shown whole up to this many bytes; past it, its head and its length.
+const WHOLE: usize = 256;
+/// The bytes of a long text shown.
+const HEAD: usize = 200;
 
 /// The error as curate prints it: `error: …`, one `caused by: …` line per source (one per
 /// schema problem, one per line of a source of several), then the optional `hint: …`. Control characters in a message (a newline
@@ -242,13 +242,8 @@ pub fn render(e: &Error, label: &str) -> String {
         text.push_str(&format!("hint: {}\n", crate::model::one_line(&hint)));
     }
     // A message may echo what a caller gave (a path, a glob): a token in it is never shown.
-    format!("{label} {}", crate::compile::secrets::redact(&text))
+    format!("{label} {}", crate::trust::redact::redact(&text))
 }
-
-/// A text shown whole up to this many bytes; past it, its head and its length.
-const WHOLE: usize = 256;
-/// The bytes of a long text shown.
-const HEAD: usize = 200;
 
 /// `text` whole up to [`WHOLE`] bytes; past it, redacted first (half a token is still a
 /// secret), then its first [`HEAD`] bytes (at a character's boundary) and its length, so an
@@ -265,7 +260,7 @@ fn shortened(text: &str, quote: bool) -> String {
     if text.len() <= WHOLE {
         return show(text);
     }
-    let redacted = crate::compile::secrets::redact(text);
+    let redacted = crate::trust::redact::redact(text);
     let at = (0..=HEAD.min(redacted.len()))
         .rev()
         .find(|&i| redacted.is_char_boundary(i))

@@ -409,7 +409,7 @@ pub fn install(
     on_edit: bool,
 ) -> Result<Vec<String>> {
     let path = root.join(host.path());
-    let current = crate::compile::admit::read_repo_file(root, &path)?;
+    let current = crate::trust::admit::read_repo_file(root, &path)?;
     let current = match current {
         None => None,
         Some(bytes) => Some(String::from_utf8(bytes).map_err(|_| Error::Invalid {

@@ -32,6 +32,7 @@ pub mod report;
 pub mod settings;
 pub mod state;
 pub mod task;
+pub mod trust;
 pub mod util;
 pub mod verify;
 pub mod warm;

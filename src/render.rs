@@ -18,10 +18,10 @@ use serde_json::{Value, json};
 
 pub use crate::model::Lang;
 
-use crate::compile::admit::{Held, admit};
+use crate::trust::admit::{Held, admit};
 use crate::compile::budget::Status;
 use crate::compile::measure;
-use crate::compile::secrets::ContentRules;
+use crate::trust::secrets::ContentRules;
 use crate::compile::{self, Compiled, Kept};
 use crate::error::{Error, Result};
 use crate::model::{Entry, Priority, Sections, quoted};
@@ -75,7 +75,7 @@ fn lookup(root: &Path, name: &str, lang: Lang) -> Result<Option<Found>> {
         let path = root.join(".curate/templates").join(file);
         // A repository template is an input like any other: never through a link out of
         // the repository, never a FIFO or a device, never past the input cap.
-        if let Some(bytes) = crate::compile::admit::read_repo_file(root, &path)? {
+        if let Some(bytes) = crate::trust::admit::read_repo_file(root, &path)? {
             let text = String::from_utf8(bytes).map_err(|_| Error::Invalid {
                 path: path.clone(),
                 message: "the template is not UTF-8".to_owned(),
@@ -591,7 +591,7 @@ pub fn manifest_warnings(ws: &Workspace, compiled: &Compiled, again: &str) -> Ve
         return Vec::new();
     }
     let on_disk =
-        crate::compile::admit::read_repo_file(&ws.root, &ws.root.join(&compiled.manifest_path))
+        crate::trust::admit::read_repo_file(&ws.root, &ws.root.join(&compiled.manifest_path))
             .ok()
             .flatten();
     match on_disk {
@@ -644,7 +644,7 @@ impl ReadAhead {
             max_file_size,
             caps,
         };
-        let excerpt = Excerpt::new(&from, crate::compile::admit::rules()?);
+        let excerpt = Excerpt::new(&from, crate::trust::admit::rules()?);
         excerpt.start_producers();
         Ok(ReadAhead {
             excerpt: std::sync::Arc::new(excerpt),
@@ -737,7 +737,7 @@ pub fn render_to_with(
     // The environment may hold secrets, and nothing the template prints from it would pass
     // the scan of the context: tera's `get_env` is not offered.
     tera.register_function("get_env", NoEnv);
-    let rules = crate::compile::admit::rules()?;
+    let rules = crate::trust::admit::rules()?;
     let excerpt = match ahead.filter(|a| a.serves(job)) {
         Some(ahead) => ahead.excerpt,
         None => {
@@ -855,7 +855,7 @@ fn refuse_secrets(
     if let Value::Object(vars) = &vars {
         for (name, value) in vars {
             // The text as a template shows it: each string as it is, one a line.
-            let shown = crate::compile::secrets::json_text(value);
+            let shown = crate::trust::secrets::json_text(value);
             if let Some(hit) = rules.scan(shown.as_bytes()) {
                 return refuse(format!("the variable `{name}`"), hit.rule);
             }
@@ -1281,7 +1281,7 @@ impl Shared {
     /// (same hash), or a full admission.
     fn prepare(&self, wanted: &Wanted) -> Prepared {
         let file = &wanted.file;
-        let path = crate::util::paths::RepoPath::new(file)
+        let path = crate::model::paths::RepoPath::new(file)
             .map_err(|e| format!("{} {}", quoted(file), e.problem()))?;
         let bytes = if wanted.sha256.is_empty() {
             admit(&self.root, &path, self.max_file_size, self.rules).map(std::sync::Arc::new)
@@ -1511,13 +1511,13 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
     // `check` never reads it: its text would be the prompt's reasons. Judged by its
     // repository path (the target's, past links), or by its name outside the repository.
     let judged = match path.canonicalize() {
-        Ok(real) => crate::util::paths::relative_to(&ws.root, &real).unwrap_or_else(|| {
+        Ok(real) => crate::model::paths::relative_to(&ws.root, &real).unwrap_or_else(|| {
             real.file_name()
                 .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
         }),
         Err(_) => String::new(),
     };
-    if let Err(refusal) = crate::compile::admit::judge_name(&judged) {
+    if let Err(refusal) = crate::trust::admit::judge_name(&judged) {
         return Err(Error::Invalid {
             path: path.to_owned(),
             message: format!("never read: {refusal}"),
@@ -1530,7 +1530,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
     if let Some((line, column, message)) = parsed.errors.first() {
         return Err(Error::Syntax {
             path: shown.into(),
-            pos: crate::error::Pos {
+            pos: crate::model::Pos {
                 line: *line,
                 column: *column,
             },
@@ -1539,23 +1539,23 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
     }
     let contracts = ws.load_contracts()?;
     let role = ws.contract_role_of(&contracts, &s.contract_role)?.clone();
-    let rules = crate::compile::admit::rules()?;
+    let rules = crate::trust::admit::rules()?;
     let cache = compile::token_cache(ws);
     let verdicts = compile::verdict_cache(ws, parsed.entries.len());
     let known = compile::known_files(ws, parsed.entries.len());
     let fast = crate::compile::tokens::Fast(ws.encoding);
-    let counter = crate::compile::cache::Cached::new(&cache, &fast);
+    let counter = crate::compile::tokens::Cached::new(&cache, &fast);
     let mut kept = Vec::new();
     let mut excluded = Vec::new();
     let mut withheld = crate::compile::Withheld::default();
-    let held = crate::compile::admit::Held::spooling(
-        crate::compile::admit::HOLD_BYTES,
-        crate::compile::spool::SPOOL_BYTES,
+    let held = crate::trust::admit::Held::spooling(
+        crate::trust::admit::HOLD_BYTES,
+        crate::trust::spool::SPOOL_BYTES,
     );
     for (line, value) in &parsed.entries {
         let entry: Entry = lenient_entry(value).map_err(|message| Error::Syntax {
             path: shown.clone().into(),
-            pos: crate::error::Pos {
+            pos: crate::model::Pos {
                 line: *line,
                 column: 1,
             },
@@ -1564,7 +1564,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
         if !withheld.keeps(rules, &entry.file) {
             continue;
         }
-        let file = crate::util::paths::RepoPath::new(&entry.file).map_err(|e| Error::Escape {
+        let file = crate::model::paths::RepoPath::new(&entry.file).map_err(|e| Error::Escape {
             origin: format!("{shown}:{line}"),
             path: entry.file.clone(),
             problem: e.problem(),
@@ -1863,7 +1863,7 @@ mod tests {
             max_file_size: 1 << 20,
             caps: ByteCaps::default(),
         };
-        let rules = crate::compile::admit::rules().unwrap();
+        let rules = crate::trust::admit::rules().unwrap();
         let forward: Vec<usize> = (0..40).collect();
         let backward: Vec<usize> = (0..40).rev().collect();
         let apart: Vec<usize> = (0..40).map(|i| (i * 7) % 40).collect();

@@ -10,11 +10,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::compile::budget::Caps;
+use crate::model::Caps;
 use crate::compile::contract;
-use crate::compile::manifest::{FileRef, Lock};
+use crate::compile::manifest::Lock;
+use crate::model::FileRef;
 use crate::compile::overrides::{self, Upsert};
-use crate::compile::tokens::Encoding;
+use crate::model::Encoding;
 use crate::config::{self, Config, Given, Origin, Wf};
 use crate::error::{Error, Result};
 use crate::task::{self, Task};
@@ -95,7 +96,7 @@ impl Workspace {
     /// `path` (absolute) as a repository-relative `/` path, when it lies inside the root.
     #[must_use]
     pub fn relative(&self, path: &Path) -> Option<String> {
-        crate::util::paths::relative_to(&self.root, path)
+        crate::model::paths::relative_to(&self.root, path)
     }
 
     /// `path` for messages: repository-relative when inside, else as given.
@@ -110,7 +111,7 @@ impl Workspace {
     #[must_use]
     pub fn manifest_path(&self, change: &str, role: &str) -> String {
         let path = config::fill(&self.config.manifest, &self.changes_root, change, role);
-        crate::util::paths::normalize(&path).unwrap_or(path)
+        crate::model::paths::normalize(&path).unwrap_or(path)
     }
 
     /// The overrides file beside a manifest: the same stem, `.overrides.jsonl`.
@@ -275,9 +276,9 @@ impl Workspace {
             let ids: Vec<String> = wf
                 .change_ids(&self.root, &ws.changes_root)
                 .into_iter()
-                .filter(|id| crate::compile::secrets::rule_of_text(id).is_none())
+                .filter(|id| crate::trust::secrets::rule_of_text(id).is_none())
                 .collect();
-            ws.similar = crate::util::similar::similar(&change, &ids);
+            ws.similar = crate::model::similar::similar(&change, &ids);
             let folder = format!("{}/{change}", ws.changes_root);
             let mut warning = if ws.looked.is_empty() || ws.looked.contains(&folder) {
                 format!("the change folder {folder} does not exist")
@@ -423,7 +424,7 @@ impl Workspace {
                 } else {
                     cwd.join(dir)
                 };
-                match crate::util::paths::relative_to(&root, &abs) {
+                match crate::model::paths::relative_to(&root, &abs) {
                     Some(rel) if !rel.is_empty() => Some(rel),
                     _ => {
                         return Err(Error::Escape {
@@ -502,7 +503,7 @@ impl Workspace {
 /// workflow), else `changes`, or `.aiws/changes` where only that exists.
 fn default_root(root: &Path, config: &Config) -> Result<String> {
     match &config.changes {
-        Some(changes) => crate::util::paths::normalize(changes).map_err(|e| Error::Escape {
+        Some(changes) => crate::model::paths::normalize(changes).map_err(|e| Error::Escape {
             origin: "changes".to_owned(),
             path: changes.clone(),
             problem: e.problem(),
@@ -526,7 +527,7 @@ fn contracts_source(ws: &Workspace) -> Result<contract::Source> {
         .map(|v| ws.arg_path(Path::new(&v)));
     Ok(match (&flag, &env, &ws.config.contracts) {
         (None, None, Some(rel)) => {
-            let rel = crate::util::paths::normalize(rel).map_err(|e| Error::Escape {
+            let rel = crate::model::paths::normalize(rel).map_err(|e| Error::Escape {
                 origin: format!("contracts in {}", config::PATH),
                 path: rel.clone(),
                 problem: e.problem(),
@@ -538,7 +539,7 @@ fn contracts_source(ws: &Workspace) -> Result<contract::Source> {
                     Err(_) => Some("no such file in the repository".to_owned()),
                     Ok(m) if m.is_dir() => Some("a folder, not a file".to_owned()),
                     // A link is followed only while it stays inside the repository.
-                    Ok(_) => crate::compile::admit::read_repo_file(&ws.root, &path)
+                    Ok(_) => crate::trust::admit::read_repo_file(&ws.root, &path)
                         .err()
                         .map(|e| e.to_string()),
                 };
@@ -576,7 +577,7 @@ fn refuse_reserved(wf: Wf, id: &str) -> Result<()> {
 
 /// Checks an id or a role: `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`.
 pub fn check_name(what: &'static str, value: &str) -> Result<()> {
-    if crate::util::paths::is_name(value) {
+    if crate::model::paths::is_name(value) {
         Ok(())
     } else {
         Err(Error::InvalidName {
@@ -597,7 +598,7 @@ pub fn check_alias(ws: &Workspace, alias: &str) -> Result<()> {
         Err(Error::UnknownRole {
             source_name, known, ..
         }) => {
-            let like = crate::util::similar::similar(role, &known);
+            let like = crate::model::similar::similar(role, &known);
             let hint = like
                 .first()
                 .map_or(String::new(), |l| format!("did you mean {l:?}? "));
@@ -617,7 +618,7 @@ pub fn check_alias(ws: &Workspace, alias: &str) -> Result<()> {
 /// Refuses a role, change or run id that holds a secret (a token pasted in its place):
 /// curate names folders, manifests, locks, reports and prompts by it. Never echoes it.
 pub fn check_no_secret(what: &'static str, value: &str) -> Result<()> {
-    match crate::compile::admit::rules()?.scan_path(value) {
+    match crate::trust::admit::rules()?.scan_path(value) {
         Some(rule) => Err(Error::Failed(format!(
             "the {what} holds a secret ({rule}); curate would name folders, manifests and prompts by it"
         ))),
@@ -678,7 +679,7 @@ pub struct CompileSettings {
     /// Tokens the related files' outlines may take (`--related`; 0: none).
     pub related: u64,
     /// A render that writes the admitted text follows: what does not fit the compile's
-    /// memory hold is spooled, so each file is read once ([`crate::compile::spool`]).
+    /// memory hold is spooled, so each file is read once ([`crate::trust::spool`]).
     pub renders: bool,
 }
 
@@ -748,7 +749,7 @@ impl CompileSettings {
         let role = ws.workflow().normalize_role(&o.role).to_owned();
         check_name("role", &role)?;
         let change = o.change.clone();
-        let rules = crate::compile::admit::rules()?;
+        let rules = crate::trust::admit::rules()?;
         // Text curate copies into a manifest and a prompt holds no secret: an addition, and
         // every path or glob given (a note names one that matched nothing).
         let refuse = |flag: &str, values: &[String]| -> Result<()> {
@@ -780,7 +781,7 @@ impl CompileSettings {
                 // As written, and its fields' text decoded, as the envelope shows them.
                 let decoded = || {
                     let v = serde_json::to_value(&task).ok()?;
-                    rules.scan(crate::compile::secrets::json_text(&v).as_bytes())
+                    rules.scan(crate::trust::secrets::json_text(&v).as_bytes())
                 };
                 if let Some(hit) = rules.scan(&bytes) {
                     return Err(Error::Invalid {
@@ -896,7 +897,7 @@ impl CompileSettings {
         // A lock is a file of the repository anyone may edit: the task file it names is
         // read only inside the repository (no `..`, no absolute path, no link out).
         let task_file = match &i.task_file {
-            Some(f) => Some(crate::compile::admit::contained(
+            Some(f) => Some(crate::trust::admit::contained(
                 &ws.root,
                 "the lock's task file",
                 &f.path,

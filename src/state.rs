@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::compile::admit::read_repo_file;
+use crate::trust::admit::read_repo_file;
 use crate::error::Result;
 use crate::settings::check_name;
 use crate::util::atomic::{self, Bound};
@@ -28,7 +28,7 @@ pub const BREADCRUMB_TTL: Duration = Duration::from_secs(120);
 /// digits of its SHA-256.
 #[must_use]
 pub fn session_key(id: &str) -> String {
-    let plain = crate::compile::secrets::rule_of_text(id).is_none()
+    let plain = crate::trust::secrets::rule_of_text(id).is_none()
         && !id.is_empty()
         && id.len() <= 128
         && id != "."
@@ -164,11 +164,11 @@ pub fn leave_breadcrumb(root: &Path, mut crumb: Breadcrumb) -> Result<()> {
     );
     let text = serde_json::to_string(&crumb).unwrap_or_default();
     // Taken by the sub-agent's start within seconds, or swept: no `fsync` for it.
-    atomic::write_bounded_unsynced(
+    Ok(atomic::write_bounded_unsynced(
         &pending_dir(root).join(name),
         Bound::Inside(root),
         text.as_bytes(),
-    )
+    )?)
 }
 
 /// The session key and time of a breadcrumb file name `<key>.<ms>.<suffix>.json`.
@@ -329,12 +329,12 @@ pub fn last_hook_runs(root: &Path, n: usize) -> Vec<HookRun> {
     // A log written by an older curate (or by hand) may hold a token: shown as its rule.
     let shown = |t: &mut Option<String>| {
         if let Some(t) = t {
-            *t = crate::compile::secrets::redact(t);
+            *t = crate::trust::redact::redact(t);
         }
     };
     let mut last = runs.split_off(skip);
     for run in &mut last {
-        run.event = crate::compile::secrets::redact(&run.event);
+        run.event = crate::trust::redact::redact(&run.event);
         shown(&mut run.role);
         shown(&mut run.change);
         shown(&mut run.reason);

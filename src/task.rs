@@ -107,8 +107,8 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Task> {
         for (i, glob) in globs.iter().enumerate() {
             // A path that climbs out or names nothing, at its place (an absolute path into
             // the repository is taken below its root where it is used).
-            match crate::util::paths::normalize(glob) {
-                Err(crate::util::paths::Escape::Absolute) | Ok(_) => {}
+            match crate::model::paths::normalize(glob) {
+                Err(crate::model::paths::Escape::Absolute) | Ok(_) => {}
                 Err(e) => {
                     return Err(at(
                         &format!("/{key}/{i}"),

@@ -244,7 +244,7 @@ impl Verdict {
     pub fn hiding_secrets(mut self, rule_of: impl Fn(&str) -> Option<&'static str>) -> Verdict {
         let redacted = |text: &mut String| {
             if rule_of(text).is_some() {
-                *text = crate::compile::secrets::redact(text);
+                *text = crate::trust::redact::redact(text);
             }
         };
         for v in &mut self.violations {
@@ -409,7 +409,7 @@ fn normalize_glob(glob: &str) -> Result<String, &'static str> {
     if glob.replace('\\', "/").split('/').any(|part| part == "..") {
         return Err("`..` is not allowed in a glob");
     }
-    crate::util::paths::normalize(glob).map_err(crate::util::paths::Escape::problem)
+    crate::model::paths::normalize(glob).map_err(crate::model::paths::Escape::problem)
 }
 
 /// Normalises a repository-relative path: `\` becomes `/`, `./` and
@@ -423,7 +423,7 @@ fn normalize_glob(glob: &str) -> Result<String, &'static str> {
 /// drive letter (`C:...`), a `..` that escapes the root, or a path that
 /// names the root itself (empty, `.`, `a/..`).
 pub fn normalize(path: &str) -> Result<String, VerifyError> {
-    crate::util::paths::normalize(path).map_err(|e| VerifyError::InvalidPath {
+    crate::model::paths::normalize(path).map_err(|e| VerifyError::InvalidPath {
         path: path.to_owned(),
         reason: e.problem(),
     })

@@ -29,7 +29,7 @@ pub fn ahead(then: Then) {
         .name("curate-warm".to_owned())
         .spawn(move || {
             crate::compile::contract::warm();
-            if let Ok(rules) = crate::compile::admit::rules() {
+            if let Ok(rules) = crate::trust::admit::rules() {
                 rules.compile_common();
             }
             if then == Then::Render {

@@ -734,16 +734,16 @@ mod linux {
                 walked
             };
             let cache =
-                crate::compile::cache::DigestCache::open(Some(self.cache_dir.clone()), q.encoding);
+                crate::util::cache::DigestCache::open(Some(self.cache_dir.clone()), q.encoding);
             let fast = crate::compile::tokens::Fast(q.encoding);
-            let counter = crate::compile::cache::Cached::new(&cache, &fast);
+            let counter = crate::compile::tokens::Cached::new(&cache, &fast);
             let found = crate::compile::related::related(&crate::compile::related::Inputs {
                 root: &self.root,
                 universe: &universe,
                 owned: q.owned.clone(),
                 budget: q.budget,
                 max_file_size: q.max_file_size,
-                rules: crate::compile::admit::rules()?,
+                rules: crate::trust::admit::rules()?,
                 counter: &counter,
                 index: &self.index,
                 unchanged: Some(&**vouch),

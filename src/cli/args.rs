@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::compile::tokens::Encoding;
+use crate::model::Encoding;
 use crate::render::Lang;
 
 const EXAMPLES: &str = "\

@@ -65,7 +65,7 @@ impl Printer {
     /// character JSON escapes, so the text stays the same JSON).
     pub fn out_json_redacted(&self, value: &impl serde::Serialize) -> Result<()> {
         let text = serde_json::to_string_pretty(value).unwrap_or_default();
-        stdout(&format!("{}\n", crate::compile::secrets::redact(&text)))
+        stdout(&format!("{}\n", crate::trust::redact::redact(&text)))
     }
 
     /// Writes the human report (or a diagnostic that must be seen) to stderr.
@@ -97,6 +97,6 @@ pub fn stdout(text: &str) -> Result<()> {
 /// report, diagnostic and error passes here, and a token in it (a value the user typed, a
 /// path) shows as `<secret: RULE>`.
 pub fn stderr(text: &str) {
-    let shown = crate::compile::secrets::redact(text);
+    let shown = crate::trust::redact::redact(text);
     let _ = std::io::stderr().lock().write_all(shown.as_bytes());
 }

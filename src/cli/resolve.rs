@@ -6,7 +6,7 @@
 
 use crate::cli::args::{CompileArgs, GlobalArgs};
 use crate::cli::printer::Printer;
-use crate::compile::budget::Caps;
+use crate::model::Caps;
 use crate::error::{Error, Result};
 use crate::settings::{
     CompileOptions, ListSource, Workspace, WorkspaceOptions, check_change_id, check_name,

@@ -7,7 +7,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::compile::manifest;
-use crate::error::Pos;
+use crate::model::Pos;
 use crate::model::Entry;
 
 /// The keys of a manifest entry, all an overrides line can carry.

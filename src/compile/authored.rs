@@ -12,7 +12,7 @@
 use std::path::Path;
 
 use crate::compile::manifest::{BY, CURATION_KEY, HEADER_KEY};
-use crate::error::Pos;
+use crate::model::Pos;
 use crate::model::Entry;
 
 /// A row of the author's that names a file or a folder.

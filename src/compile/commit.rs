@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use crate::compile::admit::read_repo_file;
+use crate::trust::admit::read_repo_file;
 use crate::compile::budget::Status;
 use crate::compile::{Compiled, adopt, compile, manifest};
 use crate::error::{Error, Result};
@@ -164,7 +164,7 @@ fn write_outputs(ws: &Workspace, s: &CompileSettings, c: &Compiled, force: bool)
         if !force && !companion_is_ours(ws, path, text, previous.as_ref())? {
             return Err(Error::NotOurs { path: path.into() });
         }
-        lock.companion = Some(manifest::FileRef {
+        lock.companion = Some(crate::model::FileRef {
             path: path.clone(),
             sha256: crate::util::digest::hex(text.as_bytes()),
             outside: false,
@@ -261,7 +261,7 @@ fn write_unless_same(ws: &Workspace, path: &Path, bytes: &[u8]) -> Result<()> {
     if regular && read_repo_file(&ws.root, path).ok().flatten().as_deref() == Some(bytes) {
         return Ok(());
     }
-    atomic::write_bounded(path, Bound::Inside(&ws.root), bytes)
+    Ok(atomic::write_bounded(path, Bound::Inside(&ws.root), bytes)?)
 }
 
 /// Appends the hand edits of `edited` to the overrides file; says what it did.
@@ -283,7 +283,7 @@ impl Adopted {
                 path: path.clone(),
                 source,
             }),
-            Some(Some(bytes)) => atomic::write_bounded(path, overrides_bound(ws, s), &bytes),
+            Some(Some(bytes)) => Ok(atomic::write_bounded(path, overrides_bound(ws, s), &bytes)?),
         }
     }
 }

@@ -10,7 +10,8 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-use crate::error::{Error, Pos, Result, SchemaDetails};
+use crate::error::{Error, Result, SchemaDetails};
+use crate::model::Pos;
 use crate::model::{Priority, Range, Sections};
 use crate::util::jsonpos;
 
@@ -222,7 +223,7 @@ pub fn load(source: Source, root: &Path) -> Result<Contracts> {
             crate::util::read::read_capped(p, crate::util::read::INPUT_CAP)?
         }
         // The repository's own file: never through a link that leaves the repository.
-        Source::Repo(rel) => crate::compile::admit::read_repo_file(root, &root.join(rel))?
+        Source::Repo(rel) => crate::trust::admit::read_repo_file(root, &root.join(rel))?
             .ok_or_else(|| Error::Failed(format!("{rel} does not exist")))?,
     };
     if !matches!(source, Source::Embedded(_)) {
@@ -240,7 +241,7 @@ pub fn load(source: Source, root: &Path) -> Result<Contracts> {
 /// locks, reports and prompts (and quoted by its errors): one that holds a secret, as
 /// written or in a JSON string decoded, is refused before anything of it is shown.
 fn refuse_secrets(bytes: &[u8], path: &Path) -> Result<()> {
-    let rules = crate::compile::admit::rules()?;
+    let rules = crate::trust::admit::rules()?;
     let refused = |found: String| Error::Invalid {
         path: path.to_path_buf(),
         message: format!(
@@ -253,7 +254,7 @@ fn refuse_secrets(bytes: &[u8], path: &Path) -> Result<()> {
     }
     let decoded = serde_json::from_slice::<serde_json::Value>(bytes)
         .ok()
-        .and_then(|v| rules.scan(crate::compile::secrets::json_text(&v).as_bytes()));
+        .and_then(|v| rules.scan(crate::trust::secrets::json_text(&v).as_bytes()));
     match decoded {
         Some(hit) => Err(refused(format!("{}, in a string", hit.rule))),
         None => Ok(()),

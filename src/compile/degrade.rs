@@ -8,12 +8,12 @@
 
 use std::path::Path;
 
-use crate::compile::admit::Held;
+use crate::trust::admit::Held;
 use crate::compile::budget::{Rung, Step};
 use crate::compile::measure::{Measured, count_lines, cut_len, selected};
 use crate::compile::tokens::TokenCounter;
 use crate::model::{Range, Sections};
-use crate::util::paths::RepoPath;
+use crate::model::paths::RepoPath;
 
 /// An entry's rungs below where it stands, and the outline's sections when it has one.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

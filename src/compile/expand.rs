@@ -18,7 +18,7 @@ use crate::compile::related::{Entries, Kind, Listings};
 use crate::error::{Error, Result};
 use crate::model::{Exclusion, Note};
 use crate::model::{Priority, Sections, quoted};
-use crate::util::paths;
+use crate::model::paths;
 
 /// Where a request came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -170,7 +170,7 @@ pub fn plan_file(scope: &Scope<'_>) -> (String, Option<String>) {
         }
     };
     let proposal = format!("{}/{}/proposal.md", scope.changes_root, scope.change);
-    let named = crate::compile::admit::read_repo_file(scope.root, &scope.root.join(&proposal))
+    let named = crate::trust::admit::read_repo_file(scope.root, &scope.root.join(&proposal))
         .ok()
         .flatten()
         .and_then(|bytes| {
@@ -280,7 +280,7 @@ impl OwnFiles {
             Some(after) => path
                 .strip_prefix(before.as_str())
                 .and_then(|rest| rest.strip_suffix(after.as_str()))
-                .is_some_and(crate::util::paths::is_name),
+                .is_some_and(crate::model::paths::is_name),
             None => path == before,
         })
     }

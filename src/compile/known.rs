@@ -67,7 +67,7 @@ impl Known {
         let started = SystemTime::now();
         let root_bytes = root.to_string_lossy().into_owned().into_bytes();
         let (file, bytes) =
-            crate::compile::cache::repo_file(dir, PREFIX, VERSION, &root_bytes, MAX_BYTES);
+            crate::util::cache::repo_file(dir, PREFIX, VERSION, &root_bytes, MAX_BYTES);
         let loaded = bytes
             .and_then(|b| decode(&b, &root_bytes))
             .unwrap_or_default();
@@ -152,7 +152,7 @@ impl Known {
         all.sort_unstable_by(|a, b| a.0.cmp(b.0));
         crate::util::atomic::write_unsynced(file, &encode(&self.root, &all))?;
         if let Some(dir) = file.parent() {
-            crate::compile::cache::sweep_repo_files(dir, PREFIX);
+            crate::util::cache::sweep_repo_files(dir, PREFIX);
         }
         Ok(())
     }

@@ -4,9 +4,10 @@
 //! Pure text work; the caller writes through [`crate::util::atomic`], the lock first and the
 //! manifest last (the commit point).
 
+use crate::model::FileRef;
 use serde::{Deserialize, Serialize};
 
-use crate::compile::budget::Caps;
+use crate::model::Caps;
 use crate::model::Entry;
 use crate::util::digest;
 
@@ -265,24 +266,13 @@ pub fn parse(text: &str) -> Parsed {
     out
 }
 
-/// A file the compile read, by path and content hash.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileRef {
-    pub path: String,
-    pub sha256: String,
-    /// Read from outside the repository (an `--overrides` file elsewhere): `path` is its
-    /// name alone, which no other machine, nor `check --stale`, can read again.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub outside: bool,
-}
-
 /// The resolved inputs of a compile, enough to run it again.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Inputs {
     pub role: String,
     pub change: String,
     pub changes_root: String,
-    pub encoding: crate::compile::tokens::Encoding,
+    pub encoding: crate::model::Encoding,
     pub caps: Caps,
     pub max_file_size: u64,
     pub no_ignore: bool,
@@ -321,7 +311,7 @@ pub struct LockEntry {
     /// outline).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub degraded: Option<crate::compile::budget::Degraded>,
-    pub encoding: crate::compile::tokens::Encoding,
+    pub encoding: crate::model::Encoding,
 }
 
 /// An entry a cap cut to an index line: named in the prompt, not read.
@@ -415,7 +405,7 @@ pub fn overrides_path(manifest_path: &str) -> String {
 /// Reads a lock, when there is a readable one.
 #[must_use]
 pub fn read_lock(root: &std::path::Path, manifest_path: &str) -> Option<Lock> {
-    let text = crate::compile::admit::read_repo_file(root, &root.join(lock_path(manifest_path)))
+    let text = crate::trust::admit::read_repo_file(root, &root.join(lock_path(manifest_path)))
         .ok()??;
     serde_json::from_slice(&text).ok()
 }

@@ -10,14 +10,14 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use crate::compile::admit::{Admitted, Held, admit_hashed, is_clean, judge_name};
-use crate::compile::cache::DigestCache;
+use crate::trust::admit::{Admitted, Held, admit_hashed, is_clean, judge_name};
+use crate::util::cache::DigestCache;
 use crate::compile::known::Known;
-use crate::compile::secrets::ContentRules;
+use crate::trust::secrets::ContentRules;
 use crate::compile::tokens::TokenCounter;
 use crate::model::Note;
 use crate::model::{Range, Sections, quoted};
-use crate::util::paths::RepoPath;
+use crate::model::paths::RepoPath;
 
 /// The default size cap of a file (`--max-file-size`): 10 MiB.
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 10 * 1024 * 1024;

@@ -10,12 +10,10 @@
 //! [`manifest`] (text and lock). [`adopt`] turns a hand-edited manifest back into
 //! overrides; [`commit`] compiles and writes, for every front-end that writes.
 
-pub mod admit;
 pub mod adopt;
 pub mod anchors;
 pub mod authored;
 pub mod budget;
-pub mod cache;
 pub mod commit;
 pub mod contract;
 pub mod degrade;
@@ -26,8 +24,6 @@ pub mod manifest;
 pub mod measure;
 pub mod overrides;
 pub mod related;
-pub mod secrets;
-pub mod spool;
 pub mod tokens;
 pub mod truth;
 
@@ -39,18 +35,21 @@ use crate::error::{Error, Result};
 use crate::model::{Entry, Priority, Sections, generated_reason, quoted};
 use crate::model::{Exclusion, Note};
 use crate::settings::{CompileSettings, Workspace};
-use admit::Held;
-use budget::{Allocation, Caps, Degraded, Item, Overrun, Rule, Status, Step};
-use cache::{Cached, DigestCache};
+use crate::trust::admit::{self, Held};
+use crate::model::Caps;
+use budget::{Allocation, Degraded, Item, Overrun, Rule, Status, Step};
+use crate::util::cache::DigestCache;
+use tokens::Cached;
 use contract::{Contracts, Role};
 use expand::{Candidate, Origin, Request, Scope};
 use known::Known;
-use manifest::{FileRef, Inputs, Lock, LockContracts, LockEntry};
+use crate::model::FileRef;
+use manifest::{Inputs, Lock, LockContracts, LockEntry};
 use measure::{Fate, Limits, Measured};
 use overrides::Directive;
 use tokens::{Fast, TokenCounter};
 
-use crate::util::paths::RepoPath;
+use crate::model::paths::RepoPath;
 
 /// A kept entry with its measurements.
 #[derive(Debug, Clone, Serialize)]
@@ -346,7 +345,7 @@ pub fn compile_then(
     ledger.changed_truth = drift.changed;
     // What is admitted is held for the count, the outlines and the render: read once.
     let held = std::sync::Arc::new(if s.renders {
-        Held::spooling(admit::HOLD_BYTES, spool::SPOOL_BYTES)
+        Held::spooling(admit::HOLD_BYTES, crate::trust::spool::SPOOL_BYTES)
     } else {
         Held::new(admit::HOLD_BYTES)
     });
@@ -690,7 +689,7 @@ fn exclude_secrets(candidates: Vec<Candidate>, ledger: &mut Ledger) -> Result<Ve
     // taken in order.
     let verdicts: Vec<(Option<&'static str>, Option<&'static str>)> = candidates
         .par_iter()
-        .map(|c: &Candidate| match secrets::by_path(&c.path) {
+        .map(|c: &Candidate| match crate::trust::secrets::by_path(&c.path) {
             Some(rule) => (Some(rule), None),
             None => (None, rules.scan_path(&c.path)),
         })
@@ -719,7 +718,7 @@ pub(crate) struct Withheld(std::collections::BTreeMap<&'static str, usize>);
 
 impl Withheld {
     /// False (and counted) when `path` holds a secret.
-    pub(crate) fn keeps(&mut self, rules: &secrets::ContentRules, path: &str) -> bool {
+    pub(crate) fn keeps(&mut self, rules: &crate::trust::secrets::ContentRules, path: &str) -> bool {
         self.counts(rules.scan_path(path))
     }
 
@@ -968,7 +967,7 @@ fn read_author_list(
         return Ok(Some((rel, authored::Authored::default())));
     };
     // Written back row by row: a byte that is not UTF-8 would come back changed.
-    let text = crate::error::Pos::utf8(&bytes).map_err(|pos| Error::Syntax {
+    let text = crate::model::Pos::utf8(&bytes).map_err(|pos| Error::Syntax {
         path: std::path::PathBuf::from(&rel),
         pos,
         message: "not UTF-8 (Trellis' readers cannot read the list either): save it as UTF-8"
@@ -1655,7 +1654,10 @@ pub fn token_cache(ws: &Workspace) -> DigestCache {
 /// dispatch once a bulk run has filled it).
 #[must_use]
 pub fn verdict_cache(ws: &Workspace, files: usize) -> DigestCache {
-    DigestCache::verdicts(cache_dir(ws).filter(|_| files >= VERDICTS_FROM))
+    DigestCache::verdicts(
+        cache_dir(ws).filter(|_| files >= VERDICTS_FROM),
+        crate::trust::secrets::SCANNER,
+    )
 }
 
 /// What is known of the repository's files by their stamps ([`known`]), for a compile of
@@ -1774,7 +1776,7 @@ fn requests(role: &Role, s: &CompileSettings, embedded: bool) -> Vec<Request> {
 /// fields, `why`, `// curation:` lines; not plain comments) holds no secret: such a line is
 /// an error naming the file and line, never the value.
 pub(crate) fn refuse_copied_secrets(text: &str, path: &Path) -> Result<()> {
-    let rules = crate::compile::admit::rules()?;
+    let rules = crate::trust::admit::rules()?;
     for (i, line) in text.lines().enumerate() {
         let t = line.trim();
         if t.starts_with("//") && !t.starts_with(overrides::CURATION) {
@@ -1783,7 +1785,7 @@ pub(crate) fn refuse_copied_secrets(text: &str, path: &Path) -> Result<()> {
         // The line as written, and its strings decoded (what the manifest copies).
         let decoded = || {
             let v: serde_json::Value = serde_json::from_str(t).ok()?;
-            rules.scan(crate::compile::secrets::json_text(&v).as_bytes())
+            rules.scan(crate::trust::secrets::json_text(&v).as_bytes())
         };
         if let Some(hit) = rules.scan(line.as_bytes()).or_else(decoded) {
             return Err(Error::Overrides {

@@ -10,7 +10,8 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::compile::expand::{self, Candidate, Origin};
-use crate::error::{Error, Pos, Result};
+use crate::error::{Error, Result};
+use crate::model::Pos;
 use crate::model::Note;
 use crate::model::{Priority, Range, Sections, quoted};
 
@@ -347,7 +348,7 @@ pub fn apply(
             Directive::Drop { glob, why, origin } => {
                 let pattern = pattern(glob, origin)?;
                 // A literal path needs no glob machinery (a drop list can be long).
-                let matcher = if crate::util::paths::has_glob_chars(&pattern) {
+                let matcher = if crate::model::paths::has_glob_chars(&pattern) {
                     Some(expand::compile_glob(&pattern, origin)?.compile_matcher())
                 } else {
                     None

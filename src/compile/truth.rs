@@ -12,7 +12,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::compile::admit;
+use crate::trust::admit;
 use crate::model::{Note, quoted};
 
 /// What the record says, and what changed.
@@ -52,7 +52,7 @@ pub fn drift(root: &Path, changes_root: &str, change: &str, max_file_size: u64) 
         }
     };
     for (file, sha) in recorded {
-        let Ok(path) = crate::util::paths::RepoPath::new(&file) else {
+        let Ok(path) = crate::model::paths::RepoPath::new(&file) else {
             out.notes.push(Note::info(format!(
                 "{} names {} outside the repository: not compared",
                 quoted(&record),

@@ -258,7 +258,7 @@ fn log(host: Host, trace: &Trace, status: &str, started: Instant) {
     let Some(root) = o.root else { return };
     // What the input named (a role, a change, a path in a reason) may hold a token: the
     // log, and `doctor` after it, show the rule, never the value.
-    let shown = |t: Option<String>| t.map(|t| crate::compile::secrets::redact(&t));
+    let shown = |t: Option<String>| t.map(|t| crate::trust::redact::redact(&t));
     let run = crate::state::HookRun {
         time: crate::state::now_rfc3339(),
         host: host.name().to_owned(),
@@ -562,9 +562,9 @@ pub fn prepare(d: &Dispatch<'_>, o: &WorkspaceOptions, trace: &Trace) -> Option<
         });
     }
     let task_file = match prompt_line(d.prompt, "task") {
-        Some(t) => match crate::compile::admit::contained(&ws.root, "task", t) {
+        Some(t) => match crate::trust::admit::contained(&ws.root, "task", t) {
             Ok(p) => Some(p),
-            Err(e) => return trace.skip(&first_line(&e)),
+            Err(e) => return trace.skip(&first_line(&e.into())),
         },
         None => None,
     };

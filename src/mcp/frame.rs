@@ -201,7 +201,7 @@ pub fn mend_answer(line: Vec<u8>) -> Vec<u8> {
     };
     let not_found = error_code(error) == Some(METHOD_NOT_FOUND);
     if let Some(Value::String(message)) = error.get_mut("message") {
-        let shown = crate::compile::secrets::redact(message);
+        let shown = crate::trust::redact::redact(message);
         *message = if not_found && !shown.starts_with("Method not found") {
             format!("Method not found: {shown}")
         } else {
@@ -210,7 +210,7 @@ pub fn mend_answer(line: Vec<u8>) -> Vec<u8> {
     }
     if let Some(data) = error.get_mut("data") {
         let text = data.to_string();
-        let shown = crate::compile::secrets::redact(&text);
+        let shown = crate::trust::redact::redact(&text);
         if shown != text {
             *data = Value::String(shown);
         }

@@ -3,7 +3,7 @@
 //! JSON the command line prints with `--format json`, and a text for the model) or an
 //! [`Error`] (a tool error: bad arguments, an unreadable input, a hand-edited manifest).
 //!
-//! Nothing here prints. Every path argument is contained in the repository ([`crate::compile::admit::contained`])
+//! Nothing here prints. Every path argument is contained in the repository ([`crate::trust::admit::contained`])
 //! before the library sees it.
 
 use std::path::Path;
@@ -140,7 +140,7 @@ pub fn check(root: &WorkspaceOptions, a: &CheckArgs) -> Result<Answer> {
     let paths = a
         .paths
         .iter()
-        .map(|p| crate::compile::admit::contained(&ws.root, "paths", p))
+        .map(|p| Ok(crate::trust::admit::contained(&ws.root, "paths", p)?))
         .collect::<Result<Vec<_>>>()?;
     let checked = crate::check::check(&ws, &paths, a.stale);
     // The same object as `curate check --format json`.
@@ -162,7 +162,7 @@ pub fn verify(root: &WorkspaceOptions, a: &VerifyArgs) -> Result<Answer> {
             ));
         }
         Some(p) => {
-            let path = crate::compile::admit::contained(&ws.root, "task_file", p)?;
+            let path = crate::trust::admit::contained(&ws.root, "task_file", p)?;
             let bytes = read_capped(&path, INPUT_CAP)?;
             let task = crate::task::parse(&bytes, Path::new(p))?;
             (task.files_owned, task.files_readonly)
@@ -187,7 +187,7 @@ pub fn verify(root: &WorkspaceOptions, a: &VerifyArgs) -> Result<Answer> {
     };
     let verdict = verify::verify(&scope, &touched)
         .map_err(failed)?
-        .hiding_secrets(crate::compile::secrets::rule_of_text);
+        .hiding_secrets(crate::trust::secrets::rule_of_text);
     let structured = serde_json::to_value(&verdict).unwrap_or(Value::Null);
     Ok(Answer {
         text: pretty(&structured),
@@ -206,7 +206,7 @@ fn workspace(root: &WorkspaceOptions, sel: &Selection) -> Result<(Workspace, Str
 /// contained in the repository.
 fn options(ws: &Workspace, sel: &Selection, change: &str, explain: bool) -> Result<CompileOptions> {
     let task_file = match &sel.task_file {
-        Some(p) => Some(crate::compile::admit::contained(&ws.root, "task_file", p)?),
+        Some(p) => Some(crate::trust::admit::contained(&ws.root, "task_file", p)?),
         None => None,
     };
     let d = CompileOptions::defaults(ws, &sel.role, change);

@@ -10,7 +10,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::error::{Error, Result};
+use crate::util::fault::{Fault, Result};
 
 static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 /// Set once a termination signal arrived: no new temporary file may be registered after it.
@@ -129,11 +129,11 @@ fn resolved(dir: &Path) -> std::io::Result<PathBuf> {
 
 /// Refuses a folder that `bound` does not allow (see [`Bound`]).
 pub fn check_folder(dir: &Path, bound: Bound<'_>) -> Result<()> {
-    let real = resolved(dir).map_err(|source| Error::Write {
+    let real = resolved(dir).map_err(|source| Fault::Write {
         path: dir.to_owned(),
         source,
     })?;
-    let refuse = |root: &Path| Error::Escape {
+    let refuse = |root: &Path| Fault::Escape {
         origin: "write".to_owned(),
         path: dir.display().to_string(),
         problem: if real.starts_with(root) {
@@ -149,7 +149,7 @@ pub fn check_folder(dir: &Path, bound: Bound<'_>) -> Result<()> {
             }
         }
         Bound::Named(root) => {
-            let lexical = crate::util::paths::lexical(dir);
+            let lexical = crate::model::paths::lexical(dir);
             let through_link = real != lexical;
             if through_link && !real.starts_with(root) && lexical.starts_with(root) {
                 return Err(refuse(root));
@@ -169,11 +169,11 @@ pub fn write_bounded(path: &Path, bound: Bound<'_>, bytes: &[u8]) -> Result<()> 
 
 /// [`write_with_unsynced`], only where `bound` allows: a rendered output, which the same
 /// command makes again (a bulk bundle's `fsync` was an eighth of its render).
-pub fn write_with_bounded_unsynced(
+pub fn write_with_bounded_unsynced<E: From<Fault>>(
     path: &Path,
     bound: Bound<'_>,
-    fill: impl FnOnce(&mut dyn Write) -> Result<()>,
-) -> Result<()> {
+    fill: impl FnOnce(&mut dyn Write) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
     let dir = path.parent().unwrap_or(Path::new("."));
     check_folder(dir, bound)?;
     write_with_unsynced(path, fill)
@@ -200,7 +200,7 @@ pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 fn write_all(w: &mut dyn Write, path: &Path, bytes: &[u8]) -> Result<()> {
-    w.write_all(bytes).map_err(|source| Error::Write {
+    w.write_all(bytes).map_err(|source| Fault::Write {
         path: path.to_owned(),
         source,
     })
@@ -208,26 +208,29 @@ fn write_all(w: &mut dyn Write, path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Writes to `path` atomically what `fill` streams into the writer it is given (buffered);
 /// when `fill` fails, the temporary file is removed and the target is left as it was.
-pub fn write_with(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
+pub fn write_with<E: From<Fault>>(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
     write_inner(path, true, fill)
 }
 
 /// [`write_with`] without the `fsync` before the rename, for a file made again by the run
 /// that needs it (a cache, a rendered output): a reader still sees the old file or the
 /// new one, never a part.
-pub fn write_with_unsynced(
+pub fn write_with_unsynced<E: From<Fault>>(
     path: &Path,
-    fill: impl FnOnce(&mut dyn Write) -> Result<()>,
-) -> Result<()> {
+    fill: impl FnOnce(&mut dyn Write) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
     write_inner(path, false, fill)
 }
 
 /// The write; `sync`: flushed to the disk (`fsync`) before the rename.
-fn write_inner(
+fn write_inner<E: From<Fault>>(
     path: &Path,
     sync: bool,
-    fill: impl FnOnce(&mut dyn Write) -> Result<()>,
-) -> Result<()> {
+    fill: impl FnOnce(&mut dyn Write) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
         _ => PathBuf::from("."),
@@ -240,10 +243,11 @@ fn write_inner(
     let made = missing_folders(&dir);
     if let Err(source) = std::fs::create_dir_all(&dir) {
         remove_empty(&made);
-        return Err(Error::Write {
+        return Err(Fault::Write {
             path: path.to_owned(),
             source,
-        });
+        }
+        .into());
     }
     let result = write_in(path, &dir, &name, sync, fill);
     if result.is_err() {
@@ -270,16 +274,19 @@ fn remove_empty(folders: &[PathBuf]) {
 }
 
 /// [`write_inner`] in its folder, which exists.
-fn write_in(
+fn write_in<E: From<Fault>>(
     path: &Path,
     dir: &Path,
     name: &str,
     sync: bool,
-    fill: impl FnOnce(&mut dyn Write) -> Result<()>,
-) -> Result<()> {
-    let werr = |source| Error::Write {
-        path: path.to_owned(),
-        source,
+    fill: impl FnOnce(&mut dyn Write) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
+    let werr = |source| -> E {
+        Fault::Write {
+            path: path.to_owned(),
+            source,
+        }
+        .into()
     };
     sweep(dir, name);
     let prefix = format!("{}{}-", temp_prefix(name), std::process::id());
@@ -431,7 +438,7 @@ mod tests {
     #[test]
     fn a_failed_write_removes_the_folders_it_made() {
         let dir = tempfile::tempdir().unwrap();
-        let fail = |_: &mut dyn Write| -> Result<()> { Err(Error::Usage("no".to_owned())) };
+        let fail = |_: &mut dyn Write| -> Result<()> { Err(Fault::Failed("no".to_owned())) };
         assert!(write_with(&dir.path().join("a/b/c/out.md"), fail).is_err());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
         std::fs::create_dir(dir.path().join("a")).unwrap();

@@ -33,9 +33,9 @@ pub struct Position {
     pub column: usize,
 }
 
-impl From<Position> for crate::error::Pos {
-    fn from(p: Position) -> crate::error::Pos {
-        crate::error::Pos {
+impl From<Position> for crate::model::Pos {
+    fn from(p: Position) -> crate::model::Pos {
+        crate::model::Pos {
             line: p.line,
             column: p.column,
         }
@@ -44,8 +44,8 @@ impl From<Position> for crate::error::Pos {
 
 /// [`locate`] as an error's place: the document's start when `pointer` cannot be walked to.
 #[must_use]
-pub fn place(source: &str, pointer: &str) -> crate::error::Pos {
-    locate(source, pointer).map_or(crate::error::Pos { line: 1, column: 1 }, Into::into)
+pub fn place(source: &str, pointer: &str) -> crate::model::Pos {
+    locate(source, pointer).map_or(crate::model::Pos { line: 1, column: 1 }, Into::into)
 }
 
 const BOM: char = '\u{FEFF}';
@@ -456,8 +456,8 @@ impl Iterator for TokenChars<'_> {
 
 /// Where serde_json found a problem, 1-based (it says column 0 right after a line break).
 #[must_use]
-pub fn json_pos(e: &serde_json::Error) -> crate::error::Pos {
-    crate::error::Pos {
+pub fn json_pos(e: &serde_json::Error) -> crate::model::Pos {
+    crate::model::Pos {
         line: e.line().max(1),
         column: e.column().max(1),
     }

@@ -7,7 +7,7 @@ use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::error::{Error, Result};
+use crate::util::fault::{Fault, Result};
 
 /// How long a compile waits for another one on the same manifest.
 pub const WAIT: Duration = Duration::from_secs(30);
@@ -27,7 +27,7 @@ pub fn lock_folder(root: &Path, dir: &Path, wait: Duration) -> Result<FolderLock
         .find(|a| a.is_dir() || *a == root)
         .unwrap_or(root)
         .to_owned();
-    let file = File::open(&target).map_err(|source| Error::Read {
+    let file = File::open(&target).map_err(|source| Fault::Read {
         path: target.clone(),
         source,
     })?;
@@ -44,14 +44,14 @@ pub fn lock_folder(root: &Path, dir: &Path, wait: Duration) -> Result<FolderLock
                 std::thread::sleep(Duration::from_millis(10));
             }
             Err(TryLockError::WouldBlock) => {
-                return Err(Error::Failed(format!(
+                return Err(Fault::Failed(format!(
                     "another curate has been writing in {} for {} s: gave up waiting",
                     target.display(),
                     wait.as_secs()
                 )));
             }
             Err(TryLockError::Error(source)) => {
-                return Err(Error::Read {
+                return Err(Fault::Read {
                     path: target,
                     source,
                 });

@@ -1,11 +1,11 @@
 //! Leaves: small helpers that know nothing of contracts, manifests or commands.
 
 pub mod atomic;
+pub mod cache;
 pub mod digest;
 pub mod glob;
 pub mod jsonpos;
+pub mod fault;
 pub mod lock;
-pub mod paths;
 pub mod read;
-pub mod similar;
 pub mod stamp;

@@ -3,7 +3,7 @@
 //! A FIFO, socket or device is refused before a byte is read (it is opened non-blocking and
 //! checked on the open handle, so nothing waits on a writer that never comes), and no read
 //! takes more than its cap: `/dev/zero` named as any input is an error, never an
-//! out-of-memory. Nothing here knows about repositories or secrets; `compile::admit` does.
+//! out-of-memory. Nothing here knows about repositories or secrets; `trust::admit` does.
 
 use std::fs::File;
 use std::io::Read;

@@ -48,7 +48,7 @@ impl Workflow for Aiws {
 /// `aiwsVersion`), as three numbers.
 pub fn recorded_version(root: &Path) -> Option<(u64, u64, u64)> {
     let path = root.join(".aiws/manifest.json");
-    let bytes = crate::compile::admit::read_repo_file(root, &path).ok()??;
+    let bytes = crate::trust::admit::read_repo_file(root, &path).ok()??;
     version_in(&serde_json::from_slice(&bytes).ok()?)
 }
 
@@ -66,9 +66,9 @@ fn version_in(value: &serde_json::Value) -> Option<(u64, u64, u64)> {
 /// JSON, or an `aiws_version` whose value is no version (`"aiws_version": 96`). With its
 /// position. A manifest without that key is not a problem here (nothing to detect).
 #[must_use]
-pub fn manifest_problem(root: &Path) -> Option<(crate::error::Pos, String)> {
+pub fn manifest_problem(root: &Path) -> Option<(crate::model::Pos, String)> {
     let path = root.join(".aiws/manifest.json");
-    let bytes = crate::compile::admit::read_repo_file(root, &path).ok()??;
+    let bytes = crate::trust::admit::read_repo_file(root, &path).ok()??;
     let text = String::from_utf8_lossy(&bytes);
     let value: serde_json::Value = match serde_json::from_str(&text) {
         Ok(v) => v,

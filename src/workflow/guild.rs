@@ -109,7 +109,7 @@ impl Workflow for Guild {
             let lines: Vec<&str> = text.lines().collect();
             for (from, to) in lane_sections(&lines) {
                 if let Some(id) = bullet(&lines[from..to], "task-id")
-                    && crate::util::paths::is_name(id)
+                    && crate::model::paths::is_name(id)
                     && !ids.iter().any(|x| x == id)
                 {
                     ids.push(id.to_owned());
@@ -126,7 +126,7 @@ impl Workflow for Guild {
         let mut out = Vec::new();
         for run in folders(root, RUNS) {
             let file = format!("{RUNS}/{run}/run-state.json");
-            let Ok(Some(bytes)) = crate::compile::admit::read_repo_file(root, &root.join(&file))
+            let Ok(Some(bytes)) = crate::trust::admit::read_repo_file(root, &root.join(&file))
             else {
                 continue;
             };
@@ -145,9 +145,9 @@ impl Workflow for Guild {
                         continue;
                     };
                     let plan = format!(".guild/plan/{slug}.md");
-                    let there = crate::util::paths::is_name(slug)
+                    let there = crate::model::paths::is_name(slug)
                         && matches!(
-                            crate::compile::admit::read_repo_file(root, &root.join(&plan)),
+                            crate::trust::admit::read_repo_file(root, &root.join(&plan)),
                             Ok(Some(_))
                         );
                     if !there {
@@ -190,7 +190,7 @@ impl Workflow for Guild {
         folders_files(root, ".guild/agents")
             .iter()
             .filter_map(|p| p.strip_prefix(".guild/agents/")?.strip_suffix(".md"))
-            .filter(|n| crate::util::paths::is_name(n))
+            .filter(|n| crate::model::paths::is_name(n))
             .map(|n| (n.to_owned(), "worker".to_owned()))
             .collect()
     }
@@ -385,19 +385,19 @@ pub struct Lane {
 /// a name.
 fn plan_slug(root: &Path, run: &str) -> Option<(String, bool)> {
     if let Some(slug) = state_slug(root, run) {
-        return crate::util::paths::is_name(&slug).then_some((slug, true));
+        return crate::model::paths::is_name(&slug).then_some((slug, true));
     }
     let plans: Vec<String> = folders_files(root, ".guild/plan")
         .iter()
         .filter_map(|p| p.strip_prefix(".guild/plan/")?.strip_suffix(".md"))
-        .filter(|slug| crate::util::paths::is_name(slug))
+        .filter(|slug| crate::model::paths::is_name(slug))
         .map(str::to_owned)
         .collect();
     // The plan whose front matter names the run, else the only plan.
     let named: Vec<&String> = plans
         .iter()
         .filter(|slug| {
-            crate::compile::admit::read_repo_file(
+            crate::trust::admit::read_repo_file(
                 root,
                 &root.join(format!(".guild/plan/{slug}.md")),
             )
@@ -424,7 +424,7 @@ fn names_run(plan: &str, run: &str) -> bool {
 /// The `plan_slug` of run `run`'s `run-state.json`, as written.
 fn state_slug(root: &Path, run: &str) -> Option<String> {
     let state = root.join(format!("{RUNS}/{run}/run-state.json"));
-    let bytes = crate::compile::admit::read_repo_file(root, &state).ok()??;
+    let bytes = crate::trust::admit::read_repo_file(root, &state).ok()??;
     let v = serde_json::from_slice::<serde_json::Value>(&bytes).ok()?;
     v.get("plan_slug")?.as_str().map(str::to_owned)
 }
@@ -441,12 +441,12 @@ pub fn lane(root: &Path, run: &str, task: &str) -> Option<Lane> {
 
 /// The plan of run `run`: its slug, its path and its text.
 fn plan_of(root: &Path, run: &str) -> Option<(String, String, String)> {
-    if !crate::util::paths::is_name(run) || !is_dir(root, &format!("{RUNS}/{run}")) {
+    if !crate::model::paths::is_name(run) || !is_dir(root, &format!("{RUNS}/{run}")) {
         return None;
     }
     let (slug, _) = plan_slug(root, run)?;
     let plan = format!(".guild/plan/{slug}.md");
-    let bytes = crate::compile::admit::read_repo_file(root, &root.join(&plan)).ok()??;
+    let bytes = crate::trust::admit::read_repo_file(root, &root.join(&plan)).ok()??;
     let text = String::from_utf8_lossy(&bytes).into_owned();
     Some((slug, plan, text))
 }
@@ -504,7 +504,7 @@ fn read_lane(
             d.trim_matches(['[', ']'])
                 .split(',')
                 .map(str::trim)
-                .filter(|x| crate::util::paths::is_name(x))
+                .filter(|x| crate::model::paths::is_name(x))
                 .map(str::to_owned)
                 .collect()
         })
@@ -515,7 +515,7 @@ fn read_lane(
             if i % 2 == 1
                 && part.contains('/')
                 && !part.contains(' ')
-                && let Ok(p) = crate::util::paths::normalize(part)
+                && let Ok(p) = crate::model::paths::normalize(part)
                 && !named.contains(&p)
                 && root.join(&p).is_file()
             {
@@ -531,7 +531,7 @@ fn read_lane(
     Some(Lane {
         plan: plan.to_owned(),
         slug: slug.to_owned(),
-        owner: crate::util::paths::is_name(&owner).then_some(owner)?,
+        owner: crate::model::paths::is_name(&owner).then_some(owner)?,
         depends_on,
         lines: (from as u64 + 1, last as u64),
         named,

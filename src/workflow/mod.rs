@@ -357,7 +357,7 @@ pub fn parse(name: &str) -> Result<&'static dyn Workflow, String> {
 /// `.aiws/manifest.json` that is no JSON, or records its version as no version): the file,
 /// the place and the problem. Detection would pass over it without a word.
 #[must_use]
-pub fn unreadable_marker(root: &Path) -> Option<(&'static str, crate::error::Pos, String)> {
+pub fn unreadable_marker(root: &Path) -> Option<(&'static str, crate::model::Pos, String)> {
     aiws::manifest_problem(root).map(|(pos, problem)| (".aiws/manifest.json", pos, problem))
 }
 
@@ -462,7 +462,7 @@ fn direct(root: &Path, changes_root: &str, id: &str) -> Option<Located> {
     })
 }
 
-/// The names of the folders in `root/rel` that are names ([`crate::util::paths::is_name`]),
+/// The names of the folders in `root/rel` that are names ([`crate::model::paths::is_name`]),
 /// sorted in byte order (an empty list when `rel` is not a folder).
 fn folders(root: &Path, rel: &str) -> Vec<String> {
     use crate::util::read::{Entries, names_in};
@@ -471,7 +471,7 @@ fn folders(root: &Path, rel: &str) -> Vec<String> {
     };
     names_in(&folder, Entries::Folders)
         .into_iter()
-        .filter(|n| crate::util::paths::is_name(n))
+        .filter(|n| crate::model::paths::is_name(n))
         .collect()
 }
 

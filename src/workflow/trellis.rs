@@ -50,7 +50,7 @@ const INJECTORS: [&str; 4] = [
 fn installed_hooks_cap_nothing(root: &Path) -> bool {
     let hooks: Vec<Vec<u8>> = INJECTORS
         .iter()
-        .filter_map(|p| crate::compile::admit::read_repo_file(root, &root.join(p)).ok()?)
+        .filter_map(|p| crate::trust::admit::read_repo_file(root, &root.join(p)).ok()?)
         .collect();
     let caps = |text: &[u8]| {
         memchr::memmem::find(text, b"max_total_bytes").is_some()
@@ -95,7 +95,7 @@ fn artifact_blocks(root: &Path, folder: &str, cap: u64) -> Vec<Artifact> {
         .iter()
         .filter_map(|(name, title, reason)| {
             let path = format!("{folder}/{name}");
-            let bytes = crate::compile::admit::read_repo_file(root, &root.join(&path))
+            let bytes = crate::trust::admit::read_repo_file(root, &root.join(&path))
                 .ok()
                 .flatten()?;
             let (size, injected) = (
@@ -318,7 +318,7 @@ impl Workflow for Trellis {
     /// packages the task is not in (`.trellis/spec/<package>/`).
     fn out_of_scope(&self, root: &Path, change: &Located) -> Vec<(String, String)> {
         let read = |rel: &str| {
-            crate::compile::admit::read_repo_file(root, &root.join(rel))
+            crate::trust::admit::read_repo_file(root, &root.join(rel))
                 .ok()
                 .flatten()
         };
@@ -359,7 +359,7 @@ impl Workflow for Trellis {
             return None;
         }
         let path = root.join(CONFIG);
-        let text = crate::compile::admit::read_repo_file(root, &path)
+        let text = crate::trust::admit::read_repo_file(root, &path)
             .ok()
             .flatten()
             .map(|b| String::from_utf8_lossy(&b).into_owned())
@@ -368,7 +368,7 @@ impl Workflow for Trellis {
     }
 
     fn settings_warnings(&self, root: &Path) -> Vec<super::SettingsWarning> {
-        let Ok(Some(bytes)) = crate::compile::admit::read_repo_file(root, &root.join(CONFIG))
+        let Ok(Some(bytes)) = crate::trust::admit::read_repo_file(root, &root.join(CONFIG))
         else {
             return Vec::new();
         };

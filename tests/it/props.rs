@@ -3,10 +3,11 @@
 
 use std::collections::BTreeSet;
 
-use curate::compile::budget::{Caps, Item, Rule, Rung, Status, Step, allocate, allocate_ladder};
+use curate::compile::budget::{Item, Rule, Rung, Status, Step, allocate, allocate_ladder};
+use curate::model::Caps;
 use curate::compile::measure::{count_lines, selected};
 use curate::model::{Priority, Range, Sections};
-use curate::util::paths::normalize;
+use curate::model::paths::normalize;
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 
@@ -576,7 +577,7 @@ fn drive_letters_behind_a_dot_are_refused() {
     for p in ["./C:/x", "a/../C:/x", ".\\C:\\x", "./a:"] {
         assert_eq!(
             normalize(p),
-            Err(curate::util::paths::Escape::DriveLetter),
+            Err(curate::model::paths::Escape::DriveLetter),
             "{p:?} names a drive"
         );
     }

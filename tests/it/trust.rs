@@ -2032,7 +2032,7 @@ fn generated(pattern: &str, seed: u64) -> Option<String> {
 /// curate adds the text, the render is refused.
 #[test]
 fn a_secret_of_every_family_never_reaches_any_output() {
-    let rules = curate::compile::secrets::ContentRules::shared().unwrap();
+    let rules = curate::trust::secrets::ContentRules::shared().unwrap();
     let data = std::fs::read_to_string(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/gitleaks/samples.jsonl"),
     )

@@ -34,7 +34,7 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
     let ws = resolve::workspace_without_config(g)?;
     let root = &ws.root;
     let read = |rel: &str| -> Option<String> {
-        crate::compile::admit::read_repo_file(root, &root.join(rel))
+        crate::trust::admit::read_repo_file(root, &root.join(rel))
             .ok()
             .flatten()
             .map(|b| String::from_utf8_lossy(&b).into_owned())
@@ -202,10 +202,10 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
     let this = hosts::this_binary();
     // A path is shown with a token among its folders' names redacted, the rest kept.
     let shown =
-        |p: &std::path::Path| crate::compile::secrets::redact_path(&p.display().to_string());
-    let program = crate::compile::secrets::redact_path(&this.program);
+        |p: &std::path::Path| crate::trust::redact::redact_path(&p.display().to_string());
+    let program = crate::trust::redact::redact_path(&this.program);
     // `curate watch` (docs/budgets.md#related-files): information, never a problem.
-    let watching = crate::compile::cache::DigestCache::default_dir()
+    let watching = crate::util::cache::DigestCache::default_dir()
         .filter(|_| !ws.no_cache)
         .map(|dir| crate::compile::related::ask::watching(&dir, root));
 
@@ -258,10 +258,10 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
                 w.entries.join(", "),
                 match (&w.program, &w.found) {
                     (Some(p), Some(f)) if p == &f.display().to_string() =>
-                        format!(" → {} (found)", crate::compile::secrets::redact_path(p)),
+                        format!(" → {} (found)", crate::trust::redact::redact_path(p)),
                     (Some(p), Some(f)) => format!(
                         " → {} (found: {})",
-                        crate::compile::secrets::redact_path(p),
+                        crate::trust::redact::redact_path(p),
                         shown(f)
                     ),
                     (Some(p), None) => format!(" → {p} (NOT FOUND)"),
@@ -325,7 +325,7 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
             "not ok: a dispatch would go uncurated\n"
         });
         // Paths (the repository's, a binary's) may hold a token: shown redacted, as on stderr.
-        printer.out(&crate::compile::secrets::redact(&text))?;
+        printer.out(&crate::trust::redact::redact(&text))?;
     }
     Ok(ExitCode::of_check(problems.is_empty()))
 }

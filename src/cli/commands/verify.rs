@@ -50,7 +50,7 @@ pub fn run(g: &GlobalArgs, a: &VerifyArgs) -> Result<ExitCode> {
         );
         verdict = verdict.with_criteria(outcomes);
     }
-    let verdict = verdict.hiding_secrets(crate::compile::secrets::rule_of_text);
+    let verdict = verdict.hiding_secrets(crate::trust::secrets::rule_of_text);
     if printer.format == Format::Json {
         printer.out_json(&verdict)?;
     } else {

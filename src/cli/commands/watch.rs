@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 /// Runs `curate watch` until a signal ends it.
 pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
     let ws = resolve::workspace_without_config(g)?;
-    let dir = crate::compile::cache::DigestCache::default_dir()
+    let dir = crate::util::cache::DigestCache::default_dir()
         .filter(|_| !ws.no_cache)
         .ok_or_else(|| {
             Error::Usage(

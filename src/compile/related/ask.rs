@@ -36,7 +36,7 @@ pub struct Question {
     /// `--related`'s token budget.
     pub budget: u64,
     pub max_file_size: u64,
-    pub encoding: crate::compile::tokens::Encoding,
+    pub encoding: crate::model::Encoding,
 }
 
 /// What the watcher answers: the related files, or why not.
@@ -130,7 +130,7 @@ pub fn ask(cache_dir: &Path, q: &Question) -> Asked {
 /// an answer's files must be: a peer's text is checked before it is used).
 #[must_use]
 pub fn is_repo_path(p: &str) -> bool {
-    crate::util::paths::is_normal(p) && crate::util::paths::RepoPath::new(p).is_ok()
+    crate::model::paths::is_normal(p) && crate::model::paths::RepoPath::new(p).is_ok()
 }
 
 /// The answer's files, when it is this version's and every path is a normal repository

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
 
-use crate::compile::cache::{repo_file, written_repo_file};
+use crate::util::cache::{repo_file, written_repo_file};
 use crate::model::Range;
 use crate::outline::{Def, Named, Symbols, Tags, Vocab};
 pub use crate::util::stamp::{Base, Stamp};
@@ -423,7 +423,7 @@ fn fingerprint() -> [u8; 32] {
     let mut h = Sha256::new();
     h.update(env!("CARGO_PKG_VERSION").as_bytes());
     h.update([0]);
-    h.update(crate::compile::secrets::RULES_TOML.as_bytes());
+    h.update(crate::trust::secrets::RULES_TOML.as_bytes());
     h.update([0]);
     h.update(format!("{}-{}", super::words::MIN_WORD, super::words::MAX_WORD).as_bytes());
     h.finalize().into()

@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use super::index::{Base, Reader, Stamp, checksum, put_bytes, put_len, put_stamp};
-use crate::compile::cache::{repo_file, written_repo_file};
+use crate::util::cache::{repo_file, written_repo_file};
 
 /// The format, in the file name and the header.
 const VERSION: u8 = 2;
@@ -499,7 +499,7 @@ impl Listings {
 /// such a folder is not kept, so the cache holds no secret's value; it is listed anew at
 /// each run. One scan of all the names, and one a folder only when it finds something.
 fn without_tokens<'a, 'b>(folders: Vec<&'a Folder<'b>>) -> Vec<&'a Folder<'b>> {
-    let Ok(rules) = crate::compile::secrets::ContentRules::shared() else {
+    let Ok(rules) = crate::trust::secrets::ContentRules::shared() else {
         return Vec::new();
     };
     let text = |f: &Folder<'_>| {

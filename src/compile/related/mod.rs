@@ -14,13 +14,13 @@ use std::time::SystemTime;
 
 use rayon::prelude::*;
 
-use crate::compile::admit::{Refusal, admit, is_binary, judge_text, read_unjudged};
+use crate::trust::admit::{Refusal, admit, is_binary, judge_text, read_unjudged};
 use crate::compile::measure::selected;
-use crate::compile::secrets::ContentRules;
+use crate::trust::secrets::ContentRules;
 use crate::compile::tokens::TokenCounter;
 use crate::model::{Range, Sections};
 use crate::outline::{Lang, Named, Symbols, Tags};
-use crate::util::paths::RepoPath;
+use crate::model::paths::RepoPath;
 
 pub mod ask;
 mod index;
@@ -217,7 +217,7 @@ pub fn related(i: &Inputs<'_>) -> Vec<Found> {
 fn owned_tags(i: &Inputs<'_>, path: &str) -> Option<Tags> {
     let lang = crate::outline::lang_for(path)?;
     let repo_path = RepoPath::new(path).ok()?;
-    if crate::compile::secrets::by_path(path).is_some() {
+    if crate::trust::secrets::by_path(path).is_some() {
         return None;
     }
     let bytes = admit(i.root, &repo_path, i.max_file_size, i.rules).ok()?;
@@ -270,7 +270,7 @@ fn look(
 ) -> Looked {
     let none = Looked::default();
     // A walk's path: normal, or nothing is stamped or read by it.
-    if !crate::util::paths::is_normal(path) || crate::compile::secrets::by_path(path).is_some() {
+    if !crate::model::paths::is_normal(path) || crate::trust::secrets::by_path(path).is_some() {
         return none;
     }
     // Read only when its path holds no token (checked here, not before the index's entry:

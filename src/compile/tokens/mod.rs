@@ -7,7 +7,11 @@
 //! (`vocab`, over the vocabulary embedded at build time), without making the tokens.
 
 use crate::util::read::text_of;
+use crate::model::Encoding;
 
+mod cached;
+
+pub use cached::Cached;
 mod pieces;
 mod vocab;
 mod vocab_hash;
@@ -177,35 +181,3 @@ mod tests {
     }
 }
 
-/// The BPE encodings tokens can be counted with.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    clap::ValueEnum,
-    Default,
-    serde::Serialize,
-    serde::Deserialize,
-)]
-pub enum Encoding {
-    #[default]
-    #[value(name = "o200k_base")]
-    #[serde(rename = "o200k_base")]
-    O200kBase,
-    #[value(name = "cl100k_base")]
-    #[serde(rename = "cl100k_base")]
-    Cl100kBase,
-}
-
-impl Encoding {
-    /// The encoding's name as OpenAI spells it.
-    #[must_use]
-    pub fn name(self) -> &'static str {
-        match self {
-            Encoding::O200kBase => "o200k_base",
-            Encoding::Cl100kBase => "cl100k_base",
-        }
-    }
-}

@@ -10,7 +10,7 @@
 
 use std::sync::OnceLock;
 
-use super::Encoding;
+use crate::model::Encoding;
 
 /// `\p{Lu}`, `\p{Lt}`.
 const LU: u8 = 1;

@@ -10,7 +10,7 @@ use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::Encoding;
+use crate::model::Encoding;
 use super::vocab_hash::{SHORT_MAX, key_hash, short_key, vocab_hash};
 
 static O200K: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.vocab"));

@@ -60,24 +60,6 @@ pub fn rule_of_text(text: &str) -> Option<&'static str> {
     }
 }
 
-/// A path with each of its segments redacted ([`redact`]): a token that is a folder's name
-/// goes, the segments around it stay, so two paths under it are still told apart (a
-/// segment holds no `/`, so no token runs past it).
-#[must_use]
-pub fn redact_path(path: &str) -> String {
-    path.split('/').map(redact).collect::<Vec<_>>().join("/")
-}
-
-/// `text` with every secret by content in it replaced by `<secret: RULE>` (see
-/// [`ContentRules::redact`]); without the rules, the whole text is withheld.
-#[must_use]
-pub fn redact(text: &str) -> String {
-    match ContentRules::shared() {
-        Ok(rules) => rules.redact(text),
-        Err(_) => "<not shown: the secret rules did not build>".to_owned(),
-    }
-}
-
 /// The text of a JSON value as a reader sees it, escapes decoded: every key and string (and
 /// other value) a line each. What to scan of JSON curate copies: a `\"` inside a string
 /// hides `key="…"` from a rule that reads the raw line.

@@ -52,8 +52,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use sha2::{Digest, Sha256};
 
-use crate::compile::tokens::Encoding;
-use crate::compile::tokens::TokenCounter;
+use crate::model::Encoding;
 
 /// The first word of a cache file.
 pub const MAGIC: &str = "curate-token-cache";
@@ -129,11 +128,12 @@ impl DigestCache {
         )
     }
 
-    /// The content scan's clean verdicts in `dir` (`None` = disabled), for this build's
-    /// scanner ([`crate::compile::secrets::SCANNER`]): a count of 0 is "no rule matched".
+    /// The content scan's clean verdicts in `dir` (`None` = disabled), for the scanner
+    /// whose build is `scanner` (the secret rules' `SCANNER`): a count of 0 is "no rule
+    /// matched".
     #[must_use]
-    pub fn verdicts(dir: Option<PathBuf>) -> DigestCache {
-        let tag = format!("scan-{}", crate::compile::secrets::SCANNER);
+    pub fn verdicts(dir: Option<PathBuf>, scanner: &str) -> DigestCache {
+        let tag = format!("scan-{scanner}");
         DigestCache::named(dir, &tag, &tag, MAX_ENTRIES)
     }
 
@@ -400,8 +400,8 @@ impl DigestCache {
             );
         }
         crate::util::atomic::write_unsynced(file, &text).map_err(|e| match e {
-            crate::error::Error::Write { source, .. } => source,
-            other => std::io::Error::other(other.to_string()),
+            crate::util::fault::Fault::Write { source, .. } => source,
+            other => std::io::Error::other(format!("{other:?}")),
         })
     }
 
@@ -631,80 +631,6 @@ fn read_at(file: &std::fs::File, buffer: &mut [u8], offset: u64) -> std::io::Res
     }
 }
 
-/// A [`TokenCounter`] that looks the count up in a [`DigestCache`] first and records what it
-/// had to count, keyed by the sha256 of the exact bytes counted. The inner counter (and so
-/// its BPE) is touched only on a miss; empty text is 0 tokens without either.
-pub struct Cached<'a, C: ?Sized> {
-    cache: &'a DigestCache,
-    inner: &'a C,
-}
-
-impl<'a, C: TokenCounter + ?Sized> Cached<'a, C> {
-    /// `inner`, with `cache` in front of it.
-    pub fn new(cache: &'a DigestCache, inner: &'a C) -> Self {
-        Cached { cache, inner }
-    }
-
-    /// Counts `bytes` whose sha256 is already known (`sha256_hex`, 64 hex digits), saving
-    /// a second hash; the caller guarantees the digest is of exactly `bytes`.
-    pub fn count_known(&self, sha256_hex: &str, bytes: &[u8]) -> u64 {
-        match parse_key(sha256_hex.as_bytes()) {
-            Some(key) => self.count_key(key, bytes),
-            None => self.count(bytes),
-        }
-    }
-
-    fn count_key(&self, key: Key, bytes: &[u8]) -> u64 {
-        if let Some(n) = self.cache.get_key(&key) {
-            return n;
-        }
-        let n = self.inner.count(bytes);
-        self.cache.put_key(key, n);
-        n
-    }
-}
-
-impl<C: TokenCounter + ?Sized> TokenCounter for Cached<'_, C> {
-    fn count(&self, bytes: &[u8]) -> u64 {
-        if bytes.is_empty() {
-            return 0;
-        }
-        if !self.cache.is_enabled() {
-            return self.inner.count(bytes);
-        }
-        self.count_key(key_of(bytes), bytes)
-    }
-
-    fn count_hashed(&self, bytes: &[u8], sha256: Option<&str>) -> u64 {
-        match sha256 {
-            Some(sha) if self.cache.is_enabled() && !bytes.is_empty() => {
-                self.count_known(sha, bytes)
-            }
-            _ => self.count(bytes),
-        }
-    }
-
-    fn known(&self, bytes: &[u8], sha256: Option<&str>) -> Option<u64> {
-        if bytes.is_empty() {
-            return Some(0);
-        }
-        if !self.cache.is_enabled() {
-            return None;
-        }
-        let key = sha256
-            .and_then(|s| parse_key(s.as_bytes()))
-            .unwrap_or_else(|| key_of(bytes));
-        self.cache.get_key(&key)
-    }
-
-    fn known_key(&self, len: u64, sha256: &[u8; 32]) -> Option<u64> {
-        if len == 0 {
-            return Some(0);
-        }
-        self.cache.get_key(sha256)
-    }
-}
-
 /// The cache key of `bytes`: their sha256.
 #[must_use]
 pub fn key_of(bytes: &[u8]) -> Key {
@@ -788,7 +714,7 @@ fn parse_record(record: &[u8]) -> Option<(Key, u64, u32)> {
 }
 
 /// 64 lower-case hex digits → a key.
-fn parse_key(hex: &[u8]) -> Option<Key> {
+pub fn parse_key(hex: &[u8]) -> Option<Key> {
     let mut key = [0u8; 32];
     parse_hex(hex, &mut key)?;
     Some(key)
@@ -927,7 +853,6 @@ pub fn sweep_repo_files(dir: &Path, prefix: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compile::tokens::Fast;
     use std::sync::atomic::AtomicUsize;
 
     const O200K: Encoding = Encoding::O200kBase;
@@ -1436,58 +1361,6 @@ mod tests {
             }
         });
         assert_eq!(c.len(), 400);
-    }
-
-    /// Counts calls, to show which lookups reached the counter.
-    struct Counting(AtomicUsize);
-
-    impl TokenCounter for Counting {
-        fn count(&self, bytes: &[u8]) -> u64 {
-            self.0.fetch_add(1, Ordering::Relaxed);
-            bytes.len() as u64
-        }
-    }
-
-    #[test]
-    fn the_cached_counter_counts_each_text_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let inner = Counting(AtomicUsize::new(0));
-        let cache = DigestCache::open(Some(dir.path().to_owned()), O200K);
-        let counter = Cached::new(&cache, &inner);
-        assert_eq!(counter.count(b"hello"), 5);
-        assert_eq!(counter.count(b"hello"), 5);
-        assert_eq!(counter.count(b"world!"), 6);
-        assert_eq!(counter.count(b""), 0);
-        assert_eq!(inner.0.load(Ordering::Relaxed), 2);
-        cache.save().unwrap();
-        // A warm run never reaches the counter.
-        let inner = Counting(AtomicUsize::new(0));
-        let cache = DigestCache::open(Some(dir.path().to_owned()), O200K);
-        let counter = Cached::new(&cache, &inner);
-        assert_eq!(counter.count(b"hello"), 5);
-        assert_eq!(
-            counter.count_known(&crate::util::digest::hex(b"world!"), b"world!"),
-            6
-        );
-        assert_eq!(inner.0.load(Ordering::Relaxed), 0);
-        // Disabled: always counts.
-        let off = DigestCache::disabled(O200K);
-        let counter = Cached::new(&off, &inner);
-        assert_eq!(counter.count(b"hello"), 5);
-        assert_eq!(inner.0.load(Ordering::Relaxed), 1);
-    }
-
-    #[test]
-    fn cached_counts_equal_the_fast_counter() {
-        let dir = tempfile::tempdir().unwrap();
-        let fast = Fast(O200K);
-        let text = "fn main() { println!(\"上下文 🦀\"); }\n".repeat(20);
-        for _ in 0..2 {
-            let cache = DigestCache::open(Some(dir.path().to_owned()), O200K);
-            let cached = Cached::new(&cache, &fast);
-            assert_eq!(cached.count(text.as_bytes()), fast.count(text.as_bytes()));
-            cache.save().unwrap();
-        }
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! something to be clamped back inside.
 
 use std::path::{Path, PathBuf};
+use serde::{Deserialize, Serialize};
 
 /// A name curate builds paths from (an id, a role, a folder it found):
 /// `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`.
@@ -194,6 +195,17 @@ pub fn lexical(path: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// A file the compile read, by path and content hash.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRef {
+    pub path: String,
+    pub sha256: String,
+    /// Read from outside the repository (an `--overrides` file elsewhere): `path` is its
+    /// name alone, which no other machine, nor `check --stale`, can read again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub outside: bool,
 }
 
 #[cfg(test)]

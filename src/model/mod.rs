@@ -1,6 +1,20 @@
-//! The value types every stage shares: priorities, sections and manifest entries.
+//! The vocabulary every layer shares: priorities, sections and manifest entries
+//! (here), repository paths ([`paths`]), the caps ([`caps`]), the encodings
+//! ([`encoding`]) and positions in a text ([`pos`]).
 //!
-//! Pure data with its invariants (sections sorted and merged); nothing here touches the disk.
+//! Pure data with its invariants (sections sorted and merged, paths normalised); nothing
+//! here touches the disk.
+
+pub mod caps;
+pub mod encoding;
+pub mod paths;
+pub mod pos;
+pub mod similar;
+
+pub use caps::Caps;
+pub use encoding::Encoding;
+pub use paths::{FileRef, RepoPath};
+pub use pos::Pos;
 
 use std::fmt;
 

@@ -815,23 +815,23 @@ fn base_name_wins_over_folder() {
 fn redact_replaces_each_secret_and_leaves_the_rest() {
     let token = "ghp_R7mK2pQ9xV4nL8wT3yH6jB1cF5dG0sZeAa9u";
     assert_eq!(
-        super::redact("paths: \"../docs/guide.md\" climbs out"),
+        crate::trust::redact::redact("paths: \"../docs/guide.md\" climbs out"),
         "paths: \"../docs/guide.md\" climbs out"
     );
     assert_eq!(
-        super::redact(&format!(
+        crate::trust::redact::redact(&format!(
             "task_file: \"../{token}\" climbs out; and {token} again"
         )),
         "task_file: \"../<secret: github-pat>\" climbs out; and <secret: github-pat> again"
     );
-    let said = super::redact(&format!("cannot read /r/{token}/t.json"));
+    let said = crate::trust::redact::redact(&format!("cannot read /r/{token}/t.json"));
     assert!(!said.contains("R7mK2pQ9"), "{said}");
     // A token that is a path's segment: the rest of the path stays, to tell paths apart.
     assert_eq!(
-        super::redact_path(&format!("/tmp/x/{token}/repo")),
+        crate::trust::redact::redact_path(&format!("/tmp/x/{token}/repo")),
         "/tmp/x/<secret: github-pat>/repo"
     );
-    assert_eq!(super::redact_path("/tmp/x/repo"), "/tmp/x/repo");
+    assert_eq!(crate::trust::redact::redact_path("/tmp/x/repo"), "/tmp/x/repo");
     // What curate's own messages hold is left alone: digests, hashes, ids.
     for text in [
         "// curate: 0.1.0 contracts=8a0c3c206a26 digest=6300160ad0b0",
@@ -839,6 +839,6 @@ fn redact_replaces_each_secret_and_leaves_the_rest() {
         "the change \"11-28-login\" is not in .trellis/tasks; did you mean 11-28-login-rate-limit?",
         "run-4b7e2d90-1c3a-4f5e-8a6b-2d9c0e1f3a57: no plan",
     ] {
-        assert_eq!(super::redact(text), text);
+        assert_eq!(crate::trust::redact::redact(text), text);
     }
 }

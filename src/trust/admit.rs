@@ -18,10 +18,11 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::compile::cache::{DigestCache, key_of};
-use crate::compile::secrets::{self, ContentRules};
-use crate::compile::spool::Spool;
-use crate::util::paths::{RepoPath, has_control_char};
+use crate::util::fault::Fault;
+use crate::util::cache::{DigestCache, key_of};
+use crate::trust::secrets::{self, ContentRules};
+use crate::trust::spool::Spool;
+use crate::model::paths::{RepoPath, has_control_char};
 use crate::util::read::{ReadError, open_regular_inside, read_limited};
 use crate::util::stamp::Stamp;
 
@@ -83,8 +84,8 @@ pub fn is_binary(bytes: &[u8]) -> bool {
 
 /// The shared content rules, or the error that they did not build (every reader fails
 /// closed on it: nothing is admitted without them).
-pub fn rules() -> crate::error::Result<&'static ContentRules> {
-    ContentRules::shared().map_err(|e| crate::error::Error::SecretRules(Box::new(e.clone())))
+pub fn rules() -> crate::util::fault::Result<&'static ContentRules> {
+    ContentRules::shared().map_err(|e| Fault::SecretRules(Box::new(e.clone())))
 }
 
 /// The judgement of a path by its name alone (no disk access): control characters, `.git/`
@@ -489,9 +490,8 @@ pub fn contained(
     root: &Path,
     origin: &str,
     given: &str,
-) -> crate::error::Result<std::path::PathBuf> {
-    use crate::error::Error;
-    let escape = |problem| Error::Escape {
+) -> crate::util::fault::Result<std::path::PathBuf> {
+    let escape = |problem| Fault::Escape {
         origin: origin.to_owned(),
         path: given.to_owned(),
         problem,
@@ -507,7 +507,7 @@ pub fn contained(
         Err(Refusal::Outside) => Err(escape(
             "leads out of the repository through a link: never read",
         )),
-        Err(refusal) => Err(Error::Invalid {
+        Err(refusal) => Err(Fault::Invalid {
             path: rel.as_str().into(),
             message: format!("never read: {refusal}"),
         }),
@@ -519,24 +519,23 @@ pub fn contained(
 /// (absolute, under the canonical `root`): `Ok(None)` when nothing is there; an error when
 /// it is a link out of the repository, a secret by name, not a regular file, or over the
 /// input cap. Never reads through a link that leaves the repository.
-pub fn read_repo_file(root: &Path, path: &Path) -> crate::error::Result<Option<Vec<u8>>> {
-    use crate::error::Error;
+pub fn read_repo_file(root: &Path, path: &Path) -> crate::util::fault::Result<Option<Vec<u8>>> {
     match std::fs::symlink_metadata(path) {
         Err(e) if crate::util::read::is_absent(&e) => return Ok(None),
         Err(source) => {
-            return Err(Error::Read {
+            return Err(Fault::Read {
                 path: path.to_owned(),
                 source,
             });
         }
         Ok(_) => {}
     }
-    let real = path.canonicalize().map_err(|source| Error::Read {
+    let real = path.canonicalize().map_err(|source| Fault::Read {
         path: path.to_owned(),
         source,
     })?;
     let Ok(inside) = real.strip_prefix(root) else {
-        return Err(Error::Escape {
+        return Err(Fault::Escape {
             origin: "read".to_owned(),
             path: path.display().to_string(),
             problem: "leads out of the repository through a link: never read",
@@ -547,7 +546,7 @@ pub fn read_repo_file(root: &Path, path: &Path) -> crate::error::Result<Option<V
         .map(|c| c.as_os_str().to_str().unwrap_or("\u{7f}"))
         .collect();
     if let Err(refusal) = judge_name(&rel.join("/")) {
-        return Err(Error::Invalid {
+        return Err(Fault::Invalid {
             path: path.to_owned(),
             message: format!("never read: {refusal}"),
         });
