@@ -1,6 +1,6 @@
 #![allow(clippy::print_stdout)]
 //! Lays out the BPE vocabularies of `o200k_base` and `cl100k_base` as hash tables embedded in
-//! the binary (`src/compile/tokens/vocab.rs` reads them), taken at build time from
+//! the binary (`src/stages/tokens/vocab.rs` reads them), taken at build time from
 //! `tiktoken-rs`, the reference implementation the counts are tested against. Embedded as
 //! laid out, a table costs nothing to load: a cold process counts its first token at once,
 //! and touches only the pages it looks up.
@@ -16,7 +16,7 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-include!("src/compile/tokens/vocab_hash.rs");
+include!("src/stages/tokens/vocab_hash.rs");
 
 #[path = "src/trust/secrets/layout.rs"]
 mod layout;
@@ -25,7 +25,7 @@ mod spec;
 
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");
-    println!("cargo::rerun-if-changed=src/compile/tokens/vocab_hash.rs");
+    println!("cargo::rerun-if-changed=src/stages/tokens/vocab_hash.rs");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     for file in ["rules.toml", "spec.rs", "layout.rs"] {
         println!("cargo::rerun-if-changed=src/trust/secrets/{file}");

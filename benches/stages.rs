@@ -6,9 +6,9 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use curate::util::cache::DigestCache;
-use curate::compile::tokens::{Cached, Fast, TokenCounter};
 use curate::model::Encoding;
+use curate::stages::tokens::{Cached, Fast, TokenCounter};
+use curate::util::cache::DigestCache;
 
 /// The reference counter (tiktoken-rs, a dev-dependency), to compare the fast one with.
 struct Reference(Encoding);
@@ -205,7 +205,7 @@ fn lines(c: &mut Criterion) {
     let mut g = c.benchmark_group("lines_8MiB");
     g.throughput(Throughput::Bytes(text.len() as u64));
     g.bench_function("count_lines", |b| {
-        b.iter(|| curate::compile::measure::count_lines(black_box(&text)));
+        b.iter(|| curate::stages::measure::count_lines(black_box(&text)));
     });
     g.finish();
 }
@@ -275,7 +275,7 @@ fn cache_file(c: &mut Criterion) {
 fn excerpt(c: &mut Criterion) {
     let text = corpus(8 << 20, 6);
     let whole = curate::model::Sections::Whole;
-    let lines = curate::compile::measure::count_lines(&text);
+    let lines = curate::stages::measure::count_lines(&text);
     let ranges =
         curate::model::Sections::ranges((1..lines).step_by(40).map(|s| [s, s + 19]).collect());
     let mut g = c.benchmark_group("excerpt_8MiB");

@@ -40,7 +40,7 @@ fn main() {
             // The compile's own rules: a regular file within the size cap, not binary.
             let Ok(data) = curate::util::read::read_capped(
                 entry.path(),
-                curate::compile::measure::DEFAULT_MAX_FILE_SIZE,
+                curate::stages::measure::DEFAULT_MAX_FILE_SIZE,
             ) else {
                 continue;
             };

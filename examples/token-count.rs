@@ -9,8 +9,8 @@
 
 use std::time::Instant;
 
-use curate::compile::tokens::{Fast, TokenCounter};
 use curate::model::Encoding;
+use curate::stages::tokens::{Fast, TokenCounter};
 
 fn main() {
     let mut encoding = Encoding::O200kBase;

@@ -8,14 +8,14 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::trust::admit::{Refusal, admit};
-use crate::compile::budget::{self, Item, Rule};
-use crate::model::Caps;
-use crate::compile::manifest;
-use crate::compile::measure;
 use crate::error::Result;
+use crate::model::Caps;
 use crate::model::{Priority, quoted};
 use crate::settings::{CompileSettings, Workspace};
+use crate::stages::budget::{self, Item, Rule};
+use crate::stages::manifest;
+use crate::stages::measure;
+use crate::trust::admit::{Refusal, admit};
 
 /// How serious a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -146,7 +146,7 @@ fn discover(ws: &Workspace) -> Vec<PathBuf> {
     };
     let mut out = Vec::new();
     for root in &roots {
-        let pattern = crate::config::fill(&ws.config.manifest, root, "*", "*");
+        let pattern = crate::model::paths::fill(&ws.config.manifest, root, "*", "*");
         let Ok(pattern) = crate::model::paths::normalize(&pattern) else {
             continue;
         };
@@ -311,7 +311,7 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
     };
     let max_file_size = lock
         .as_ref()
-        .map_or(crate::compile::measure::DEFAULT_MAX_FILE_SIZE, |l| {
+        .map_or(crate::stages::measure::DEFAULT_MAX_FILE_SIZE, |l| {
             l.inputs.max_file_size
         });
     let mut items = Vec::new();
@@ -364,7 +364,7 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
                 ),
                 None => folder.to_owned(),
             };
-            if crate::compile::authored::directory_members(&ws.root, &at).is_empty() {
+            if crate::stages::authored::directory_members(&ws.root, &at).is_empty() {
                 add(
                     line,
                     Severity::Error,
@@ -436,7 +436,7 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
             None | Some(Value::Null) => Some(crate::model::Sections::Whole),
             Some(s) => match serde_json::from_value::<Vec<[u64; 2]>>(s.clone())
                 .map_err(|e| e.to_string())
-                .and_then(crate::compile::overrides::checked_sections)
+                .and_then(crate::stages::overrides::checked_sections)
             {
                 Ok(s) => Some(s),
                 Err(e) => {
@@ -534,10 +534,7 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
             sections.line_count(file_lines)
         };
         let tokens = (caps.max_tokens > 0).then(|| {
-            crate::compile::tokens::TokenCounter::count(
-                &crate::compile::tokens::Fast(encoding),
-                read,
-            )
+            crate::stages::tokens::TokenCounter::count(&crate::stages::tokens::Fast(encoding), read)
         });
         if let Some(priority) = priority {
             items.push(Item {
@@ -717,7 +714,7 @@ fn replay_command(ws: &Workspace, lock: &manifest::Lock) -> String {
         (
             "--max-file-size",
             i.max_file_size,
-            crate::compile::measure::DEFAULT_MAX_FILE_SIZE,
+            crate::stages::measure::DEFAULT_MAX_FILE_SIZE,
         ),
     ] {
         if recorded != bare {

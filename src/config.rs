@@ -12,10 +12,10 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::model::Encoding;
 use crate::error::{Error, Result};
-use crate::model::Pos;
+use crate::model::Encoding;
 use crate::model::Lang;
+use crate::model::Pos;
 use crate::workflow::Workflow;
 
 /// Where the config file lives, relative to the repository root.
@@ -284,19 +284,10 @@ pub fn check_template(template: &str) -> std::result::Result<(), String> {
     if !template.ends_with(".jsonl") {
         return Err("it must end in .jsonl".to_owned());
     }
-    let sample = fill(template, "changes", "c", "r");
+    let sample = crate::model::paths::fill(template, "changes", "c", "r");
     crate::model::paths::normalize(&sample)
         .map(|_| ())
         .map_err(|e| format!("the path {}", e.problem()))
-}
-
-/// A template with its placeholders filled in.
-#[must_use]
-pub fn fill(template: &str, changes: &str, change: &str, role: &str) -> String {
-    template
-        .replace("{changes}", changes)
-        .replace("{change}", change)
-        .replace("{role}", role)
 }
 
 /// The text `curate init --profile` writes: the profile, and what it sets, as comments.

@@ -206,7 +206,6 @@ impl Error {
     }
 }
 
-
 /// A text shown whole up to this many bytes; past it, its head and its length.
 const WHOLE: usize = 256;
 /// The bytes of a long text shown.

@@ -25,11 +25,13 @@ pub mod hosts;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod model;
+pub mod ops;
 pub mod outline;
 pub mod receipt;
 pub mod render;
 pub mod report;
 pub mod settings;
+pub mod stages;
 pub mod state;
 pub mod task;
 pub mod trust;

@@ -18,15 +18,15 @@ use serde_json::{Value, json};
 
 pub use crate::model::Lang;
 
-use crate::trust::admit::{Held, admit};
-use crate::compile::budget::Status;
-use crate::compile::measure;
-use crate::trust::secrets::ContentRules;
 use crate::compile::{self, Compiled, Kept};
 use crate::error::{Error, Result};
 use crate::model::{Entry, Priority, Sections, quoted};
 use crate::settings::{CompileSettings, Workspace};
+use crate::stages::budget::Status;
+use crate::stages::measure;
 use crate::task::Task;
+use crate::trust::admit::{Held, admit};
+use crate::trust::secrets::ContentRules;
 
 /// The embedded templates, by file name.
 pub const TEMPLATES: [(&str, &str); 5] = [
@@ -448,7 +448,7 @@ struct EntryView<'a> {
 /// Everything a render needs.
 pub struct Job<'a> {
     pub ws: &'a Workspace,
-    pub role: &'a crate::compile::contract::Role,
+    pub role: &'a crate::stages::contract::Role,
     /// The role's name as the caller gave it.
     pub role_name: &'a str,
     pub change: &'a str,
@@ -1525,7 +1525,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
     }
     let bytes = crate::util::read::read_capped(path, crate::util::read::INPUT_CAP)?;
     let text = String::from_utf8_lossy(&bytes);
-    let parsed = crate::compile::manifest::parse(&text);
+    let parsed = crate::stages::manifest::parse(&text);
     let shown = ws.shown(path);
     if let Some((line, column, message)) = parsed.errors.first() {
         return Err(Error::Syntax {
@@ -1543,8 +1543,8 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
     let cache = compile::token_cache(ws);
     let verdicts = compile::verdict_cache(ws, parsed.entries.len());
     let known = compile::known_files(ws, parsed.entries.len());
-    let fast = crate::compile::tokens::Fast(ws.encoding);
-    let counter = crate::compile::tokens::Cached::new(&cache, &fast);
+    let fast = crate::stages::tokens::Fast(ws.encoding);
+    let counter = crate::stages::tokens::Cached::new(&cache, &fast);
     let mut kept = Vec::new();
     let mut excluded = Vec::new();
     let mut withheld = crate::compile::Withheld::default();
@@ -1616,7 +1616,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
     // not hold: still not given, so still in the prompt's "Not given" list.
     let indexed: Vec<compile::Dropped> = ws
         .relative(path)
-        .and_then(|rel| crate::compile::manifest::read_lock(&ws.root, &rel))
+        .and_then(|rel| crate::stages::manifest::read_lock(&ws.root, &rel))
         .map(|lock| {
             lock.indexed
                 .into_iter()
@@ -1689,7 +1689,7 @@ fn lenient_entry(v: &Value) -> std::result::Result<Entry, String> {
         Some(s) => {
             let ranges: Vec<[u64; 2]> = serde_json::from_value(s.clone())
                 .map_err(|e| format!("malformed sections: {e}"))?;
-            crate::compile::overrides::checked_sections(ranges)
+            crate::stages::overrides::checked_sections(ranges)
                 .map_err(|e| format!("malformed sections: {e}"))?
         }
     };

@@ -185,7 +185,7 @@ pub fn human(
     }
     let (files, lines, tokens) = c.totals();
     let status = match c.status {
-        crate::compile::budget::Status::Ready => style.good(c.status.name()),
+        crate::stages::budget::Status::Ready => style.good(c.status.name()),
         _ => style.error(c.status.name()),
     };
     let cap = |n: u64| {
@@ -214,7 +214,7 @@ pub fn human(
         let _ = writeln!(out, "{} {}", style.warn("warning:"), w.text);
     }
     match c.status {
-        crate::compile::budget::Status::Blocked => {
+        crate::stages::budget::Status::Blocked => {
             let _ = writeln!(
                 out,
                 "{}",
@@ -251,10 +251,10 @@ pub fn human(
                 );
             }
         }
-        crate::compile::budget::Status::OverBudget => {
+        crate::stages::budget::Status::OverBudget => {
             let _ = write!(out, "{}", over_budget_advice(c));
         }
-        crate::compile::budget::Status::Ready => {}
+        crate::stages::budget::Status::Ready => {}
     }
     if !outcome.is_empty() {
         let _ = writeln!(out, "{outcome}");
@@ -303,7 +303,7 @@ fn elsewhere_hint(c: &Compiled, again: Again<'_>) -> Option<String> {
 /// know that, else the baseline's first role.
 fn role_in(w: &dyn crate::workflow::Workflow, role: &str, contract_role: &str) -> String {
     let roles: Vec<String> =
-        crate::compile::contract::parse(w.contracts().as_bytes(), std::path::Path::new(w.name()))
+        crate::stages::contract::parse(w.contracts().as_bytes(), std::path::Path::new(w.name()))
             .map(|r| r.into_iter().map(|r| r.id).collect())
             .unwrap_or_default();
     let knows = |r: &str| {

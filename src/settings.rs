@@ -10,14 +10,14 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::model::Caps;
-use crate::compile::contract;
-use crate::compile::manifest::Lock;
-use crate::model::FileRef;
-use crate::compile::overrides::{self, Upsert};
-use crate::model::Encoding;
 use crate::config::{self, Config, Given, Origin, Wf};
 use crate::error::{Error, Result};
+use crate::model::Caps;
+use crate::model::Encoding;
+use crate::model::FileRef;
+use crate::stages::contract;
+use crate::stages::manifest::Lock;
+use crate::stages::overrides::{self, Upsert};
 use crate::task::{self, Task};
 use crate::util::read::{INPUT_CAP, read_capped, read_stdin};
 
@@ -110,14 +110,15 @@ impl Workspace {
     /// template, `{changes}/{change}/analysis/{role}-context.jsonl` by default).
     #[must_use]
     pub fn manifest_path(&self, change: &str, role: &str) -> String {
-        let path = config::fill(&self.config.manifest, &self.changes_root, change, role);
+        let path =
+            crate::model::paths::fill(&self.config.manifest, &self.changes_root, change, role);
         crate::model::paths::normalize(&path).unwrap_or(path)
     }
 
     /// The overrides file beside a manifest: the same stem, `.overrides.jsonl`.
     #[must_use]
     pub fn overrides_path(&self, change: &str, role: &str) -> String {
-        crate::compile::manifest::overrides_path(&self.manifest_path(change, role))
+        crate::stages::manifest::overrides_path(&self.manifest_path(change, role))
     }
 }
 
@@ -730,7 +731,7 @@ impl CompileOptions {
             add: Vec::new(),
             drop: Vec::new(),
             caps: ws.caps(),
-            max_file_size: crate::compile::measure::DEFAULT_MAX_FILE_SIZE,
+            max_file_size: crate::stages::measure::DEFAULT_MAX_FILE_SIZE,
             no_ignore: false,
             explain: false,
             related: ws.config.related_tokens,

@@ -12,9 +12,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::trust::admit::read_repo_file;
 use crate::error::Result;
 use crate::settings::check_name;
+use crate::trust::admit::read_repo_file;
 use crate::util::atomic::{self, Bound};
 
 /// The state folder, relative to the repository root.

@@ -28,7 +28,7 @@ pub fn ahead(then: Then) {
     let _ = std::thread::Builder::new()
         .name("curate-warm".to_owned())
         .spawn(move || {
-            crate::compile::contract::warm();
+            crate::stages::contract::warm();
             if let Ok(rules) = crate::trust::admit::rules() {
                 rules.compile_common();
             }

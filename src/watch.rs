@@ -1,7 +1,7 @@
 //! `curate watch` (docs/budgets.md#related-files): a process that stays, holding one
 //! repository's related-files index and folder listings in memory, told of every change by
 //! the kernel (inotify), and answering the `--related` questions of compiles over a Unix
-//! socket in the cache folder ([`crate::compile::related::ask`]).
+//! socket in the cache folder ([`crate::stages::related::ask`]).
 //!
 //! A run of `--related` must otherwise stamp every folder it walks and every file it ranks
 //! (105,000 `lstat`s on a 100,000-file tree: more than 150 ms on two cores before anything is
@@ -22,10 +22,10 @@ use foldhash::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::compile::related::ask::{Answer, Question, is_repo_path};
-#[cfg(target_os = "linux")]
-use crate::compile::related::{Found, Index, Listings, Unchanged};
 use crate::error::{Error, Result};
+use crate::stages::related::ask::{Answer, Question, is_repo_path};
+#[cfg(target_os = "linux")]
+use crate::stages::related::{Found, Index, Listings, Unchanged};
 
 /// What the watcher tells its user on the way (on stderr, by the front-end).
 #[derive(Debug, Clone, Copy)]
@@ -83,7 +83,7 @@ fn join(dir: &str, name: &str) -> String {
 /// The watcher's answer to one question that is not for it.
 fn refusal(why: String) -> Answer {
     Answer {
-        version: crate::compile::related::ask::VERSION.to_owned(),
+        version: crate::stages::related::ask::VERSION.to_owned(),
         found: Vec::new(),
         error: Some(why),
     }
@@ -91,11 +91,11 @@ fn refusal(why: String) -> Answer {
 
 /// Checks that `q` is for this watcher (its version, its repository).
 fn check_question(q: &Question, root: &Path) -> std::result::Result<(), String> {
-    if q.version != crate::compile::related::ask::VERSION {
+    if q.version != crate::stages::related::ask::VERSION {
         return Err(format!(
             "asked by curate {}, this watcher is {}",
             q.version,
-            crate::compile::related::ask::VERSION
+            crate::stages::related::ask::VERSION
         ));
     }
     if Path::new(&q.root) != root {
@@ -141,7 +141,7 @@ mod linux {
         Answer, Arc, Dirty, Error, Found, HashMap, HashSet, Index, Listings, Mutex, Path, PathBuf,
         Question, Result, Told, Unchanged, check_question, join, parent, refusal,
     };
-    use crate::compile::expand::{OwnFiles, Scope};
+    use crate::stages::expand::{OwnFiles, Scope};
 
     /// What a folder's watch is told of.
     const EVENTS: WatchFlags = WatchFlags::MODIFY
@@ -298,7 +298,7 @@ mod linux {
         ready: impl FnOnce(&Path),
         tell: &dyn Fn(Told<'_>),
     ) -> Result<()> {
-        let socket = crate::compile::related::ask::socket_path(cache_dir, root);
+        let socket = crate::stages::related::ask::socket_path(cache_dir, root);
         let io =
             |what: &str, e: std::io::Error| Error::Failed(format!("curate watch: {what}: {e}"));
         std::fs::create_dir_all(cache_dir).map_err(|e| io("cannot make the cache folder", e))?;
@@ -609,7 +609,7 @@ mod linux {
             let _ = stream.set_read_timeout(Some(QUESTION_TIME));
             let _ = stream.set_write_timeout(Some(QUESTION_TIME));
             let mut bytes = Vec::new();
-            let limit = crate::compile::related::ask::MAX_BYTES;
+            let limit = crate::stages::related::ask::MAX_BYTES;
             if (&mut stream).take(limit).read_to_end(&mut bytes).is_err() {
                 return;
             }
@@ -688,7 +688,7 @@ mod linux {
                     self.last_ok = run;
                     self.report_refused(tell);
                     Answer {
-                        version: crate::compile::related::ask::VERSION.to_owned(),
+                        version: crate::stages::related::ask::VERSION.to_owned(),
                         found,
                         error: None,
                     }
@@ -735,9 +735,9 @@ mod linux {
             };
             let cache =
                 crate::util::cache::DigestCache::open(Some(self.cache_dir.clone()), q.encoding);
-            let fast = crate::compile::tokens::Fast(q.encoding);
-            let counter = crate::compile::tokens::Cached::new(&cache, &fast);
-            let found = crate::compile::related::related(&crate::compile::related::Inputs {
+            let fast = crate::stages::tokens::Fast(q.encoding);
+            let counter = crate::stages::tokens::Cached::new(&cache, &fast);
+            let found = crate::stages::related::related(&crate::stages::related::Inputs {
                 root: &self.root,
                 universe: &universe,
                 owned: q.owned.clone(),

@@ -1,4 +1,4 @@
-//! `curate::compile::contract::parse` on arbitrary bytes: never panics; an accepted file obeys the
+//! `curate::stages::contract::parse` on arbitrary bytes: never panics; an accepted file obeys the
 //! schema's promises (sections `1 <= start <= end`, non-empty glob and kind); a refused one
 //! gives an error of the documented shape (docs/exit-codes.md).
 #![no_main]
@@ -10,7 +10,7 @@ use std::path::Path;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    match curate::compile::contract::parse(data, Path::new("contracts.json")) {
+    match curate::stages::contract::parse(data, Path::new("contracts.json")) {
         Ok(roles) => {
             for role in &roles {
                 for cf in &role.context_files {

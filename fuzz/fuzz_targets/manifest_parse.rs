@@ -1,8 +1,8 @@
-//! `curate::compile::manifest::parse` and `is_intact` on arbitrary text: never panic, and the digest
+//! `curate::stages::manifest::parse` and `is_intact` on arbitrary text: never panic, and the digest
 //! header means what it says.
 #![no_main]
 
-use curate::compile::manifest;
+use curate::stages::manifest;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,4 +1,4 @@
-//! `curate::compile::overrides::parse` on arbitrary text: never panics; what it accepts is
+//! `curate::stages::overrides::parse` on arbitrary text: never panics; what it accepts is
 //! well-formed; what it refuses gives an error of the documented shape (docs/exit-codes.md).
 #![no_main]
 
@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 
 use curate::model::Sections;
-use curate::compile::overrides::{self, Directive};
+use curate::stages::overrides::{self, Directive};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

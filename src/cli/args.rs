@@ -193,7 +193,7 @@ pub struct CompileArgs {
     pub no_degrade: bool,
 
     /// Files larger than this many bytes are excluded.
-    #[arg(long, value_name = "BYTES", default_value_t = crate::compile::measure::DEFAULT_MAX_FILE_SIZE, help_heading = "Budgets")]
+    #[arg(long, value_name = "BYTES", default_value_t = crate::stages::measure::DEFAULT_MAX_FILE_SIZE, help_heading = "Budgets")]
     pub max_file_size: u64,
 
     /// List every candidate with its source and fate.

@@ -1,7 +1,7 @@
 //! The process exit codes, in one place: what each status and error stands for.
 
-use crate::compile::budget::Status;
 use crate::error::Error;
+use crate::stages::budget::Status;
 
 /// The process exit codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,8 +6,8 @@
 
 use crate::cli::args::{CompileArgs, GlobalArgs};
 use crate::cli::printer::Printer;
-use crate::model::Caps;
 use crate::error::{Error, Result};
+use crate::model::Caps;
 use crate::settings::{
     CompileOptions, ListSource, Workspace, WorkspaceOptions, check_change_id, check_name,
 };

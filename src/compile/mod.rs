@@ -10,43 +10,31 @@
 //! [`manifest`] (text and lock). [`adopt`] turns a hand-edited manifest back into
 //! overrides; [`commit`] compiles and writes, for every front-end that writes.
 
-pub mod adopt;
-pub mod anchors;
-pub mod authored;
-pub mod budget;
-pub mod commit;
-pub mod contract;
-pub mod degrade;
-pub mod expand;
-pub mod ignore;
-pub mod known;
-pub mod manifest;
-pub mod measure;
-pub mod overrides;
-pub mod related;
-pub mod tokens;
-pub mod truth;
+use crate::stages::{
+    anchors, authored, budget, contract, degrade, expand, known, manifest, measure, overrides,
+    related, tokens, truth,
+};
 
 use std::path::Path;
 
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+use crate::model::Caps;
+use crate::model::FileRef;
 use crate::model::{Entry, Priority, Sections, generated_reason, quoted};
 use crate::model::{Exclusion, Note};
 use crate::settings::{CompileSettings, Workspace};
 use crate::trust::admit::{self, Held};
-use crate::model::Caps;
-use budget::{Allocation, Degraded, Item, Overrun, Rule, Status, Step};
 use crate::util::cache::DigestCache;
-use tokens::Cached;
+use budget::{Allocation, Degraded, Item, Overrun, Rule, Status, Step};
 use contract::{Contracts, Role};
 use expand::{Candidate, Origin, Request, Scope};
 use known::Known;
-use crate::model::FileRef;
 use manifest::{Inputs, Lock, LockContracts, LockEntry};
 use measure::{Fate, Limits, Measured};
 use overrides::Directive;
+use tokens::Cached;
 use tokens::{Fast, TokenCounter};
 
 use crate::model::paths::RepoPath;
@@ -516,7 +504,7 @@ fn apply_overrides(
     ledger.notes.extend(applied.notes);
     // A file named literally is taken even when the ignore rules would hide it, with a note
     // (as for contract and assigned literals).
-    let mut rules = crate::compile::ignore::IgnoreRules::new(&ws.root, !s.no_ignore);
+    let mut rules = crate::stages::ignore::IgnoreRules::new(&ws.root, !s.no_ignore);
     for (path, origin) in &named {
         if rules.is_ignored(path, false) {
             ledger.notes.push(Note::info(format!(
@@ -689,10 +677,12 @@ fn exclude_secrets(candidates: Vec<Candidate>, ledger: &mut Ledger) -> Result<Ve
     // taken in order.
     let verdicts: Vec<(Option<&'static str>, Option<&'static str>)> = candidates
         .par_iter()
-        .map(|c: &Candidate| match crate::trust::secrets::by_path(&c.path) {
-            Some(rule) => (Some(rule), None),
-            None => (None, rules.scan_path(&c.path)),
-        })
+        .map(
+            |c: &Candidate| match crate::trust::secrets::by_path(&c.path) {
+                Some(rule) => (Some(rule), None),
+                None => (None, rules.scan_path(&c.path)),
+            },
+        )
         .collect();
     let candidates = candidates
         .into_iter()
@@ -718,7 +708,11 @@ pub(crate) struct Withheld(std::collections::BTreeMap<&'static str, usize>);
 
 impl Withheld {
     /// False (and counted) when `path` holds a secret.
-    pub(crate) fn keeps(&mut self, rules: &crate::trust::secrets::ContentRules, path: &str) -> bool {
+    pub(crate) fn keeps(
+        &mut self,
+        rules: &crate::trust::secrets::ContentRules,
+        path: &str,
+    ) -> bool {
         self.counts(rules.scan_path(path))
     }
 

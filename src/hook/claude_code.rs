@@ -99,7 +99,7 @@ fn pre_tool_use(v: &Value, o: &WorkspaceOptions, trace: &Trace) -> Option<Value>
                 "curate: the curated context for this dispatch is {}; the sub-agent would start without it. {}\n{report}",
                 status.name(),
                 match status {
-                    crate::compile::budget::Status::Blocked =>
+                    crate::stages::budget::Status::Blocked =>
                         "Give the missing inputs (or fix the contracts), then dispatch again.",
                     _ =>
                         "Narrow the entries to sections, drop some, or split the task, then dispatch again.",

@@ -9,9 +9,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::compile::budget::Status;
 use crate::hook::{Trace, compile_list, known_roles, workspace};
 use crate::settings::{Workspace, WorkspaceOptions, check_name};
+use crate::stages::budget::Status;
 
 /// The most lists one edit compiles (a command naming many tasks compiles the first ones).
 const MOST_LISTS: usize = 8;

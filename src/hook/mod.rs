@@ -1,4 +1,4 @@
-//! The hooks: curate inside a host's sub-agent dispatch, a front-end beside [`crate::cli`].
+//! The hooks: curate inside a host's sub-agent dispatch, a front-end beside the command line.
 //!
 //! `curate hook claude-code` answers Claude Code's `PreToolUse` (on `Agent`/`Task`) and
 //! `SubagentStart`; `curate hook opencode` answers the OpenCode shim's `tool.execute.before`
@@ -20,11 +20,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use crate::compile::budget::Status;
-use crate::compile::commit::{Mode, commit};
 use crate::error::Error;
+use crate::ops::compile::{Mode, commit};
 use crate::render::{self, ByteCaps, Job};
 use crate::settings::{CompileOptions, CompileSettings, Workspace, WorkspaceOptions, check_name};
+use crate::stages::budget::Status;
 
 /// The most stdin a hook reads; more and it answers nothing.
 pub const STDIN_CAP: u64 = 8 * 1024 * 1024;

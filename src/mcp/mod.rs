@@ -1,5 +1,5 @@
 //! The MCP server (`curate mcp`): curate as tools a lead agent calls over stdio, a front-end
-//! beside [`crate::cli`] and [`crate::hook`].
+//! beside the command line and the hooks.
 //!
 //! Four tools, each the library call of a command: `preview` (compile in memory and
 //! render; writes nothing), `compile` (compile and write the manifest and lock), `check`

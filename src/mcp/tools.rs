@@ -10,13 +10,13 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::compile::budget::Status;
-use crate::compile::commit::{Committed, Mode, commit};
 use crate::error::{Error, Result};
 use crate::mcp::args::{CheckArgs, CompileArgs, PreviewArgs, Selection, Template, VerifyArgs};
+use crate::ops::compile::{Committed, Mode, commit};
 use crate::render::{self, ByteCaps, Job};
 use crate::report::{self, Style};
 use crate::settings::{CompileOptions, CompileSettings, Workspace, WorkspaceOptions, check_name};
+use crate::stages::budget::Status;
 use crate::util::read::{INPUT_CAP, read_capped};
 use crate::verify::{self, Scope};
 

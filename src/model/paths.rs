@@ -4,8 +4,8 @@
 //! Pure string work; nothing here touches the disk. A path that escapes is an error, never
 //! something to be clamped back inside.
 
-use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
 
 /// A name curate builds paths from (an id, a role, a folder it found):
 /// `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`.
@@ -206,6 +206,16 @@ pub struct FileRef {
     /// name alone, which no other machine, nor `check --stale`, can read again.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub outside: bool,
+}
+
+/// A path template (the manifest setting) with its placeholders `{changes}`, `{change}`
+/// and `{role}` filled in.
+#[must_use]
+pub fn fill(template: &str, changes: &str, change: &str, role: &str) -> String {
+    template
+        .replace("{changes}", changes)
+        .replace("{change}", change)
+        .replace("{role}", role)
 }
 
 #[cfg(test)]

@@ -272,7 +272,7 @@ mod tests {
         let doc = "# Guide\n\n## Install\nstep 1\n\n\n## Usage\nuse\n";
         assert_eq!(symbol(doc, "Install", 8), Some([3, 4]));
         assert_eq!(
-            crate::compile::anchors::resolve_one(doc, "## Install"),
+            crate::stages::anchors::resolve_one(doc, "## Install"),
             Some([3, 4])
         );
         // A heading with nothing under it is its own line.

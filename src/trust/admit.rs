@@ -18,11 +18,11 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::util::fault::Fault;
-use crate::util::cache::{DigestCache, key_of};
+use crate::model::paths::{RepoPath, has_control_char};
 use crate::trust::secrets::{self, ContentRules};
 use crate::trust::spool::Spool;
-use crate::model::paths::{RepoPath, has_control_char};
+use crate::util::cache::{DigestCache, key_of};
+use crate::util::fault::Fault;
 use crate::util::read::{ReadError, open_regular_inside, read_limited};
 use crate::util::stamp::Stamp;
 

@@ -3,9 +3,9 @@
 pub mod atomic;
 pub mod cache;
 pub mod digest;
+pub mod fault;
 pub mod glob;
 pub mod jsonpos;
-pub mod fault;
 pub mod lock;
 pub mod read;
 pub mod stamp;

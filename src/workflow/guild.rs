@@ -397,13 +397,10 @@ fn plan_slug(root: &Path, run: &str) -> Option<(String, bool)> {
     let named: Vec<&String> = plans
         .iter()
         .filter(|slug| {
-            crate::trust::admit::read_repo_file(
-                root,
-                &root.join(format!(".guild/plan/{slug}.md")),
-            )
-            .ok()
-            .flatten()
-            .is_some_and(|b| names_run(&String::from_utf8_lossy(&b), run))
+            crate::trust::admit::read_repo_file(root, &root.join(format!(".guild/plan/{slug}.md")))
+                .ok()
+                .flatten()
+                .is_some_and(|b| names_run(&String::from_utf8_lossy(&b), run))
         })
         .collect();
     match (named.as_slice(), plans.as_slice()) {

@@ -522,7 +522,7 @@ mod tests {
     #[test]
     fn every_baseline_is_valid_contracts() {
         for w in ALL {
-            crate::compile::contract::parse(w.contracts().as_bytes(), Path::new(w.name()))
+            crate::stages::contract::parse(w.contracts().as_bytes(), Path::new(w.name()))
                 .unwrap_or_else(|e| panic!("{}: {e}", w.name()));
         }
     }

@@ -100,7 +100,7 @@ fn artifact_blocks(root: &Path, folder: &str, cap: u64) -> Vec<Artifact> {
                 .flatten()?;
             let (size, injected) = (
                 bytes.len() as u64,
-                crate::compile::measure::cut_len(&bytes, cap),
+                crate::stages::measure::cut_len(&bytes, cap),
             );
             Some(Artifact {
                 block: block(&format!("{path} ({title})"), &path, injected, size, cap),
@@ -274,7 +274,7 @@ impl Workflow for Trellis {
     }
 
     /// `get_implement_context` / `get_check_context`: the list's files in its order (a
-    /// folder's `.md` files as [`crate::compile::authored::directory_members`] gives them),
+    /// folder's `.md` files as [`crate::stages::authored::directory_members`] gives them),
     /// each cut at the per-file cap, then `prd.md`, `design.md` and `implement.md` cut at the
     /// per-artifact cap, against the total.
     fn left_out(&self, root: &Path, folder: &str, rows: &str, read: Reader<'_>) -> Vec<String> {
@@ -288,7 +288,7 @@ impl Workflow for Trellis {
         };
         for (path, directory, reason) in hook_rows(rows) {
             let files = if directory {
-                crate::compile::authored::directory_members(root, &path)
+                crate::stages::authored::directory_members(root, &path)
             } else {
                 vec![path]
             };
@@ -299,7 +299,7 @@ impl Workflow for Trellis {
                     total.used += notice("binary file", &path, size, &reason);
                     continue;
                 }
-                let injected = crate::compile::measure::cut_len(&bytes, caps.per_file);
+                let injected = crate::stages::measure::cut_len(&bytes, caps.per_file);
                 total.offer(
                     &path,
                     block(&path, &path, injected, size, caps.per_file),
@@ -368,8 +368,7 @@ impl Workflow for Trellis {
     }
 
     fn settings_warnings(&self, root: &Path) -> Vec<super::SettingsWarning> {
-        let Ok(Some(bytes)) = crate::trust::admit::read_repo_file(root, &root.join(CONFIG))
-        else {
+        let Ok(Some(bytes)) = crate::trust::admit::read_repo_file(root, &root.join(CONFIG)) else {
             return Vec::new();
         };
         let text = String::from_utf8_lossy(&bytes);

@@ -64,7 +64,7 @@ fn adopt_turns_edits_into_overrides_and_keeps_every_one() {
     assert!(!manifest.contains("\"file\":\"changes/add-auth/analysis/login-callers.md\""));
     assert!(manifest.contains("{\"file\":\"AI_WORKSPACE.md\",\"reason\":\"project truth: constraints and rules\",\"sections\":null,\"priority\":\"high\""));
     assert!(manifest.contains("{\"file\":\"docs/guide.md\",\"reason\":\"house style\",\"sections\":[[1,10]],\"priority\":\"medium\",\"kind\":\"truth\"}"));
-    assert!(curate::compile::manifest::is_intact(&manifest));
+    assert!(curate::stages::manifest::is_intact(&manifest));
     // The next plain compile is quiet and keeps all of it.
     let again = repo.compile_worker(&[]);
     assert_eq!(again.code, 0, "{}", again.stderr);

@@ -80,7 +80,7 @@ fn read_like_trellis(text: &str) -> Vec<String> {
 
 /// Lines of a file as an editor counts them.
 fn lines_of(repo: &Repo, file: &str) -> u64 {
-    curate::compile::measure::count_lines(&std::fs::read(repo.root.join(file)).unwrap())
+    curate::stages::measure::count_lines(&std::fs::read(repo.root.join(file)).unwrap())
 }
 
 /// Compiles and returns the JSON report.

@@ -3,11 +3,11 @@
 
 use std::collections::BTreeSet;
 
-use curate::compile::budget::{Item, Rule, Rung, Status, Step, allocate, allocate_ladder};
 use curate::model::Caps;
-use curate::compile::measure::{count_lines, selected};
-use curate::model::{Priority, Range, Sections};
 use curate::model::paths::normalize;
+use curate::model::{Priority, Range, Sections};
+use curate::stages::budget::{Item, Rule, Rung, Status, Step, allocate, allocate_ladder};
+use curate::stages::measure::{count_lines, selected};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 
@@ -69,7 +69,7 @@ fn items() -> impl Strategy<Value = Vec<Item>> {
 }
 
 /// The kept items as a sorted multiset of (priority, lines, tokens).
-fn kept_multiset(items: &[Item], dropped: &[Option<curate::compile::budget::Rule>]) -> Vec<Item> {
+fn kept_multiset(items: &[Item], dropped: &[Option<curate::stages::budget::Rule>]) -> Vec<Item> {
     let mut kept: Vec<Item> = items
         .iter()
         .zip(dropped)
@@ -214,7 +214,7 @@ type Standing = Option<((u64, u64, u64), u8)>;
 fn standing(
     items: &[Item],
     lower: &[Vec<Rung>],
-    a: &curate::compile::budget::Allocation,
+    a: &curate::stages::budget::Allocation,
     at: &[usize],
 ) -> Vec<Standing> {
     (0..items.len())
@@ -237,7 +237,7 @@ fn standing(
         .collect()
 }
 
-fn positions(a: &curate::compile::budget::Allocation) -> Vec<usize> {
+fn positions(a: &curate::stages::budget::Allocation) -> Vec<usize> {
     a.degraded
         .iter()
         .map(|d| d.map_or(0, |(k, _)| k + 1))

@@ -513,7 +513,7 @@ fn eight_concurrent_compiles_never_expose_a_partial_manifest() {
                             "a read saw a manifest without its header:\n{text}"
                         );
                         assert!(
-                            curate::compile::manifest::is_intact(&text),
+                            curate::stages::manifest::is_intact(&text),
                             "a read saw a partial or mixed manifest:\n{text}"
                         );
                         whole += 1;
@@ -554,8 +554,8 @@ fn eight_concurrent_compiles_never_expose_a_partial_manifest() {
     assert!(whole > 0 || absent > 0);
     // Same inputs, same bytes: whichever run won, the result is the single-run result.
     let text = repo.read(WORKER_MANIFEST);
-    assert!(curate::compile::manifest::is_intact(&text));
-    let lock: curate::compile::manifest::Lock =
+    assert!(curate::stages::manifest::is_intact(&text));
+    let lock: curate::stages::manifest::Lock =
         serde_json::from_str(&repo.read(WORKER_LOCK)).expect("the lock parses");
     assert!(
         lock.matches(&text),
@@ -633,7 +633,7 @@ fn an_interrupted_compile_of_a_huge_file_loses_nothing_and_leaves_no_temporary_f
     let left = temp_files(&repo.root);
     assert!(left.is_empty(), "temporary files left: {left:?}");
     let now = repo.read(WORKER_MANIFEST);
-    assert!(curate::compile::manifest::is_intact(&now), "{now}");
+    assert!(curate::stages::manifest::is_intact(&now), "{now}");
     if status.code() == Some(0) {
         assert!(now.contains("src/big.txt"));
     } else {
@@ -777,10 +777,7 @@ fn a_non_utf8_file_is_counted_and_a_12_mib_file_is_excluded_with_a_note() {
         .iter()
         .find(|e| e["file"] == "src/latin1.txt")
         .unwrap_or_else(|| panic!("the non-UTF-8 file is not an entry: {report:#}"));
-    assert_eq!(
-        latin["lines"],
-        curate::compile::measure::count_lines(latin1)
-    );
+    assert_eq!(latin["lines"], curate::stages::measure::count_lines(latin1));
     assert!(latin["tokens"].as_u64().is_some_and(|t| t > 0), "{latin}");
     assert!(!entries.iter().any(|e| e["file"] == "src/huge.txt"));
     let excluded = report["excluded"].as_array().expect("excluded");
@@ -793,7 +790,7 @@ fn a_non_utf8_file_is_counted_and_a_12_mib_file_is_excluded_with_a_note() {
         "the note does not name --max-file-size: {note}"
     );
     let manifest = repo.read(WORKER_MANIFEST);
-    assert!(curate::compile::manifest::is_intact(&manifest));
+    assert!(curate::stages::manifest::is_intact(&manifest));
     assert!(manifest.contains("\"file\":\"src/latin1.txt\""));
     assert!(
         manifest.lines().any(|l| l.starts_with("// curation:")

@@ -6,10 +6,10 @@ use crate::cli::exit::ExitCode;
 use crate::cli::printer::Printer;
 use crate::cli::resolve;
 use crate::compile::Compiled;
-use crate::compile::budget::Status;
-use crate::compile::commit::{Committed, Mode, commit};
 use crate::error::{Error, Result};
+use crate::ops::compile::{Committed, Mode, commit};
 use crate::report;
+use crate::stages::budget::Status;
 
 /// Runs `curate` / `curate compile`.
 pub fn run(g: &GlobalArgs, a: &CompileArgs) -> Result<ExitCode> {

@@ -7,10 +7,10 @@ use crate::cli::args::{ContractsCommand, Format, GlobalArgs};
 use crate::cli::exit::ExitCode;
 use crate::cli::printer::Printer;
 use crate::cli::resolve;
-use crate::compile::contract::Contracts;
-use crate::compile::expand::{self, Request, Scope};
 use crate::error::Result;
 use crate::settings::{Workspace, check_name};
+use crate::stages::contract::Contracts;
+use crate::stages::expand::{self, Request, Scope};
 
 /// Runs `curate contracts [validate|show]`.
 pub fn run(g: &GlobalArgs, action: Option<ContractsCommand>) -> Result<ExitCode> {
@@ -75,7 +75,7 @@ pub fn show(
                         changes_root: &ws.changes_root,
                         change: c,
                         ignore: true,
-                        own: crate::compile::expand::OwnFiles::new(
+                        own: crate::stages::expand::OwnFiles::new(
                             &ws.config.manifest,
                             &ws.changes_root,
                             c,

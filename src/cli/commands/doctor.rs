@@ -201,13 +201,12 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
     let workflow = ws.workflow().name();
     let this = hosts::this_binary();
     // A path is shown with a token among its folders' names redacted, the rest kept.
-    let shown =
-        |p: &std::path::Path| crate::trust::redact::redact_path(&p.display().to_string());
+    let shown = |p: &std::path::Path| crate::trust::redact::redact_path(&p.display().to_string());
     let program = crate::trust::redact::redact_path(&this.program);
     // `curate watch` (docs/budgets.md#related-files): information, never a problem.
     let watching = crate::util::cache::DigestCache::default_dir()
         .filter(|_| !ws.no_cache)
-        .map(|dir| crate::compile::related::ask::watching(&dir, root));
+        .map(|dir| crate::stages::related::ask::watching(&dir, root));
 
     if printer.json() {
         let hosts: Vec<Value> = wired
@@ -233,7 +232,7 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
             "other_injectors": injectors,
             "last_hook_runs": runs,
             "watch": watching.as_ref().map(|w| {
-                use crate::compile::related::ask::Watching;
+                use crate::stages::related::ask::Watching;
                 match w {
                     Watching::No => json!({"answering": false, "socket": null}),
                     Watching::Answering(p) => json!({"answering": true, "socket": shown(p)}),
@@ -296,7 +295,7 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
             }
         }
         {
-            use crate::compile::related::ask::Watching;
+            use crate::stages::related::ask::Watching;
             text.push_str(&match &watching {
                 Some(Watching::Answering(p)) => format!(
                     "curate watch: answering at {} (--related runs stamp only what changed)\n",

@@ -6,8 +6,8 @@ use crate::cli::args::{GlobalArgs, InitArgs};
 use crate::cli::exit::ExitCode;
 use crate::cli::printer::Printer;
 use crate::cli::resolve;
-use crate::compile::contract;
 use crate::error::{Error, Result};
+use crate::stages::contract;
 
 /// Runs `curate init`.
 pub fn run(g: &GlobalArgs, a: &InitArgs) -> Result<ExitCode> {

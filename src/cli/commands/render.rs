@@ -8,11 +8,11 @@ use crate::cli::exit::ExitCode;
 use crate::cli::printer::Printer;
 use crate::cli::resolve;
 use crate::compile;
-use crate::compile::budget::Status;
 use crate::error::{Error, Result};
 use crate::render::{self, ByteCaps, Job};
 use crate::report;
 use crate::settings::CompileSettings;
+use crate::stages::budget::Status;
 use crate::util::atomic;
 
 /// Runs `curate render` (`preview = false`) or `curate preview`.
@@ -170,7 +170,7 @@ fn refuse_an_input(
     let manifest = ws.root.join(&compiled.manifest_path);
     let lock = ws
         .root
-        .join(crate::compile::manifest::lock_path(&compiled.manifest_path));
+        .join(crate::stages::manifest::lock_path(&compiled.manifest_path));
     let mut inputs: Vec<(std::path::PathBuf, String)> = vec![
         (manifest, "the manifest".to_owned()),
         (lock, "the manifest's lock".to_owned()),

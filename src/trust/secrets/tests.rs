@@ -831,7 +831,10 @@ fn redact_replaces_each_secret_and_leaves_the_rest() {
         crate::trust::redact::redact_path(&format!("/tmp/x/{token}/repo")),
         "/tmp/x/<secret: github-pat>/repo"
     );
-    assert_eq!(crate::trust::redact::redact_path("/tmp/x/repo"), "/tmp/x/repo");
+    assert_eq!(
+        crate::trust::redact::redact_path("/tmp/x/repo"),
+        "/tmp/x/repo"
+    );
     // What curate's own messages hold is left alone: digests, hashes, ids.
     for text in [
         "// curate: 0.1.0 contracts=8a0c3c206a26 digest=6300160ad0b0",

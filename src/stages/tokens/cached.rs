@@ -83,8 +83,8 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use super::*;
-    use crate::compile::tokens::Fast;
     use crate::model::Encoding;
+    use crate::stages::tokens::Fast;
 
     const O200K: Encoding = Encoding::O200kBase;
 

@@ -6,9 +6,9 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::compile::manifest;
-use crate::model::Pos;
 use crate::model::Entry;
+use crate::model::Pos;
+use crate::stages::manifest;
 
 /// The keys of a manifest entry, all an overrides line can carry.
 const KEYS: [&str; 5] = ["file", "reason", "sections", "priority", "kind"];

@@ -22,9 +22,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
 
-use crate::util::cache::{repo_file, written_repo_file};
 use crate::model::Range;
 use crate::outline::{Def, Named, Symbols, Tags, Vocab};
+use crate::util::cache::{repo_file, written_repo_file};
 pub use crate::util::stamp::{Base, Stamp};
 
 /// The format, in the file name and the header.

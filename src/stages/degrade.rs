@@ -8,12 +8,12 @@
 
 use std::path::Path;
 
-use crate::trust::admit::Held;
-use crate::compile::budget::{Rung, Step};
-use crate::compile::measure::{Measured, count_lines, cut_len, selected};
-use crate::compile::tokens::TokenCounter;
-use crate::model::{Range, Sections};
 use crate::model::paths::RepoPath;
+use crate::model::{Range, Sections};
+use crate::stages::budget::{Rung, Step};
+use crate::stages::measure::{Measured, count_lines, cut_len, selected};
+use crate::stages::tokens::TokenCounter;
+use crate::trust::admit::Held;
 
 /// An entry's rungs below where it stands, and the outline's sections when it has one.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

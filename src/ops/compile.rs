@@ -7,11 +7,12 @@
 
 use std::path::Path;
 
-use crate::trust::admit::read_repo_file;
-use crate::compile::budget::Status;
-use crate::compile::{Compiled, adopt, compile, manifest};
+use crate::compile::{Compiled, compile};
 use crate::error::{Error, Result};
 use crate::settings::{CompileOptions, CompileSettings, Workspace};
+use crate::stages::budget::Status;
+use crate::stages::{adopt, manifest};
+use crate::trust::admit::read_repo_file;
 use crate::util::atomic::{self, Bound};
 use crate::util::lock;
 

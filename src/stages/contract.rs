@@ -124,7 +124,7 @@ impl ContextFile {
                 Section::Lines(r) => ranges.push(*r),
                 Section::Heading(h) => anchors.push(h.clone()),
                 Section::Symbol(s) => {
-                    anchors.push(crate::compile::anchors::symbol_anchor(&s.symbol));
+                    anchors.push(crate::stages::anchors::symbol_anchor(&s.symbol));
                 }
             }
         }
@@ -401,7 +401,7 @@ fn unreadable_sections(text: &str, value: &serde_json::Value) -> Vec<(Pos, Strin
                         ),
                     )),
                     // As in an overrides file: a symbol is a name.
-                    Ok(Section::Symbol(a)) if !crate::compile::anchors::is_symbol_name(&a.symbol) => {
+                    Ok(Section::Symbol(a)) if !crate::stages::anchors::is_symbol_name(&a.symbol) => {
                         out.push((
                             jsonpos::place(text, &format!("{pointer}/symbol")),
                             format!(

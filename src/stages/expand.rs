@@ -13,12 +13,12 @@ use std::path::Path;
 use globset::Glob;
 use rayon::prelude::*;
 
-use crate::compile::ignore::{Chain, IgnoreRules, Present};
-use crate::compile::related::{Entries, Kind, Listings};
 use crate::error::{Error, Result};
+use crate::model::paths;
 use crate::model::{Exclusion, Note};
 use crate::model::{Priority, Sections, quoted};
-use crate::model::paths;
+use crate::stages::ignore::{Chain, IgnoreRules, Present};
+use crate::stages::related::{Entries, Kind, Listings};
 
 /// Where a request came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,7 +110,7 @@ pub const PLAN_FILE: &str = "<plan-file>";
 impl Request {
     /// The request of a role's `contextFiles[index]`.
     #[must_use]
-    pub fn from_contract(index: usize, cf: &crate::compile::contract::ContextFile) -> Request {
+    pub fn from_contract(index: usize, cf: &crate::stages::contract::ContextFile) -> Request {
         Request {
             pattern: cf.glob.clone(),
             origin: Origin::Contract {
@@ -256,10 +256,10 @@ impl OwnFiles {
         if template.is_empty() {
             return OwnFiles::default();
         }
-        let manifest = crate::config::fill(template, changes_root, change, ROLE);
+        let manifest = crate::model::paths::fill(template, changes_root, change, ROLE);
         let forms = [
-            crate::compile::manifest::lock_path(&manifest),
-            crate::compile::manifest::overrides_path(&manifest),
+            crate::stages::manifest::lock_path(&manifest),
+            crate::stages::manifest::overrides_path(&manifest),
             manifest,
         ];
         OwnFiles(

@@ -12,8 +12,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::trust::admit;
 use crate::model::{Note, quoted};
+use crate::trust::admit;
 
 /// What the record says, and what changed.
 #[derive(Debug, Default)]

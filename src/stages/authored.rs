@@ -11,9 +11,9 @@
 
 use std::path::Path;
 
-use crate::compile::manifest::{BY, CURATION_KEY, HEADER_KEY};
-use crate::model::Pos;
 use crate::model::Entry;
+use crate::model::Pos;
+use crate::stages::manifest::{BY, CURATION_KEY, HEADER_KEY};
 
 /// A row of the author's that names a file or a folder.
 #[derive(Debug, Clone, PartialEq, Eq)]

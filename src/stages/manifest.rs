@@ -310,7 +310,7 @@ pub struct LockEntry {
     /// How far down the budget ladder a cap moved the entry (its sections are then its
     /// outline).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub degraded: Option<crate::compile::budget::Degraded>,
+    pub degraded: Option<crate::stages::budget::Degraded>,
     pub encoding: crate::model::Encoding,
 }
 
@@ -405,8 +405,8 @@ pub fn overrides_path(manifest_path: &str) -> String {
 /// Reads a lock, when there is a readable one.
 #[must_use]
 pub fn read_lock(root: &std::path::Path, manifest_path: &str) -> Option<Lock> {
-    let text = crate::trust::admit::read_repo_file(root, &root.join(lock_path(manifest_path)))
-        .ok()??;
+    let text =
+        crate::trust::admit::read_repo_file(root, &root.join(lock_path(manifest_path))).ok()??;
     serde_json::from_slice(&text).ok()
 }
 

@@ -10,8 +10,8 @@ use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::model::Encoding;
 use super::vocab_hash::{SHORT_MAX, key_hash, short_key, vocab_hash};
+use crate::model::Encoding;
 
 static O200K: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.vocab"));
 static CL100K: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.vocab"));

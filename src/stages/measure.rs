@@ -10,14 +10,14 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use crate::trust::admit::{Admitted, Held, admit_hashed, is_clean, judge_name};
-use crate::util::cache::DigestCache;
-use crate::compile::known::Known;
-use crate::trust::secrets::ContentRules;
-use crate::compile::tokens::TokenCounter;
 use crate::model::Note;
-use crate::model::{Range, Sections, quoted};
 use crate::model::paths::RepoPath;
+use crate::model::{Range, Sections, quoted};
+use crate::stages::known::Known;
+use crate::stages::tokens::TokenCounter;
+use crate::trust::admit::{Admitted, Held, admit_hashed, is_clean, judge_name};
+use crate::trust::secrets::ContentRules;
+use crate::util::cache::DigestCache;
 
 /// The default size cap of a file (`--max-file-size`): 10 MiB.
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 10 * 1024 * 1024;
@@ -280,9 +280,9 @@ fn read_one(r: Reading<'_>, path: &RepoPath, sections: &Sections) -> Fate {
         known.learn(path.as_str(), stamp, key, file_lines);
     }
     let mut notes = Vec::new();
-    let resolved = crate::compile::anchors::resolve(sections, path.as_str(), &bytes);
+    let resolved = crate::stages::anchors::resolve(sections, path.as_str(), &bytes);
     for anchor in &resolved.missing {
-        let what = match crate::compile::anchors::symbol_of(anchor) {
+        let what = match crate::stages::anchors::symbol_of(anchor) {
             Some(name) => format!("no definition matches the symbol {name:?}"),
             None => format!("no heading matches the anchor {anchor:?}"),
         };

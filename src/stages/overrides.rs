@@ -9,11 +9,11 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::compile::expand::{self, Candidate, Origin};
 use crate::error::{Error, Result};
-use crate::model::Pos;
 use crate::model::Note;
+use crate::model::Pos;
 use crate::model::{Priority, Range, Sections, quoted};
+use crate::stages::expand::{self, Candidate, Origin};
 
 /// One meaningful line of an overrides file (or one `--add` / `--drop`).
 #[derive(Debug, Clone, PartialEq)]
@@ -55,7 +55,7 @@ struct RawUpsert {
     #[serde(default)]
     reason: Option<String>,
     #[serde(default, deserialize_with = "explicit_null")]
-    sections: Option<Option<Vec<crate::compile::contract::Section>>>,
+    sections: Option<Option<Vec<crate::stages::contract::Section>>>,
     #[serde(default)]
     priority: Option<String>,
     #[serde(default)]
@@ -148,8 +148,7 @@ pub fn parse(text: &str, path: &Path, recorded: &str) -> Result<Overrides> {
             // A `sections` item no reader takes is named at its column.
             let items = value.get("sections").and_then(serde_json::Value::as_array);
             for (i, item) in items.into_iter().flatten().enumerate() {
-                if serde_json::from_value::<crate::compile::contract::Section>(item.clone())
-                    .is_err()
+                if serde_json::from_value::<crate::stages::contract::Section>(item.clone()).is_err()
                 {
                     let lead = raw.len() - raw.trim_start().len();
                     let column = crate::util::jsonpos::locate(line, &format!("/sections/{i}"))
@@ -224,22 +223,22 @@ pub fn checked_sections(ranges: Vec<Range>) -> std::result::Result<Sections, Str
 /// An overrides line's `sections`: line pairs (checked as [`checked_sections`]) and
 /// Markdown heading anchors (`"## Security"`), resolved when the file is read.
 pub fn checked_items(
-    items: Vec<crate::compile::contract::Section>,
+    items: Vec<crate::stages::contract::Section>,
 ) -> std::result::Result<Sections, String> {
-    use crate::compile::contract::Section;
+    use crate::stages::contract::Section;
     let mut ranges = Vec::new();
     let mut anchors = Vec::new();
     for item in items {
         match item {
             Section::Lines(r) => ranges.push(r),
-            Section::Heading(h) if crate::compile::anchors::is_anchor(&h) => anchors.push(h),
+            Section::Heading(h) if crate::stages::anchors::is_anchor(&h) => anchors.push(h),
             Section::Heading(h) => {
                 return Err(format!(
                     "section {h:?} is neither a [start, end] pair nor a heading such as \"## Security\""
                 ));
             }
-            Section::Symbol(s) if crate::compile::anchors::is_symbol_name(&s.symbol) => {
-                anchors.push(crate::compile::anchors::symbol_anchor(&s.symbol));
+            Section::Symbol(s) if crate::stages::anchors::is_symbol_name(&s.symbol) => {
+                anchors.push(crate::stages::anchors::symbol_anchor(&s.symbol));
             }
             Section::Symbol(s) => {
                 return Err(format!(

@@ -14,13 +14,13 @@ use std::time::SystemTime;
 
 use rayon::prelude::*;
 
-use crate::trust::admit::{Refusal, admit, is_binary, judge_text, read_unjudged};
-use crate::compile::measure::selected;
-use crate::trust::secrets::ContentRules;
-use crate::compile::tokens::TokenCounter;
+use crate::model::paths::RepoPath;
 use crate::model::{Range, Sections};
 use crate::outline::{Lang, Named, Symbols, Tags};
-use crate::model::paths::RepoPath;
+use crate::stages::measure::selected;
+use crate::stages::tokens::TokenCounter;
+use crate::trust::admit::{Refusal, admit, is_binary, judge_text, read_unjudged};
+use crate::trust::secrets::ContentRules;
 
 pub mod ask;
 mod index;

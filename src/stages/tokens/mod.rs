@@ -6,8 +6,8 @@
 //! (`pieces`, tiktoken's patterns written out by hand) and the same merge of each piece
 //! (`vocab`, over the vocabulary embedded at build time), without making the tokens.
 
-use crate::util::read::text_of;
 use crate::model::Encoding;
+use crate::util::read::text_of;
 
 mod cached;
 
@@ -180,4 +180,3 @@ mod tests {
         assert!(Fast(Encoding::O200kBase).count(b"<|endoftext|>") > 1);
     }
 }
-

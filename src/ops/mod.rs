@@ -1,0 +1,8 @@
+//! The operations: what a front-end asks for, one function a file. The command line, the
+//! hooks and the MCP server only turn their input into a request and print or send what
+//! comes back; the work is here.
+//!
+//! - [`compile`]: compile a role's context for a change and write the manifest and lock
+//!   (one compile at a time per manifest folder; the lock first, the manifest last).
+
+pub mod compile;
