@@ -33,7 +33,7 @@ pub struct Mode {
 #[derive(Debug)]
 pub struct Committed {
     pub compiled: Compiled,
-    /// The settings the final compile used (re-read after an adoption).
+    /// The settings the compile used (resolved once, before it).
     pub settings: CompileSettings,
     /// True when the manifest and lock were written.
     pub written: bool,
@@ -47,13 +47,12 @@ pub struct Committed {
 /// [`Error::HandEdited`] when the manifest on disk was edited by hand and neither `adopt`
 /// nor `force` is set; every compile and write error.
 pub fn commit(ws: &Workspace, o: &CompileOptions, mode: Mode) -> Result<Committed> {
-    let resolve = || {
-        CompileSettings::resolve(ws, o).map(|s| CompileSettings {
-            renders: mode.renders,
-            ..s
-        })
+    // Resolved once: a list read from standard input is read once, and an adoption below
+    // compiles again with the same request (the compile reads the overrides file anew).
+    let s = CompileSettings {
+        renders: mode.renders,
+        ..CompileSettings::resolve(ws, o)?
     };
-    let mut s = resolve()?;
     let _lock = if mode.write {
         let manifest = ws.root.join(ws.manifest_path(&s.change, &s.role));
         let folder = manifest.parent().unwrap_or(&ws.root);
@@ -88,20 +87,17 @@ pub fn commit(ws: &Workspace, o: &CompileOptions, mode: Mode) -> Result<Committe
                 // that fails, or writes nothing, puts the file back as it was: the edits
                 // stay in the manifest, and the next compile does not fail on a line the
                 // person never wrote.
-                let again = resolve().and_then(|again| compile(ws, &again).map(|c| (again, c)));
-                match again {
-                    Ok((again, c)) if c.status == Status::Ready => {
+                match compile(ws, &s) {
+                    Ok(c) if c.status == Status::Ready => {
                         outcome.push_str(&adopted.said);
-                        s = again;
                         compiled = c;
                     }
-                    Ok((again, c)) => {
+                    Ok(c) => {
                         adopted.undo(ws, &s)?;
                         outcome = format!(
                             "nothing adopted, nothing written: with the edits the compile is {}",
                             c.status.name()
                         );
-                        s = again;
                         compiled = c;
                     }
                     Err(e) => {

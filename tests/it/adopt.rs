@@ -368,3 +368,39 @@ fn adopt_into_an_overrides_file_outside_the_repository_is_refused_plainly() {
     assert_eq!(repo.read(WORKER_MANIFEST), edited);
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "// mine\n");
 }
+
+/// `--files-from -` read once: an adoption compiles again with the list it was given, not
+/// with a second read of a standard input that is empty by then.
+#[test]
+fn adopt_keeps_the_list_read_from_standard_input() {
+    let repo = Repo::fixture("aiws-basic");
+    let with_list = |extra: &[&str]| {
+        repo.curate()
+            .args([
+                "--role",
+                "worker",
+                "--change",
+                "add-auth",
+                "--files-from",
+                "-",
+            ])
+            .args(extra)
+            .stdin(b"src/api/routes.ts\n")
+            .run()
+    };
+    let first = with_list(&[]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let routes = "{\"file\":\"src/api/routes.ts\"";
+    assert!(repo.read(WORKER_MANIFEST).contains(routes));
+    hand_edit(&repo);
+    let out = with_list(&["--adopt"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("adopted 4 hand edits"),
+        "{}",
+        out.stderr
+    );
+    let manifest = repo.read(WORKER_MANIFEST);
+    assert!(manifest.contains(routes), "{manifest}");
+    assert!(manifest.contains("// curation: the delegator says: read the plan twice"));
+}
