@@ -394,12 +394,30 @@ mod linux {
             let _ = std::fs::remove_file(socket);
         }
         // This user's only (the cache folder may be shared): made so, not changed after.
+        // Bound and listening under a name of its own, then renamed into place: a compile
+        // that finds the socket never meets it between `bind` and `listen`, where a
+        // connection is refused (and, under load, it would fall back to ranking alone).
+        // (A shorter name than the socket's: what `sun_path` takes is judged by the socket.)
+        let pending = socket.with_file_name(format!(".w{}", std::process::id()));
+        let _ = std::fs::remove_file(&pending);
         let mask = rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o177));
-        let bound = UnixListener::bind(socket);
+        let bound = UnixListener::bind(&pending);
         rustix::process::umask(mask);
+        // `sun_path`: 108 bytes with the closing NUL.
+        let long = socket.as_os_str().len() >= 108;
+        let bound = bound.and_then(|listener| {
+            if long {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "path must be shorter than SUN_LEN",
+                ));
+            }
+            std::fs::rename(&pending, socket).map(|()| listener)
+        });
+        if bound.is_err() {
+            let _ = std::fs::remove_file(&pending);
+        }
         let listener = bound.map_err(|e| {
-            // `sun_path`: 108 bytes with the closing NUL.
-            let long = socket.as_os_str().len() >= 108;
             Error::Failed(format!(
                 "curate watch: cannot listen at {}: {e}{}",
                 socket.display(),
