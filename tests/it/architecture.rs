@@ -56,7 +56,6 @@ const LONG: &[(&str, usize, &str)] = &[
     ("config.rs:resolve", 251, "to split"),
     ("report.rs:human", 205, "to split"),
     ("render.rs:from_manifest", 162, "to split"),
-    ("compile/mod.rs", 1918, "to split"),
     ("render.rs", 1710, "to split"),
     ("stages/related/index.rs", 1010, "to split"),
 ];
@@ -275,7 +274,7 @@ fn no_function_or_file_is_longer_than_the_limits() {
         let text = std::fs::read_to_string(e.path()).unwrap();
         let mut check = |key: String, len: usize, max: usize| {
             let limit = allowed(&key);
-            if limit.is_some() {
+            if limit.is_some() && len > max {
                 seen.insert(key.clone());
             }
             if len > limit.unwrap_or(max) {
