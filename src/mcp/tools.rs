@@ -13,12 +13,11 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use crate::mcp::args::{CheckArgs, CompileArgs, PreviewArgs, Selection, Template, VerifyArgs};
 use crate::ops::compile::{Committed, Mode, commit};
+use crate::ops::verify;
 use crate::render::{self, ByteCaps, Job};
 use crate::report::{self, Style};
 use crate::settings::{CompileOptions, CompileSettings, Workspace, WorkspaceOptions, check_name};
 use crate::stages::budget::Status;
-use crate::util::read::{INPUT_CAP, read_capped};
-use crate::verify::{self, Scope};
 
 /// A tool's normal result: `structured` is the `structuredContent` (none: the model reads
 /// the text), `text` the text content.
@@ -155,7 +154,7 @@ pub fn check(root: &WorkspaceOptions, a: &CheckArgs) -> Result<Answer> {
 pub fn verify(root: &WorkspaceOptions, a: &VerifyArgs) -> Result<Answer> {
     check_name("change id", &a.change)?;
     let ws = Workspace::resolve(root)?;
-    let (owned, readonly) = match &a.task_file {
+    let scope = match &a.task_file {
         Some(_) if !a.owns.is_empty() || !a.reads.is_empty() => {
             return Err(Error::Usage(
                 "give task_file or owns/reads, not both".to_owned(),
@@ -163,21 +162,21 @@ pub fn verify(root: &WorkspaceOptions, a: &VerifyArgs) -> Result<Answer> {
         }
         Some(p) => {
             let path = crate::trust::admit::contained(&ws.root, "task_file", p)?;
-            let bytes = read_capped(&path, INPUT_CAP)?;
-            let task = crate::task::parse(&bytes, Path::new(p))?;
-            (task.files_owned, task.files_readonly)
+            verify::task(path, Path::new(p))
         }
         None if a.owns.is_empty() => {
             return Err(Error::Usage(
                 "give owns (the owned globs) or task_file".to_owned(),
             ));
         }
-        None => (a.owns.clone(), a.reads.clone()),
+        None => verify::ScopeFrom::Globs {
+            owns: a.owns.clone(),
+            reads: a.reads.clone(),
+        },
     };
-    let scope = Scope::new(&a.change, &owned, &readonly).map_err(failed)?;
     let touched = match (&a.touched, &a.git_diff) {
-        (Some(list), None) => list.clone(),
-        (None, Some(rev)) => verify::git_touched(&ws.root, rev).map_err(failed)?,
+        (Some(list), None) => verify::Touched::List(list.clone()),
+        (None, Some(rev)) => verify::Touched::GitDiff(rev.clone()),
         _ => {
             return Err(Error::Usage(
                 "give exactly one of touched (a list of files) and git_diff (a revision)"
@@ -185,9 +184,13 @@ pub fn verify(root: &WorkspaceOptions, a: &VerifyArgs) -> Result<Answer> {
             ));
         }
     };
-    let verdict = verify::verify(&scope, &touched)
-        .map_err(failed)?
-        .hiding_secrets(crate::trust::secrets::rule_of_text);
+    let request = verify::Request {
+        change: a.change.clone(),
+        scope,
+        touched,
+        criteria: None,
+    };
+    let verdict = verify::verify(&ws, &request)?.verdict;
     let structured = serde_json::to_value(&verdict).unwrap_or(Value::Null);
     Ok(Answer {
         text: pretty(&structured),
@@ -226,9 +229,4 @@ fn options(ws: &Workspace, sel: &Selection, change: &str, explain: bool) -> Resu
 
 fn pretty(v: &Value) -> String {
     serde_json::to_string_pretty(v).unwrap_or_default()
-}
-
-#[allow(clippy::needless_pass_by_value)] // used as `map_err(failed)`
-fn failed(e: verify::VerifyError) -> Error {
-    Error::Failed(e.to_string())
 }

@@ -3,6 +3,8 @@
 //! comes back; the work is here.
 //!
 //! - [`compile`]: compile a role's context for a change and write the manifest and lock
-//!   (one compile at a time per manifest folder; the lock first, the manifest last).
+//!   (one compile at a time per manifest folder; the lock first, the manifest last);
+//! - [`verify`]: the files a worker touched stay in its write scope; its criteria pass.
 
 pub mod compile;
+pub mod verify;

@@ -4,11 +4,11 @@ use crate::cli::args::{Format, GlobalArgs, VerifyArgs};
 use crate::cli::exit::ExitCode;
 use crate::cli::printer::Printer;
 use crate::cli::resolve;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::model::one_line;
+use crate::ops::verify;
 use crate::settings::check_name;
 use crate::util::read::{INPUT_CAP, read_capped, read_stdin};
-use crate::verify::{self, Scope};
 
 /// Runs `curate verify`.
 pub fn run(g: &GlobalArgs, a: &VerifyArgs) -> Result<ExitCode> {
@@ -21,36 +21,35 @@ pub fn run(g: &GlobalArgs, a: &VerifyArgs) -> Result<ExitCode> {
     }
     check_name("change id", &a.change)?;
     let ws = resolve::workspace(g)?;
-    let (owned, readonly, criteria) = match &a.task_file {
-        Some(p) => {
-            let bytes = read_capped(&ws.arg_path(p), INPUT_CAP)?;
-            let task = crate::task::parse(&bytes, p)?;
-            (task.files_owned, task.files_readonly, task.success_criteria)
-        }
-        None => (a.owns.clone(), a.reads.clone(), Vec::new()),
+    let scope = match &a.task_file {
+        Some(p) => verify::task(ws.arg_path(p), p),
+        None => verify::ScopeFrom::Globs {
+            owns: a.owns.clone(),
+            reads: a.reads.clone(),
+        },
     };
-    let scope = Scope::new(&a.change, &owned, &readonly).map_err(failed)?;
     let touched = if let Some(rev) = &a.git_diff {
-        verify::git_touched(&ws.root, rev).map_err(failed)?
+        verify::Touched::GitDiff(rev.clone())
     } else if let Some(p) = &a.touched_from {
-        verify::parse_touched_list(&if p.as_os_str() == "-" {
-            read_stdin(INPUT_CAP)?
-        } else {
-            read_capped(&ws.arg_path(p), INPUT_CAP)?
-        })
+        verify::Touched::List(crate::verify::parse_touched_list(
+            &if p.as_os_str() == "-" {
+                read_stdin(INPUT_CAP)?
+            } else {
+                read_capped(&ws.arg_path(p), INPUT_CAP)?
+            },
+        ))
     } else {
-        a.touched.clone()
+        verify::Touched::List(a.touched.clone())
     };
-    let mut verdict = verify::verify(&scope, &touched).map_err(failed)?;
-    if a.run_criteria {
-        let outcomes = crate::criteria::run_all(
-            &ws.root,
-            &criteria,
-            std::time::Duration::from_secs(a.criteria_timeout),
-        );
-        verdict = verdict.with_criteria(outcomes);
-    }
-    let verdict = verdict.hiding_secrets(crate::trust::secrets::rule_of_text);
+    let request = verify::Request {
+        change: a.change.clone(),
+        scope,
+        touched,
+        criteria: a
+            .run_criteria
+            .then(|| std::time::Duration::from_secs(a.criteria_timeout)),
+    };
+    let verify::Verified { verdict, touched } = verify::verify(&ws, &request)?;
     if printer.format == Format::Json {
         printer.out_json(&verdict)?;
     } else {
@@ -87,8 +86,8 @@ pub fn run(g: &GlobalArgs, a: &VerifyArgs) -> Result<ExitCode> {
         if !printer.quiet || !verdict.valid {
             text.push_str(&format!(
                 "{} touched file{} checked: {}\n",
-                touched.len(),
-                if touched.len() == 1 { "" } else { "s" },
+                touched,
+                if touched == 1 { "" } else { "s" },
                 if verdict.valid {
                     "all inside the write scope".to_owned()
                 } else {
@@ -104,9 +103,4 @@ pub fn run(g: &GlobalArgs, a: &VerifyArgs) -> Result<ExitCode> {
     } else {
         ExitCode::Error
     })
-}
-
-#[allow(clippy::needless_pass_by_value)] // used as `map_err(failed)`
-fn failed(e: verify::VerifyError) -> Error {
-    Error::Failed(e.to_string())
 }
