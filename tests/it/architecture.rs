@@ -55,8 +55,7 @@ const LONG: &[(&str, usize, &str)] = &[
     ("cli/commands/doctor.rs:run", 299, "to split"),
     ("config.rs:resolve", 251, "to split"),
     ("report.rs:human", 205, "to split"),
-    ("render.rs:from_manifest", 162, "to split"),
-    ("render.rs", 1710, "to split"),
+    ("render/manifest.rs:from_manifest", 162, "to split"),
     ("stages/related/index.rs", 1010, "to split"),
 ];
 
