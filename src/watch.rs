@@ -302,7 +302,15 @@ mod linux {
         let io =
             |what: &str, e: std::io::Error| Error::Failed(format!("curate watch: {what}: {e}"));
         std::fs::create_dir_all(cache_dir).map_err(|e| io("cannot make the cache folder", e))?;
-        let listener = listen(&socket)?;
+        // The repository as it is at the start, watched before the socket is there: a
+        // compile (or a test) that finds the socket may move it at once.
+        let root_id = identity(root);
+        if root_id.is_none() {
+            return Err(Error::Failed(format!(
+                "curate watch: {} was removed or moved",
+                root.display()
+            )));
+        }
         let fd = inotify::init(CreateFlags::NONBLOCK | CreateFlags::CLOEXEC)
             .map_err(|e| io("inotify", e.into()))?;
         let fd = Arc::new(fd);
@@ -340,13 +348,14 @@ mod linux {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .add("");
         w.watch_git();
+        let listener = listen(&socket)?;
         // Removed when the process ends, by a signal too.
         if !crate::util::atomic::remove_on_signal(&socket) {
             let _ = std::fs::remove_file(&socket);
             return Ok(());
         }
         ready(&socket);
-        let served = w.serve(&listener, &socket, tell);
+        let served = w.serve(&listener, &socket, root_id, tell);
         let _ = std::fs::remove_file(&socket);
         crate::util::atomic::unregister(&socket);
         served
@@ -442,12 +451,12 @@ mod linux {
             &mut self,
             listener: &UnixListener,
             socket: &Path,
+            root: Option<(u64, u64)>,
             tell: &dyn Fn(Told<'_>),
         ) -> Result<()> {
             use rustix::event::{PollFd, PollFlags, Timespec, poll};
-            // Its own socket, and the repository's folder, as they were at the start.
+            // Its own socket as it was made; `root`: the repository's folder at the start.
             let ours = identity(socket);
-            let root = identity(&self.root);
             // What no event tells (the folder removed while a process still holds it, a
             // folder above it renamed, the cache folder removed) is looked at this often.
             let tick = Timespec {

@@ -13,8 +13,9 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use crate::mcp::args::{CheckArgs, CompileArgs, PreviewArgs, Selection, Template, VerifyArgs};
 use crate::ops::compile::{Committed, Mode, commit};
+use crate::ops::preview::Previewed;
 use crate::ops::verify;
-use crate::render::{self, ByteCaps, Job};
+use crate::render::{self, ByteCaps};
 use crate::report::{self, Style};
 use crate::settings::{CompileOptions, CompileSettings, Workspace, WorkspaceOptions, check_name};
 use crate::stages::budget::Status;
@@ -45,10 +46,21 @@ pub fn preview(root: &WorkspaceOptions, a: &PreviewArgs) -> Result<Answer> {
             "the handoff template needs task_file".to_owned(),
         ));
     }
-    let compiled = crate::compile::compile(&ws, &s)?;
-    let warnings =
-        render::manifest_warnings(&ws, &compiled, "call `compile` with the same arguments");
-    if compiled.status != Status::Ready {
+    let lang = a.lang.map_or(ws.config.lang, Into::into);
+    let Previewed {
+        compiled,
+        prompt,
+        warnings,
+    } = crate::ops::preview::preview(
+        &ws,
+        &s,
+        crate::ops::preview::Source::Compile,
+        || render::Template::resolve(&ws, a.template.name(), lang),
+        lang,
+        ByteCaps::of(&ws.config),
+        "call `compile` with the same arguments",
+    )?;
+    let Some(prompt) = prompt else {
         let mut text = report::human(&compiled, Style { color: false }, false, false, "", None);
         for w in &warnings {
             text.push_str(&format!("warning: {w}\n"));
@@ -59,10 +71,7 @@ pub fn preview(root: &WorkspaceOptions, a: &PreviewArgs) -> Result<Answer> {
                 .then(|| render::preview_json(&compiled, None, &warnings)),
             text,
         });
-    }
-    let lang = a.lang.map_or(ws.config.lang, Into::into);
-    let job = Job::new(&ws, &s, &compiled, lang, ByteCaps::of(&ws.config));
-    let prompt = render::render_string(&job, a.template.name())?;
+    };
     let (files, lines, tokens) = compiled.totals();
     let mut text = format!(
         "READY · role {} · change {} · {files} files, {lines} lines, about {tokens} tokens · manifest {}. Paste everything after the blank line below, whole, as the sub-agent's first message.\n",

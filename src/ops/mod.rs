@@ -4,7 +4,9 @@
 //!
 //! - [`compile`]: compile a role's context for a change and write the manifest and lock
 //!   (one compile at a time per manifest folder; the lock first, the manifest last);
+//! - [`preview`]: compile in memory and render a template into a string;
 //! - [`verify`]: the files a worker touched stay in its write scope; its criteria pass.
 
 pub mod compile;
+pub mod preview;
 pub mod verify;

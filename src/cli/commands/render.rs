@@ -9,6 +9,7 @@ use crate::cli::printer::Printer;
 use crate::cli::resolve;
 use crate::compile;
 use crate::error::{Error, Result};
+use crate::ops::preview;
 use crate::render::{self, ByteCaps, Job};
 use crate::report;
 use crate::settings::CompileSettings;
@@ -61,7 +62,10 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
     // Read once; an error is the render's, said after the compile's report.
     let resolved = render::Template::resolve(&ws, template, lang);
     s.renders = resolved.as_ref().is_ok_and(render::Template::names_excerpt);
-    let reads_ahead = !(preview && printer.format == Format::Json) && s.renders;
+    if preview && printer.format == Format::Json {
+        return preview_json(&ws, &s, a, resolved, lang, caps, printer);
+    }
+    let reads_ahead = s.renders;
     let compiled = match &a.manifest {
         Some(m) => render::from_manifest(&ws, &s, &ws.arg_path(m))?,
         None => compile::compile_then(&ws, &s, |kept, held| {
@@ -71,9 +75,7 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
         })?,
     };
     let warnings = if a.manifest.is_none() {
-        let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-        let again = format!("run `{}`", crate::cli::again::compile_command(&args));
-        render::manifest_warnings(&ws, &compiled, &again)
+        render::manifest_warnings(&ws, &compiled, &again())
     } else {
         Vec::new()
     };
@@ -95,22 +97,11 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
         report_text.push_str(&format!("warning: {w}\n"));
     }
     if compiled.status != Status::Ready {
-        if preview && printer.format == Format::Json {
-            let v = render::preview_json(&compiled, None, &warnings);
-            printer.out_json(&v)?;
-        } else {
-            printer.err(&report_text);
-        }
+        printer.err(&report_text);
         return Ok(ExitCode::of_status(compiled.status));
     }
     let resolved = resolved?;
-    if preview && printer.format == Format::Json {
-        let mut prompt = Vec::new();
-        render::render_to_with(&job, &resolved, &mut prompt, None)?;
-        let prompt = String::from_utf8_lossy(&prompt);
-        let v = render::preview_json(&compiled, Some(&prompt), &warnings);
-        printer.out_json(&v)?;
-    } else if let Some(path) = &a.output {
+    if let Some(path) = &a.output {
         refuse_an_input(&ws, &s, &compiled, &ws.arg_path(path), path)?;
         // Streamed into the temporary file: memory stays near the largest entry.
         atomic::write_with_bounded_unsynced(
@@ -141,6 +132,38 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
         printer.report(&report_text);
     }
     Ok(ExitCode::Ready)
+}
+
+/// What writes the manifest this render names: this command's options as a compile.
+fn again() -> String {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    format!("run `{}`", crate::cli::again::compile_command(&args))
+}
+
+/// `curate preview --format json`: `{status, prompt, report, warnings}` on stdout.
+fn preview_json(
+    ws: &crate::settings::Workspace,
+    s: &CompileSettings,
+    a: &RenderArgs,
+    template: Result<render::Template>,
+    lang: render::Lang,
+    caps: ByteCaps,
+    printer: Printer,
+) -> Result<ExitCode> {
+    let manifest = a.manifest.as_ref().map(|m| ws.arg_path(m));
+    let source = match &manifest {
+        Some(path) => preview::Source::Manifest(path),
+        None => preview::Source::Compile,
+    };
+    if a.template == "handoff" && s.task.is_none() {
+        return Err(Error::Usage(
+            "the handoff template needs --task-file".to_owned(),
+        ));
+    }
+    let p = preview::preview(ws, s, source, || template, lang, caps, &again())?;
+    let v = render::preview_json(&p.compiled, p.prompt.as_deref(), &p.warnings);
+    printer.out_json(&v)?;
+    Ok(ExitCode::of_status(p.compiled.status))
 }
 
 /// `-o` never names a file the render stands on: the manifest, its lock, the overrides

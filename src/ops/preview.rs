@@ -1,0 +1,67 @@
+//! Preview: compile in memory and render a template into a string; nothing is written.
+//! What `curate preview --format json` prints and the MCP `preview` tool answers.
+
+use std::path::Path;
+
+use crate::compile::{Compiled, compile};
+use crate::error::Result;
+use crate::render::{self, ByteCaps, Job, Lang, Template};
+use crate::settings::{CompileSettings, Workspace};
+use crate::stages::budget::Status;
+
+/// What is previewed: a compile, or a manifest already written (`--manifest`: its entries
+/// read back, each file measured again; no warning about the manifest on disk).
+#[derive(Debug, Clone, Copy)]
+pub enum Source<'a> {
+    Compile,
+    Manifest(&'a Path),
+}
+
+/// A compile and, when READY, its prompt.
+#[derive(Debug)]
+pub struct Previewed {
+    pub compiled: Compiled,
+    /// The rendered template: READY only.
+    pub prompt: Option<String>,
+    /// What is amiss with the manifest on disk (missing, or not this compile's): the
+    /// prompt names it. `again` said what writes it.
+    pub warnings: Vec<String>,
+}
+
+/// Compiles `s` in `ws` (or reads the manifest `source` names) and, when READY, renders the template `template` gives (asked
+/// for only then) in `lang` within `caps`. `again` tells, in a warning, what writes the
+/// manifest (a command, or an MCP tool).
+///
+/// # Errors
+/// Every compile error, and the template's when it fails to render.
+pub fn preview(
+    ws: &Workspace,
+    s: &CompileSettings,
+    source: Source<'_>,
+    template: impl FnOnce() -> Result<Template>,
+    lang: Lang,
+    caps: ByteCaps,
+    again: &str,
+) -> Result<Previewed> {
+    let (compiled, warnings) = match source {
+        Source::Compile => {
+            let compiled = compile(ws, s)?;
+            let warnings = render::manifest_warnings(ws, &compiled, again);
+            (compiled, warnings)
+        }
+        Source::Manifest(path) => (render::from_manifest(ws, s, path)?, Vec::new()),
+    };
+    let prompt = if compiled.status == Status::Ready {
+        let job = Job::new(ws, s, &compiled, lang, caps);
+        let mut out = Vec::new();
+        render::render_to_with(&job, &template()?, &mut out, None)?;
+        Some(String::from_utf8_lossy(&out).into_owned())
+    } else {
+        None
+    };
+    Ok(Previewed {
+        compiled,
+        prompt,
+        warnings,
+    })
+}
