@@ -4,15 +4,20 @@
 //! files (and which lines of them) it must read first, under budgets, with secrets kept
 //! out, and renders its first instruction, context bundle and handoff envelope.
 //!
-//! The layers, top to bottom (nothing imports a layer above it):
-//! - front-ends: [`cli`] (the command line), [`hook`] (Claude Code and OpenCode
-//!   dispatches) and `mcp` (the MCP server, with the `mcp` feature), thin layers over the
-//!   library;
-//! - the compile pipeline, [`compile`], one module a stage;
-//! - beside it, on its types: [`render`], [`report`], [`check`], [`verify`], [`receipt`];
-//! - plain data shared by all: [`settings`], [`model`], [`task`], [`error`], and the
-//!   repository's [`state`] (change bindings, hook breadcrumbs);
-//! - leaves: [`util`] (atomic writes, digests, paths, JSON positions, bounded reads).
+//! The layers, top to bottom (each imports only the layers below it; docs/development.md
+//! draws them and `tests/it/architecture.rs` holds them):
+//! - the command line, [`cli`]; the other front-ends, [`hook`] and `mcp` (the MCP server,
+//!   with the `mcp` feature): they translate input and print output;
+//! - the operations, [`ops`] (compile and write, preview, verify), and [`warm`];
+//! - rendering and checks ([`render`], [`check`]), the report and the watcher ([`report`],
+//!   [`watch`]);
+//! - the pipeline, [`compile`], and the repository's [`state`];
+//! - the request, [`settings`]; the configuration, [`config`]; the [`workflow`]s;
+//! - the compile's [`stages`], the [`task`] file, [`hosts`]' wiring, scope [`verify`];
+//! - the [`error`] type;
+//! - the trust boundary, [`trust`]: admission, the secret rules, redaction;
+//! - leaves: [`util`], [`outline`], [`criteria`], [`receipt`];
+//! - the vocabulary every layer shares, [`model`].
 
 pub mod check;
 pub mod cli;

@@ -21,7 +21,7 @@ pub fn verdict_cache(ws: &Workspace, files: usize) -> DigestCache {
     )
 }
 
-/// What is known of the repository's files by their stamps ([`known`]), for a compile of
+/// What is known of the repository's files by their stamps ([`crate::stages::known`]), for a compile of
 /// `files` files (disabled by `--no-cache`, and below [`VERDICTS_FROM`] files, as the
 /// verdicts it relies on: a stamp is still taken, to check a file read again).
 #[must_use]

@@ -5,18 +5,18 @@
 //! 1. the contracts and the role (`stages::contract`), their globs checked;
 //! 2. layers 0 and 1: the role's baseline and the owned module (`stages::expand`, with
 //!    `stages::ignore`), then the files the workflow derives;
-//! 3. layer 2: the author's list ([`author`]), the overrides file, `--add`, `--drop` and
+//! 3. layer 2: the author's list (`author`), the overrides file, `--add`, `--drop` and
 //!    curation comments (`stages::overrides`);
 //! 4. related files around the owned ones (`stages::related`), what the consumer injects
 //!    itself left out;
 //! 5. secrets by name, then the truth files that changed (`stages::truth`);
 //! 6. every file read once through the trust boundary and measured (`stages::measure`:
-//!    lines, sections, anchors, tokens, with the caches of [`caches`]);
+//!    lines, sections, anchors, tokens, with the caches of `caches`);
 //! 7. the budget (`stages::budget`, the ladder of `stages::degrade`), the status settled
 //!    by the workflow;
-//! 8. each file's fate ([`fates`]): kept, lowered or left out;
-//! 9. the manifest's text (`stages::manifest`) and its [`lock`], into a [`Compiled`]
-//!    ([`result`]).
+//! 8. each file's fate (`fates`): kept, lowered or left out;
+//! 9. the manifest's text (`stages::manifest`) and its `lock`, into a [`Compiled`]
+//!    (`result`).
 
 mod author;
 mod caches;

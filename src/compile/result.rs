@@ -81,7 +81,7 @@ pub struct Compiled {
     pub lock: Option<Lock>,
     /// The overrides file, when it existed.
     pub overrides_file: Option<FileRef>,
-    /// Truth files that changed since the change began (see [`truth`]).
+    /// Truth files that changed since the change began (see [`crate::stages::truth`]).
     pub changed_truth: Vec<String>,
     /// The role's name as the caller gave it (a `[roles]` alias, or the contract role).
     pub role_name: String,
