@@ -59,10 +59,10 @@ const LONG: &[(&str, usize, &str)] = &[
     ("stages/related/index.rs", 1010, "to split"),
 ];
 
-/// Every source file of the library and binary, by module path (`""` for lib.rs).
-fn modules() -> BTreeMap<String, String> {
+/// Every source file of `src/` but tests, by its path there (`/`-separated), with its text.
+fn source_files() -> Vec<(String, String)> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut out = BTreeMap::new();
+    let mut out = Vec::new();
     for e in walkdir::WalkDir::new(&src).sort_by_file_name() {
         let e = e.unwrap();
         let rel = e
@@ -71,11 +71,20 @@ fn modules() -> BTreeMap<String, String> {
             .unwrap()
             .to_string_lossy()
             .replace('\\', "/");
-        if e.path().extension().is_none_or(|x| x != "rs") || rel == "main.rs" || is_test_file(&rel)
-        {
+        if e.path().extension().is_some_and(|x| x == "rs") && !is_test_file(&rel) {
+            out.push((rel, std::fs::read_to_string(e.path()).unwrap()));
+        }
+    }
+    out
+}
+
+/// Every source file of the library and binary, by module path (`""` for lib.rs).
+fn modules() -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for (rel, text) in source_files() {
+        if rel == "main.rs" {
             continue;
         }
-        let text = std::fs::read_to_string(e.path()).unwrap();
         let module = rel
             .trim_end_matches(".rs")
             .trim_end_matches("/mod")
@@ -255,22 +264,10 @@ fn functions(text: &str) -> Vec<(String, usize)> {
 
 #[test]
 fn no_function_or_file_is_longer_than_the_limits() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut over = Vec::new();
     let mut seen = BTreeSet::new();
     let allowed = |key: &str| LONG.iter().find(|(k, _, _)| *k == key).map(|l| l.1);
-    for e in walkdir::WalkDir::new(&src).sort_by_file_name() {
-        let e = e.unwrap();
-        let rel = e
-            .path()
-            .strip_prefix(&src)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
-        if e.path().extension().is_none_or(|x| x != "rs") || is_test_file(&rel) {
-            continue;
-        }
-        let text = std::fs::read_to_string(e.path()).unwrap();
+    for (rel, text) in source_files() {
         let mut check = |key: String, len: usize, max: usize| {
             let limit = allowed(&key);
             if limit.is_some() && len > max {
