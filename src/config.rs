@@ -87,12 +87,19 @@ fn toml_message(e: &toml::de::Error, line: &str, spanned: &str) -> String {
     }
 }
 
+/// The tokens the files a task names or talks about may take, unless set.
+pub const DEFAULT_TASK_TOKENS: u64 = 8_000;
+
 /// `[select]`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Select {
     /// Tokens for related files' outlines (`--related`).
     pub related_tokens: Option<u64>,
+    /// Select from the task's own words (`--no-task`: false).
+    pub task: Option<bool>,
+    /// Tokens the files the task names or talks about may take (`--task-tokens`).
+    pub task_tokens: Option<u64>,
 }
 
 /// `[budget]`.
@@ -357,6 +364,8 @@ pub struct Config {
     pub max_tokens: u64,
     pub degrade: bool,
     pub related_tokens: u64,
+    /// Tokens for the files the task's text names or talks about (0: off).
+    pub task_tokens: u64,
     pub encoding: Encoding,
     pub lang: Lang,
     pub max_file_bytes: u64,
@@ -371,6 +380,45 @@ pub struct Config {
     pub origins: BTreeMap<&'static str, Origin>,
 }
 
+/// The error for an environment variable whose value is not what it takes.
+fn bad(name: &str, value: &str, want: &str) -> Error {
+    Error::Usage(format!(
+        "environment variable {name}={value:?} is not {want}"
+    ))
+}
+
+/// The environment a [`Config`] is resolved with: `CURATE_*` values, read and checked.
+struct Env<'a>(&'a dyn Fn(&str) -> Option<String>);
+
+impl Env<'_> {
+    /// The variable's value, unless unset or empty.
+    fn value(&self, name: &str) -> Option<String> {
+        (self.0)(name).filter(|v| !v.is_empty())
+    }
+
+    /// A whole number.
+    fn u64(&self, name: &str) -> Result<Option<u64>> {
+        self.value(name)
+            .map(|v| {
+                v.trim()
+                    .parse::<u64>()
+                    .map_err(|_| bad(name, &v, "a number"))
+            })
+            .transpose()
+    }
+
+    /// `true`, `false`, `1` or `0`.
+    fn bool(&self, name: &str) -> Result<Option<bool>> {
+        self.value(name)
+            .map(|v| match v.trim() {
+                "true" | "1" => Ok(true),
+                "false" | "0" => Ok(false),
+                _ => Err(bad(name, &v, "true or false")),
+            })
+            .transpose()
+    }
+}
+
 impl Config {
     /// Resolves every setting: `given` (flags), then `env` (`CURATE_*`), then the `file`,
     /// then its profile, then the defaults. A bad environment value is an error naming it.
@@ -380,22 +428,9 @@ impl Config {
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Config> {
         let mut origins = BTreeMap::new();
-        let env_value = |name: &str| env(name).filter(|v| !v.is_empty());
-        let bad = |name: &str, value: &str, want: &str| {
-            Error::Usage(format!(
-                "environment variable {name}={value:?} is not {want}"
-            ))
-        };
-        let parse_u64 = |name: &'static str| -> Result<Option<u64>> {
-            env_value(name)
-                .map(|v| {
-                    v.trim()
-                        .parse::<u64>()
-                        .map_err(|_| bad(name, &v, "a number"))
-                })
-                .transpose()
-        };
-        let profile_env = env_value("CURATE_PROFILE")
+        let e = Env(env);
+        let profile_env = e
+            .value("CURATE_PROFILE")
             .map(|v| {
                 crate::workflow::parse(&v).map_err(|_| {
                     bad(
@@ -426,14 +461,14 @@ impl Config {
         );
         origins.insert("contracts", o);
 
-        let changes_env = env_value("CURATE_CHANGES");
+        let changes_env = e.value("CURATE_CHANGES");
         if let Some(c) = &changes_env
-            && let Err(e) = crate::model::paths::normalize(c)
+            && let Err(problem) = crate::model::paths::normalize(c)
         {
             return Err(bad(
                 "CURATE_CHANGES",
                 c,
-                &format!("a folder inside the repository (it {})", e.problem()),
+                &format!("a folder inside the repository (it {})", problem.problem()),
             ));
         }
         let (changes, o) = pick_opt(
@@ -444,10 +479,15 @@ impl Config {
         );
         origins.insert("changes", o);
 
-        let manifest_env = env_value("CURATE_MANIFEST");
+        let manifest_env = e.value("CURATE_MANIFEST");
         if let Some(m) = &manifest_env {
-            check_template(m)
-                .map_err(|e| bad("CURATE_MANIFEST", m, &format!("a manifest template ({e})")))?;
+            check_template(m).map_err(|why| {
+                bad(
+                    "CURATE_MANIFEST",
+                    m,
+                    &format!("a manifest template ({why})"),
+                )
+            })?;
         }
         let (manifest, o) = pick(
             None,
@@ -458,7 +498,8 @@ impl Config {
         );
         origins.insert("manifest", o);
 
-        let sections_env = env_value("CURATE_SECTIONS")
+        let sections_env = e
+            .value("CURATE_SECTIONS")
             .map(|v| match v.trim() {
                 "true" | "1" => Ok(true),
                 "false" | "0" => Ok(false),
@@ -478,7 +519,7 @@ impl Config {
         let defaults = crate::model::Caps::default();
         let (max_files, o) = pick(
             None,
-            parse_u64("CURATE_MAX_FILES")?,
+            e.u64("CURATE_MAX_FILES")?,
             budget.and_then(|b| b.max_files),
             None,
             defaults.max_files,
@@ -486,7 +527,7 @@ impl Config {
         origins.insert("budget.max_files", o);
         let (max_lines, o) = pick(
             None,
-            parse_u64("CURATE_MAX_LINES")?,
+            e.u64("CURATE_MAX_LINES")?,
             budget.and_then(|b| b.max_lines),
             None,
             defaults.max_lines,
@@ -494,19 +535,13 @@ impl Config {
         origins.insert("budget.max_lines", o);
         let (max_tokens, o) = pick(
             None,
-            parse_u64("CURATE_MAX_TOKENS")?,
+            e.u64("CURATE_MAX_TOKENS")?,
             budget.and_then(|b| b.max_tokens),
             None,
             0,
         );
         origins.insert("budget.max_tokens", o);
-        let degrade_env = env_value("CURATE_DEGRADE")
-            .map(|v| match v.trim() {
-                "true" | "1" => Ok(true),
-                "false" | "0" => Ok(false),
-                _ => Err(bad("CURATE_DEGRADE", &v, "true or false")),
-            })
-            .transpose()?;
+        let degrade_env = e.bool("CURATE_DEGRADE")?;
         let (degrade, o) = pick(
             None,
             degrade_env,
@@ -517,14 +552,21 @@ impl Config {
         origins.insert("budget.degrade", o);
         let (related_tokens, o) = pick(
             None,
-            parse_u64("CURATE_RELATED_TOKENS")?,
+            e.u64("CURATE_RELATED_TOKENS")?,
             file.and_then(|f| f.select.as_ref())
                 .and_then(|s| s.related_tokens),
             None,
             0,
         );
         origins.insert("select.related_tokens", o);
-        let encoding_env = env_value("CURATE_ENCODING")
+        let (task_tokens, o) = task_tokens(
+            file.and_then(|f| f.select.as_ref()),
+            e.bool("CURATE_TASK")?,
+            e.u64("CURATE_TASK_TOKENS")?,
+        );
+        origins.insert("select.task_tokens", o);
+        let encoding_env = e
+            .value("CURATE_ENCODING")
             .map(|v| match v.trim() {
                 "o200k_base" => Ok(Encoding::O200kBase),
                 "cl100k_base" => Ok(Encoding::Cl100kBase),
@@ -541,7 +583,8 @@ impl Config {
         origins.insert("budget.encoding", o);
 
         let render = file.and_then(|f| f.render.as_ref());
-        let lang_env = env_value("CURATE_LANG")
+        let lang_env = e
+            .value("CURATE_LANG")
             .map(|v| match v.trim() {
                 "en" => Ok(Lang::En),
                 "zh" => Ok(Lang::Zh),
@@ -552,7 +595,7 @@ impl Config {
         origins.insert("render.lang", o);
         let (max_file_bytes, o) = pick(
             None,
-            parse_u64("CURATE_MAX_FILE_BYTES")?,
+            e.u64("CURATE_MAX_FILE_BYTES")?,
             render.and_then(|r| r.max_file_bytes),
             None,
             0,
@@ -560,7 +603,7 @@ impl Config {
         origins.insert("render.max_file_bytes", o);
         let (max_total_bytes, o) = pick(
             None,
-            parse_u64("CURATE_MAX_TOTAL_BYTES")?,
+            e.u64("CURATE_MAX_TOTAL_BYTES")?,
             render.and_then(|r| r.max_total_bytes),
             None,
             0,
@@ -586,7 +629,8 @@ impl Config {
         }
         origins.insert("roles", roles_origin);
 
-        let on_not_ready_env = env_value("CURATE_ON_NOT_READY")
+        let on_not_ready_env = e
+            .value("CURATE_ON_NOT_READY")
             .map(|v| match v.trim() {
                 "warn" => Ok(OnNotReady::Warn),
                 "deny" => Ok(OnNotReady::Deny),
@@ -614,6 +658,7 @@ impl Config {
             max_tokens,
             degrade,
             related_tokens,
+            task_tokens,
             encoding,
             lang,
             max_file_bytes,
@@ -688,6 +733,11 @@ impl Config {
                 o("select.related_tokens"),
             ),
             (
+                "select.task_tokens".to_owned(),
+                self.task_tokens.to_string(),
+                o("select.task_tokens"),
+            ),
+            (
                 "budget.encoding".to_owned(),
                 self.encoding.name().to_owned(),
                 o("budget.encoding"),
@@ -721,6 +771,20 @@ impl Config {
             rows.push((format!("roles.{k:?}"), v.clone(), o("roles")));
         }
         rows
+    }
+}
+
+/// `[select] task` and `task_tokens` (or `CURATE_TASK`, `CURATE_TASK_TOKENS`): off unless
+/// asked for (`task = true`, or a number of tokens), for the selection is new and measured
+/// before it is everyone's default (docs/selection.md).
+fn task_tokens(select: Option<&Select>, task: Option<bool>, tokens: Option<u64>) -> (u64, Origin) {
+    let (task, o_task) = pick_opt(None, task, select.and_then(|s| s.task), None);
+    let (tokens, o_tokens) = pick_opt(None, tokens, select.and_then(|s| s.task_tokens), None);
+    match (task, tokens) {
+        (Some(false), _) => (0, o_task),
+        (Some(true), None) => (DEFAULT_TASK_TOKENS, o_task),
+        (_, Some(n)) => (n, o_tokens),
+        (None, None) => (0, Origin::Default),
     }
 }
 

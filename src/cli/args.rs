@@ -151,6 +151,20 @@ pub struct CompileArgs {
     #[arg(long, value_name = "TOKENS", help_heading = "Selection")]
     pub related: Option<u64>,
 
+    /// Text that describes the task (`-` for stdin), read with the change's own documents
+    /// and the task file: the files it names or talks about are selected.
+    #[arg(long, value_name = "FILE", help_heading = "Selection")]
+    pub task_text: Option<PathBuf>,
+
+    /// Tokens the files the task names or talks about may take (0 = none). [default: the
+    /// config's `[select] task_tokens`; else 8000 with --task-text, 0 without]
+    #[arg(long, value_name = "TOKENS", help_heading = "Selection")]
+    pub task_tokens: Option<u64>,
+
+    /// Select nothing from the task's words (as `[select] task = false`).
+    #[arg(long, help_heading = "Selection", conflicts_with = "task_tokens")]
+    pub no_task: bool,
+
     /// Turn off .gitignore / .ignore / .git/info/exclude for glob matches.
     #[arg(long, help_heading = "Selection")]
     pub no_ignore: bool,

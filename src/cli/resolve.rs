@@ -9,7 +9,8 @@ use crate::cli::printer::Printer;
 use crate::error::{Error, Result};
 use crate::model::Caps;
 use crate::settings::{
-    CompileOptions, ListSource, Workspace, WorkspaceOptions, check_change_id, check_name,
+    CompileOptions, ListSource, TextSource, Workspace, WorkspaceOptions, check_change_id,
+    check_name,
 };
 
 /// The workspace the global options name.
@@ -98,6 +99,22 @@ pub fn compile_options(ws: &Workspace, a: &CompileArgs, change: &str) -> Result<
         no_ignore: a.no_ignore,
         explain: a.explain,
         related: a.related.unwrap_or(d.related),
+        task_text: a.task_text.as_ref().map(|p| {
+            if p.as_os_str() == "-" {
+                TextSource::Stdin
+            } else {
+                TextSource::File(p.clone())
+            }
+        }),
+        // `--task-text` asks for the selection: the config's budget, else the default one.
+        task_tokens: match (a.no_task, a.task_tokens) {
+            (true, _) => 0,
+            (false, Some(n)) => n,
+            (false, None) if a.task_text.is_some() && d.task_tokens == 0 => {
+                crate::config::DEFAULT_TASK_TOKENS
+            }
+            (false, None) => d.task_tokens,
+        },
         ..d
     })
 }

@@ -67,6 +67,8 @@ pub(super) fn lock(
             add: s.add_raw.clone(),
             drop: s.drop.clone(),
             task_file: s.task.as_ref().map(|(f, _)| f.clone()),
+            task_text: s.task_text.clone(),
+            task_tokens: s.task_tokens,
         },
         entries: kept
             .iter()

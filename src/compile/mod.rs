@@ -23,6 +23,7 @@ mod caches;
 mod fates;
 mod lock;
 mod result;
+mod task;
 
 pub use author::AUTHOR_KIND;
 pub use caches::{VERDICTS_FROM, known_files, token_cache, verdict_cache};
@@ -36,10 +37,11 @@ use author::{
 use caches::cache_dir;
 use fates::{cut_entry, finish, keep};
 use lock::lock;
+use task::with_task_words;
 
 use crate::stages::{
     anchors, authored, budget, contract, degrade, expand, known, manifest, measure, overrides,
-    related, tokens, truth,
+    related, task_words, tokens, truth,
 };
 
 use std::path::Path;
@@ -170,7 +172,8 @@ pub fn compile_then(
     let cache = token_cache(ws);
     let fast = Fast(ws.encoding);
     let counter = Cached::new(&cache, &fast);
-    let mut candidates = with_related(ws, &scope, s, &counter, candidates, &mut ledger)?;
+    let candidates = with_related(ws, &scope, s, &counter, candidates, &mut ledger)?;
+    let mut candidates = with_task_words(ws, &scope, s, &counter, candidates, &mut ledger)?;
     let consumer_injects = leave_out_injected(ws, s, &mut candidates, &mut ledger);
     if !ws.config.sections {
         // The consumer inlines whole files (Trellis): the budget must count what it reads.
@@ -222,7 +225,9 @@ pub fn compile_then(
     {
         on_kept(kept, &held);
     }
-    note_related_only_named(kept.as_ref().ok(), caps, &mut ledger);
+    if s.related > 0 {
+        note_related_only_named(kept.as_ref().ok(), caps, &mut ledger);
+    }
     // The caches are an optimisation: a failed save changes nothing else.
     let _ = cache.save();
     let _ = verdicts.save();

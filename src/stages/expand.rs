@@ -51,6 +51,8 @@ pub enum Origin {
     Derived(String),
     /// Ranked from the owned files by `--related`.
     Related,
+    /// Named by the task's text, or ranked by its words.
+    TaskWords,
 }
 
 impl Origin {
@@ -70,6 +72,7 @@ impl Origin {
             Origin::Drop(g) => format!("--drop {}", quoted(g)),
             Origin::Derived(p) => format!("the workflow ({})", quoted(p)),
             Origin::Related => "--related".to_owned(),
+            Origin::TaskWords => "the task's words".to_owned(),
         }
     }
 

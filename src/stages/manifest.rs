@@ -279,6 +279,13 @@ pub struct Inputs {
     /// `--related` tokens (0: none).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub related: u64,
+    /// `--task-text`, as given.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub task_text: String,
+    /// Tokens for the files the task names or talks about (0: off; a lock written before
+    /// there was such a selection has none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub task_tokens: u64,
     pub owns: Vec<String>,
     pub reads: Vec<String>,
     pub files_from: Vec<String>,

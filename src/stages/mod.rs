@@ -23,5 +23,6 @@ pub mod manifest;
 pub mod measure;
 pub mod overrides;
 pub mod related;
+pub mod task_words;
 pub mod tokens;
 pub mod truth;

@@ -7,6 +7,11 @@
 //! the git top-level of that folder, else the folder itself. Every file read here goes
 //! through the bounded reader.
 
+mod task_text;
+
+pub use task_text::TextSource;
+use task_text::read_task_text;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -679,6 +684,10 @@ pub struct CompileSettings {
     pub explain: bool,
     /// Tokens the related files' outlines may take (`--related`; 0: none).
     pub related: u64,
+    /// Text that describes the task beyond the workflow's own documents (`--task-text`).
+    pub task_text: String,
+    /// Tokens the files the task's text names or talks about may take (0: not selected).
+    pub task_tokens: u64,
     /// A render that writes the admitted text follows: what does not fit the compile's
     /// memory hold is spooled, so each file is read once ([`crate::trust::spool`]).
     pub renders: bool,
@@ -713,6 +722,10 @@ pub struct CompileOptions {
     pub explain: bool,
     /// Tokens the related files' outlines may take (`--related`; 0: none).
     pub related: u64,
+    /// `--task-text`.
+    pub task_text: Option<TextSource>,
+    /// Tokens for the files the task names or talks about (0: off).
+    pub task_tokens: u64,
 }
 
 impl CompileOptions {
@@ -735,6 +748,8 @@ impl CompileOptions {
             no_ignore: false,
             explain: false,
             related: ws.config.related_tokens,
+            task_text: None,
+            task_tokens: ws.config.task_tokens,
         }
     }
 }
@@ -828,6 +843,7 @@ impl CompileSettings {
             }
         };
         refuse("--files-from", &files_from)?;
+        let task_text = read_task_text(ws, o, rules)?;
         let overrides = match &o.overrides {
             Some(p) => {
                 let path = ws.arg_path(p);
@@ -874,6 +890,8 @@ impl CompileSettings {
             no_ignore: o.no_ignore,
             explain: o.explain,
             related: o.related,
+            task_text,
+            task_tokens: o.task_tokens,
             renders: false,
         })
     }
@@ -941,6 +959,8 @@ impl CompileSettings {
             no_ignore: i.no_ignore,
             explain: false,
             related: i.related,
+            task_text: Some(TextSource::Given(i.task_text.clone())),
+            task_tokens: i.task_tokens,
         };
         let s = CompileSettings::resolve(&ws, &options)?;
         Ok((ws, s))

@@ -1,0 +1,230 @@
+//! Selecting from the task's own words (docs/selection.md): the files the task's text names
+//! ([`refs`]: paths, path suffixes with a line, file names, Markdown links, numbered
+//! documents) join as `referenced`, and the files whose words it uses ([`rank`]: BM25 over
+//! the documents' text and every file's path) as `related`, best first, within a token
+//! budget. Each says why in its reason.
+//!
+//! Every file is read through admission ([`admit`]): a file it refuses is not selected.
+//! Deterministic: the order is the text's (named) and the score's, ties by path.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use rayon::prelude::*;
+
+use crate::model::paths::RepoPath;
+use crate::model::{Range, Sections};
+use crate::stages::measure::{count_lines, selected};
+use crate::stages::tokens::TokenCounter;
+use crate::trust::admit::admit;
+use crate::trust::secrets::ContentRules;
+
+pub mod rank;
+pub mod refs;
+
+/// A text that describes the task, and where it comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Text {
+    /// What the reasons name: a repository path (`changes/c/plan/a.md`), `--task-text` or
+    /// `the task file`.
+    pub source: String,
+    /// The repository folder a relative link in it starts from (`None`: the root).
+    pub dir: Option<String>,
+    pub text: String,
+}
+
+/// What [`select`] needs.
+pub struct Inputs<'a> {
+    pub root: &'a Path,
+    /// Every file a selection may name (the walk of `**`: ignore rules, no `.git`, no link
+    /// out), repository-relative, sorted.
+    pub universe: &'a [String],
+    pub texts: &'a [Text],
+    /// Files never selected: those listed already, and the texts' own.
+    pub skip: &'a BTreeSet<String>,
+    /// Tokens the selected files may take in all.
+    pub budget: u64,
+    pub max_file_size: u64,
+    pub rules: &'a ContentRules,
+    pub counter: &'a dyn TokenCounter,
+}
+
+/// A selected file, as it enters the compile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found {
+    pub path: String,
+    /// `referenced` (named by the text) or `related` (ranked by its words).
+    pub kind: &'static str,
+    pub sections: Sections,
+    pub tokens: u64,
+    pub reason: String,
+}
+
+/// Lines of a named file shown around a line the text points at, on each side.
+const AROUND: u64 = 40;
+/// One file takes at most this part of the budget (its outline when it is larger).
+const PER_FILE: u64 = 3;
+/// At most this many ranked files are read for the budget.
+const CONSIDERED: usize = 40;
+/// A ranked file scores at least this part of the best one's score (the tail of a ranking
+/// is files that share a common word or two with the text).
+const MIN_SHARE: f64 = 0.25;
+/// Documents (by extension) whose text is ranked; every other file by its path alone.
+const DOCUMENTS: [&str; 6] = ["md", "mdx", "markdown", "txt", "rst", "adoc"];
+/// At most this many documents are read for the ranking (the first, by path).
+const MAX_DOCUMENTS: usize = 5_000;
+
+/// The selected files: the named ones in the order named, then the ranked ones, best first,
+/// as long as they fit the budget together.
+#[must_use]
+pub fn select(i: &Inputs<'_>) -> Vec<Found> {
+    if i.budget == 0 || i.texts.iter().all(|t| t.text.trim().is_empty()) {
+        return Vec::new();
+    }
+    let files = refs::Files::new(i.universe);
+    let named: Vec<refs::Named> = refs::named(i.texts, &files)
+        .into_iter()
+        .filter(|n| !i.skip.contains(&n.path))
+        .collect();
+    let per_file = (i.budget / PER_FILE).max(1);
+    let mut out: Vec<Found> = Vec::new();
+    let mut used = 0u64;
+    let read: Vec<Option<(Sections, u64)>> = named
+        .par_iter()
+        .map(|n| fitted(i, &n.path, &n.lines, per_file))
+        .collect();
+    for (n, fit) in named.iter().zip(read) {
+        let Some((sections, tokens)) = fit else {
+            continue;
+        };
+        if used + tokens > i.budget {
+            continue;
+        }
+        used += tokens;
+        out.push(Found {
+            path: n.path.clone(),
+            kind: "referenced",
+            sections,
+            tokens,
+            reason: format!("named in {}", n.at),
+        });
+    }
+    let taken: BTreeSet<&str> = named.iter().map(|n| n.path.as_str()).collect();
+    let ranked = ranked(i, &taken);
+    let read: Vec<Option<(Sections, u64)>> = ranked
+        .par_iter()
+        .map(|r| fitted(i, &r.path, &[], per_file))
+        .collect();
+    let sources = sources(i.texts);
+    for (r, fit) in ranked.iter().zip(read) {
+        let Some((sections, tokens)) = fit else {
+            continue;
+        };
+        if used + tokens > i.budget {
+            continue;
+        }
+        used += tokens;
+        let words: Vec<String> = r.matched.iter().take(3).map(|w| format!("{w:?}")).collect();
+        out.push(Found {
+            path: r.path.clone(),
+            kind: "related",
+            sections,
+            tokens,
+            reason: format!("matches {} ({sources})", words.join(", ")),
+        });
+    }
+    out
+}
+
+/// The texts' sources for a reason: the first, and how many more.
+fn sources(texts: &[Text]) -> String {
+    let with_text: Vec<&str> = texts
+        .iter()
+        .filter(|t| !t.text.trim().is_empty())
+        .map(|t| t.source.rsplit('/').next().unwrap_or(&t.source))
+        .collect();
+    match with_text.as_slice() {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [first, rest @ ..] => format!("{first} and {} more", rest.len()),
+    }
+}
+
+/// The universe ranked against the texts, without the skipped and the named files: at most
+/// [`CONSIDERED`], best first.
+fn ranked(i: &Inputs<'_>, named: &BTreeSet<&str>) -> Vec<rank::Ranked> {
+    let query: String = i
+        .texts
+        .iter()
+        .map(|t| t.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let open: Vec<&String> = i
+        .universe
+        .iter()
+        .filter(|p| !i.skip.contains(*p) && !named.contains(p.as_str()))
+        .collect();
+    let mut documents = 0usize;
+    let wants_text: Vec<bool> = open
+        .iter()
+        .map(|p| {
+            let is_doc = p
+                .rsplit_once('.')
+                .is_some_and(|(_, ext)| DOCUMENTS.contains(&ext.to_ascii_lowercase().as_str()));
+            documents += usize::from(is_doc);
+            is_doc && documents <= MAX_DOCUMENTS
+        })
+        .collect();
+    let docs: Vec<(String, rank::Doc)> = open
+        .par_iter()
+        .zip(wants_text)
+        .map(|(p, text)| {
+            let body = text
+                .then(|| read(i, p))
+                .flatten()
+                .map(|b| String::from_utf8_lossy(&b).into_owned());
+            ((*p).clone(), rank::Doc::new(p, body.as_deref()))
+        })
+        .collect();
+    let mut ranked = rank::rank(&query, &docs);
+    let floor = ranked.first().map_or(0.0, |best| best.score * MIN_SHARE);
+    ranked.retain(|r| r.score >= floor);
+    ranked.truncate(CONSIDERED);
+    ranked
+}
+
+/// The file's bytes, when admission lets them in.
+fn read(i: &Inputs<'_>, path: &str) -> Option<Vec<u8>> {
+    let rp = RepoPath::new(path).ok()?;
+    admit(i.root, &rp, i.max_file_size, i.rules).ok()
+}
+
+/// What of `path` is selected and its tokens: the lines around those named, else the whole
+/// file, else its outline when the whole is over `per_file` tokens; `None` when it cannot
+/// be read or even its outline is over.
+fn fitted(i: &Inputs<'_>, path: &str, lines: &[u64], per_file: u64) -> Option<(Sections, u64)> {
+    let bytes = read(i, path)?;
+    let total = count_lines(&bytes);
+    let around: Vec<Range> = lines
+        .iter()
+        .filter(|&&l| l <= total)
+        .map(|&l| [l.saturating_sub(AROUND).max(1), (l + AROUND).min(total)])
+        .collect();
+    let mut tries = Vec::new();
+    if around.is_empty() {
+        tries.push(Sections::Whole);
+    } else {
+        tries.push(Sections::ranges(around));
+    }
+    if let Some(lang) = crate::outline::lang_for(path)
+        && let Ok(text) = std::str::from_utf8(&bytes)
+        && let Some(outline) = crate::outline::outline(lang, text)
+        && !outline.is_empty()
+    {
+        tries.push(Sections::ranges(outline));
+    }
+    tries.into_iter().find_map(|sections| {
+        let tokens = i.counter.count(&selected(&bytes, &sections));
+        (tokens <= per_file && tokens > 0).then_some((sections, tokens))
+    })
+}

@@ -1,0 +1,170 @@
+//! Selecting from the task's own words: what the text names joins as `referenced`, what it
+//! talks about as `related`, each with its reason; nothing secret, nothing outside.
+
+use crate::{Repo, WORKER_LOCK, WORKER_MANIFEST};
+
+/// A repository that follows no workflow: two topics, a secret, a file outside.
+fn plain() -> Repo {
+    let repo = Repo::empty();
+    repo.write("README.md", "# Demo\n\nA demo service.\n")
+        .write(
+            "docs/auth.md",
+            "# Authentication\n\nAccounts lock after repeated failed logins.\nThe lockout window is fifteen minutes.\n",
+        )
+        .write("docs/billing.md", "# Billing\n\nInvoices are sent monthly.\n")
+        .write(
+            "src/auth/lockout.ts",
+            &(0..100).map(|i| format!("export const L{i} = {i};\n")).collect::<String>(),
+        )
+        .write("src/billing/invoice.ts", "export function invoice() {}\n")
+        .write(".env", "API_TOKEN=x\n");
+    repo
+}
+
+/// The manifest's entries of `kind`, as (file, reason, sections) JSON text.
+fn entries(manifest: &str, kind: &str) -> Vec<serde_json::Value> {
+    manifest
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["kind"] == kind)
+        .collect()
+}
+
+fn with_text(repo: &Repo, text: &str, extra: &[&str]) -> crate::Output {
+    repo.curate()
+        .args([
+            "--role",
+            "worker",
+            "--change",
+            "fix-lockout",
+            "--stdout",
+            "--task-text",
+            "-",
+        ])
+        .args(extra)
+        .stdin(text.as_bytes())
+        .run()
+}
+
+#[test]
+fn a_plain_repository_gets_what_the_text_names_and_talks_about() {
+    let repo = plain();
+    let out = with_text(
+        &repo,
+        "Lock accounts after five failed logins.\nThe check is in `auth/lockout.ts:50`; leave .env and ../outside.md alone.\n",
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let named = entries(&out.stdout, "referenced");
+    assert_eq!(named.len(), 1, "{}", out.stdout);
+    assert_eq!(named[0]["file"], "src/auth/lockout.ts");
+    assert_eq!(named[0]["reason"], "named in --task-text:2");
+    assert_eq!(named[0]["priority"], "medium");
+    // Around the line it names, not the whole file.
+    assert_eq!(named[0]["sections"], serde_json::json!([[10, 90]]));
+    let ranked = entries(&out.stdout, "related");
+    let files: Vec<&str> = ranked.iter().map(|v| v["file"].as_str().unwrap()).collect();
+    assert_eq!(files, ["docs/auth.md"], "{}", out.stdout);
+    let reason = ranked[0]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("matches ")
+            && reason.contains("\"failed\"")
+            && reason.ends_with("(--task-text)"),
+        "{reason}"
+    );
+    assert!(!out.stdout.contains(".env") && !out.stdout.contains("API_TOKEN"));
+    assert!(!out.stdout.contains("outside.md"));
+}
+
+#[test]
+fn no_task_and_no_text_select_nothing() {
+    let repo = plain();
+    let off = with_text(&repo, "see src/auth/lockout.ts", &["--no-task"]);
+    // Nothing else selects a file there: BLOCKED.
+    assert_eq!(off.code, 3, "{}", off.stderr);
+    assert!(
+        entries(&off.stdout, "referenced").is_empty(),
+        "{}",
+        off.stdout
+    );
+    // Without --task-text and with no [select] setting, nothing is read from the task.
+    let repo = Repo::fixture("aiws-basic");
+    let plain_compile = repo.compile_worker(&["--stdout"]);
+    assert!(entries(&plain_compile.stdout, "referenced").is_empty());
+}
+
+#[test]
+fn the_changes_own_documents_are_the_text_when_the_config_asks() {
+    let repo = Repo::fixture("aiws-basic");
+    repo.write(".curate/config.toml", "[select]\ntask = true\n");
+    let out = repo.compile_worker(&[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let manifest = repo.read(WORKER_MANIFEST);
+    let named = entries(&manifest, "referenced");
+    let files: Vec<&str> = named.iter().map(|v| v["file"].as_str().unwrap()).collect();
+    for f in [
+        "src/auth/login.ts",
+        "src/auth/session.ts",
+        "src/api/routes.ts",
+    ] {
+        assert!(files.contains(&f), "{f} missing from {files:?}");
+    }
+    // Each says where it was named.
+    assert!(named.iter().all(|v| {
+        v["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("named in changes/add-auth/")
+    }));
+    // Neither the secret the plan's folder sits beside nor the change's own documents.
+    assert!(!manifest.contains("config/server.key") && !manifest.contains("\".env\""));
+    // The lock records the budget; a second compile is the same bytes, and check agrees.
+    let lock: serde_json::Value = serde_json::from_str(&repo.read(WORKER_LOCK)).unwrap();
+    assert_eq!(lock["inputs"]["task_tokens"], 8000);
+    assert_eq!(repo.compile_worker(&[]).code, 0);
+    assert_eq!(repo.read(WORKER_MANIFEST), manifest);
+    // At any thread count.
+    let one = repo
+        .curate()
+        .args(["--role", "worker", "--change", "add-auth", "--stdout"])
+        .env("RAYON_NUM_THREADS", "1")
+        .run();
+    assert_eq!(one.stdout, manifest);
+    let check = repo.curate().args(["check", "--stale"]).run();
+    assert_eq!(check.code, 0, "{}{}", check.stdout, check.stderr);
+}
+
+#[test]
+fn a_task_text_that_holds_a_secret_is_refused_without_its_value() {
+    let repo = plain();
+    let token = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+    let out = with_text(&repo, &format!("use {token} to log in\n"), &[]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("--task-text: holds a secret"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.all().contains(&token));
+}
+
+#[test]
+fn a_named_link_that_leaves_the_repository_is_not_read() {
+    let repo = plain();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(
+        outside.path().join("notes.md"),
+        "failed logins lock accounts\n",
+    )
+    .unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(
+        outside.path().join("notes.md"),
+        repo.root.join("docs/notes.md"),
+    )
+    .unwrap();
+    let out = with_text(&repo, "read docs/notes.md about failed logins\n", &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!out.stdout.contains("docs/notes.md"), "{}", out.stdout);
+}
