@@ -716,18 +716,24 @@ def run(args):
             finally:
                 tree.unhide(moved)
             if r is not None:
-                cold = cold and "aider" not in r
+                cold = cold and aider is None     # the cache is kept after the first try
                 results.append(r)
+                save(args, budgets, results)    # after every query: a stopped run keeps its part
     if aider:
         aider.stop()
     if counter.w:
         counter.w.stop()
+    save(args, budgets, results)
+    table(results, budgets)
+
+
+def save(args, budgets, results):
     if args.json:
-        with open(args.json, "w") as f:
+        with open(args.json + ".tmp", "w") as f:
             json.dump({"budgets": budgets, "queries": results,
                        "tokens": "approx bytes/4" if args.approx_tokens else "cl100k_base"},
                       f, indent=1)
-    table(results, budgets)
+        os.replace(args.json + ".tmp", args.json)
 
 
 def run_query(q, text, root, budgets, bm25, aider, curate, cold, args):
