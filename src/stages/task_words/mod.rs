@@ -1,8 +1,8 @@
 //! Selecting from the task's own words (docs/selection.md): the files the task's text names
 //! ([`refs`]: paths, path suffixes with a line, file names, Markdown links, numbered
 //! documents) join as `referenced`, and the files whose words it uses ([`rank`]: BM25 over
-//! the documents' text and every file's path) as `related`, best first, within a token
-//! budget. Each says why in its reason.
+//! each file's path and text) as `related`, best first, within a token budget. Each says
+//! why in its reason.
 //!
 //! Every file is read through admission ([`admit`]): a file it refuses is not selected.
 //! Deterministic: the order is the text's (named) and the score's, ties by path.
@@ -65,14 +65,13 @@ const AROUND: u64 = 40;
 /// One file takes at most this part of the budget (its outline when it is larger).
 const PER_FILE: u64 = 3;
 /// At most this many ranked files are read for the budget.
-const CONSIDERED: usize = 40;
+const CONSIDERED: usize = 100;
 /// A ranked file scores at least this part of the best one's score (the tail of a ranking
 /// is files that share a common word or two with the text).
-const MIN_SHARE: f64 = 0.25;
-/// Documents (by extension) whose text is ranked; every other file by its path alone.
-const DOCUMENTS: [&str; 6] = ["md", "mdx", "markdown", "txt", "rst", "adoc"];
-/// At most this many documents are read for the ranking (the first, by path).
-const MAX_DOCUMENTS: usize = 5_000;
+const MIN_SHARE: f64 = 0.1;
+/// At most this many files are read for the ranking (the first, by path); the rest are
+/// ranked by their path alone.
+const MAX_READ: usize = 20_000;
 
 /// The selected files: the named ones in the order named, then the ranked ones, best first,
 /// as long as they fit the budget together.
@@ -164,20 +163,10 @@ fn ranked(i: &Inputs<'_>, named: &BTreeSet<&str>) -> Vec<rank::Ranked> {
         .iter()
         .filter(|p| !i.skip.contains(*p) && !named.contains(p.as_str()))
         .collect();
-    let mut documents = 0usize;
-    let wants_text: Vec<bool> = open
-        .iter()
-        .map(|p| {
-            let is_doc = p
-                .rsplit_once('.')
-                .is_some_and(|(_, ext)| DOCUMENTS.contains(&ext.to_ascii_lowercase().as_str()));
-            documents += usize::from(is_doc);
-            is_doc && documents <= MAX_DOCUMENTS
-        })
-        .collect();
+    let wants_text = (0..open.len()).map(|n| n < MAX_READ);
     let docs: Vec<(String, rank::Doc)> = open
         .par_iter()
-        .zip(wants_text)
+        .zip(wants_text.collect::<Vec<_>>())
         .map(|(p, text)| {
             let body = text
                 .then(|| read(i, p))
