@@ -8,9 +8,9 @@
 //! draws them and `tests/it/architecture.rs` holds them):
 //! - the command line, [`cli`]; the other front-ends, [`hook`] and `mcp` (the MCP server,
 //!   with the `mcp` feature): they translate input and print output;
-//! - the operations, [`ops`] (compile and write, preview, verify), and [`warm`];
-//! - rendering and checks ([`render`], [`check`]), the report and the watcher ([`report`],
-//!   [`watch`]);
+//! - the operations, [`ops`] (compile and write, preview, check, verify, watch), and
+//!   [`warm`];
+//! - rendering ([`render`]) and the report ([`report`]);
 //! - the pipeline, [`compile`], and the repository's [`state`];
 //! - the request, [`settings`]; the configuration, [`config`]; the [`workflow`]s;
 //! - the compile's [`stages`], the [`task`] file, [`hosts`]' wiring, scope [`verify`];
@@ -19,7 +19,6 @@
 //! - leaves: [`util`], [`outline`], [`criteria`], [`receipt`];
 //! - the vocabulary every layer shares, [`model`].
 
-pub mod check;
 pub mod cli;
 pub mod compile;
 pub mod config;
@@ -43,5 +42,4 @@ pub mod trust;
 pub mod util;
 pub mod verify;
 pub mod warm;
-pub mod watch;
 pub mod workflow;

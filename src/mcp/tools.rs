@@ -150,7 +150,7 @@ pub fn check(root: &WorkspaceOptions, a: &CheckArgs) -> Result<Answer> {
         .iter()
         .map(|p| Ok(crate::trust::admit::contained(&ws.root, "paths", p)?))
         .collect::<Result<Vec<_>>>()?;
-    let checked = crate::check::check(&ws, &paths, a.stale);
+    let checked = crate::ops::check::check(&ws, &paths, a.stale);
     // The same object as `curate check --format json`.
     let structured = checked.json();
     Ok(Answer {

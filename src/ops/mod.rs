@@ -2,11 +2,16 @@
 //! hooks and the MCP server only turn their input into a request and print or send what
 //! comes back; the work is here.
 //!
+//! - [`check`]: every committed manifest valid, within its budget, and (with `--stale`)
+//!   what a compile makes of its lock's inputs today;
 //! - [`compile`]: compile a role's context for a change and write the manifest and lock
 //!   (one compile at a time per manifest folder; the lock first, the manifest last);
 //! - [`preview`]: compile in memory and render a template into a string;
-//! - [`verify`]: the files a worker touched stay in its write scope; its criteria pass.
+//! - [`verify`]: the files a worker touched stay in its write scope; its criteria pass;
+//! - [`watch`]: `curate watch`, the `--related` index kept in memory and told of changes.
 
+pub mod check;
 pub mod compile;
 pub mod preview;
 pub mod verify;
+pub mod watch;

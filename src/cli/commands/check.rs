@@ -1,13 +1,13 @@
-//! `curate check`: the findings of [`crate::check`] as human text, JSON or GitHub
+//! `curate check`: the findings of [`crate::ops::check`] as human text, JSON or GitHub
 //! annotations; exit 1 when any is an error.
 
-use crate::check::{self, Checked, Severity};
 use crate::cli::args::{CheckArgs, Format, GlobalArgs};
 use crate::cli::exit::ExitCode;
 use crate::cli::printer::Printer;
 use crate::cli::resolve;
 use crate::error::Result;
 use crate::model::one_line;
+use crate::ops::check::{self, Checked, Severity};
 
 /// Runs `curate check`.
 pub fn run(g: &GlobalArgs, a: &CheckArgs) -> Result<ExitCode> {

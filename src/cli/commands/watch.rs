@@ -1,5 +1,5 @@
 //! `curate watch`: the repository's related-files index kept in memory, its changes told
-//! by the kernel, `--related` questions answered over a socket ([`crate::watch`]).
+//! by the kernel, `--related` questions answered over a socket ([`crate::ops::watch`]).
 
 use crate::cli::args::GlobalArgs;
 use crate::cli::exit::ExitCode;
@@ -27,11 +27,11 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
         ));
     };
     let quiet = g.quiet;
-    let tell = |t: crate::watch::Told<'_>| match t {
-        crate::watch::Told::Warning(w) => printer::stderr(w),
-        crate::watch::Told::Answered(line) if !quiet => printer::stderr(line),
-        crate::watch::Told::Answered(_) => {}
+    let tell = |t: crate::ops::watch::Told<'_>| match t {
+        crate::ops::watch::Told::Warning(w) => printer::stderr(w),
+        crate::ops::watch::Told::Answered(line) if !quiet => printer::stderr(line),
+        crate::ops::watch::Told::Answered(_) => {}
     };
-    crate::watch::run(&ws.root, &dir, ready, &tell)?;
+    crate::ops::watch::run(&ws.root, &dir, ready, &tell)?;
     Ok(ExitCode::Ready)
 }
