@@ -106,11 +106,16 @@ pub fn compile_options(ws: &Workspace, a: &CompileArgs, change: &str) -> Result<
                 TextSource::File(p.clone())
             }
         }),
-        // `--task-text` asks for the selection: the config's budget, else the default one.
+        // `--task-text` asks for the selection where nothing set it: the default budget. A
+        // `[select] task = false` (or `task_tokens = 0`) stands.
         task_tokens: match (a.no_task, a.task_tokens) {
             (true, _) => 0,
             (false, Some(n)) => n,
-            (false, None) if a.task_text.is_some() && d.task_tokens == 0 => {
+            (false, None)
+                if a.task_text.is_some()
+                    && ws.config.origins.get("select.task_tokens")
+                        == Some(&crate::config::Origin::Default) =>
+            {
                 crate::config::DEFAULT_TASK_TOKENS
             }
             (false, None) => d.task_tokens,

@@ -92,6 +92,24 @@ fn no_task_and_no_text_select_nothing() {
     let repo = Repo::fixture("aiws-basic");
     let plain_compile = repo.compile_worker(&["--stdout"]);
     assert!(entries(&plain_compile.stdout, "referenced").is_empty());
+    // `[select] task = false` stands against --task-text, as --no-task does.
+    let repo = plain();
+    repo.write(".curate/config.toml", "[select]\ntask = false\n");
+    let off = with_text(&repo, "see src/auth/lockout.ts", &[]);
+    assert_eq!(off.code, 3, "{}", off.stderr);
+    assert!(
+        entries(&off.stdout, "referenced").is_empty(),
+        "{}",
+        off.stdout
+    );
+    // A budget in the config is the one --task-text uses.
+    repo.write(".curate/config.toml", "[select]\ntask_tokens = 5\n");
+    let tiny = with_text(&repo, "see src/auth/lockout.ts", &[]);
+    assert!(
+        entries(&tiny.stdout, "referenced").is_empty(),
+        "{}",
+        tiny.stdout
+    );
 }
 
 #[test]
