@@ -172,8 +172,14 @@ pub fn compile_then(
     let cache = token_cache(ws);
     let fast = Fast(ws.encoding);
     let counter = Cached::new(&cache, &fast);
-    let candidates = with_related(ws, &scope, s, &counter, candidates, &mut ledger)?;
-    let mut candidates = with_task_words(ws, &scope, s, &counter, candidates, &mut ledger)?;
+    // Walked once, and only when `--related` or the task's words rank the repository.
+    let universe = Universe {
+        ws,
+        scope: &scope,
+        walked: std::sync::OnceLock::new(),
+    };
+    let candidates = with_related(ws, &universe, s, &counter, candidates, &mut ledger)?;
+    let mut candidates = with_task_words(ws, &universe, s, &counter, candidates, &mut ledger)?;
     let consumer_injects = leave_out_injected(ws, s, &mut candidates, &mut ledger);
     if !ws.config.sections {
         // The consumer inlines whole files (Trellis): the budget must count what it reads.
@@ -423,7 +429,7 @@ fn apply_overrides(
 /// the token budget, after the layers (a file already selected stays as it is).
 fn with_related(
     ws: &Workspace,
-    scope: &Scope<'_>,
+    universe: &Universe<'_, '_>,
     s: &CompileSettings,
     counter: &dyn TokenCounter,
     mut candidates: Vec<Candidate>,
@@ -446,6 +452,7 @@ fn with_related(
         return Ok(candidates);
     }
     let dir = cache_dir(ws);
+    let scope = universe.scope;
     let question = related::ask::Question {
         version: related::ask::VERSION.to_owned(),
         root: ws.root.to_string_lossy().into_owned(),
@@ -479,21 +486,12 @@ fn with_related(
             found
         }
         related::ask::Asked::Nobody | related::ask::Asked::Failed(_) => {
-            let listings_dir = dir.clone();
-            // The folders are listed as kept when their stamps are; the index loads while
-            // the listings do and the tree is walked.
-            let ((walked, listings), index) = rayon::join(
-                || {
-                    let listings = related::Listings::open(listings_dir, &ws.root);
-                    (related_universe(scope, &listings), listings)
-                },
-                || related::Index::open(dir, &ws.root),
-            );
-            // A cache, as the index: a failed save changes nothing else.
-            let _ = listings.save();
+            // The index loads while the tree is walked.
+            let (walked, index) =
+                rayon::join(|| universe.get(), || related::Index::open(dir, &ws.root));
             let found = related::related(&related::Inputs {
                 root: &ws.root,
-                universe: &walked?,
+                universe: walked?,
                 owned,
                 budget: s.related,
                 max_file_size: s.max_file_size,
@@ -529,6 +527,28 @@ fn with_related(
         });
     }
     Ok(candidates)
+}
+
+/// Every file `--related` and the task's words may rank ([`related_universe`]), walked
+/// once a compile, when one of them first asks.
+struct Universe<'a, 's> {
+    ws: &'a Workspace,
+    scope: &'a Scope<'s>,
+    walked: std::sync::OnceLock<Vec<String>>,
+}
+
+impl Universe<'_, '_> {
+    fn get(&self) -> Result<&[String]> {
+        if let Some(walked) = self.walked.get() {
+            return Ok(walked);
+        }
+        // The folders are listed as kept when their stamps are; a cache, as the index: a
+        // failed save changes nothing else.
+        let listings = related::Listings::open(cache_dir(self.ws), &self.ws.root);
+        let walked = related_universe(self.scope, &listings)?;
+        let _ = listings.save();
+        Ok(self.walked.get_or_init(|| walked))
+    }
 }
 
 /// Every file `--related` may rank: the walk of `**` in `scope`, folders listed through

@@ -4,7 +4,7 @@
 
 use super::{
     Candidate, CompileSettings, Ledger, Note, Origin, Priority, RepoPath, Result, Scope,
-    TokenCounter, Workspace, admit, cache_dir, related, related_universe, task_words,
+    TokenCounter, Universe, Workspace, admit, task_words,
 };
 
 /// The files the task's text names or talks about (docs/selection.md), added as
@@ -12,7 +12,7 @@ use super::{
 /// change's own documents, the task file's title, description and criteria, `--task-text`.
 pub(super) fn with_task_words(
     ws: &Workspace,
-    scope: &Scope<'_>,
+    universe: &Universe<'_, '_>,
     s: &CompileSettings,
     counter: &dyn TokenCounter,
     mut candidates: Vec<Candidate>,
@@ -21,11 +21,8 @@ pub(super) fn with_task_words(
     if s.task_tokens == 0 {
         return Ok(candidates);
     }
-    let listings = related::Listings::open(cache_dir(ws), &ws.root);
-    let universe = related_universe(scope, &listings)?;
-    let _ = listings.save();
     let rules = admit::rules()?;
-    let texts = task_texts(ws, scope, s, &universe, rules);
+    let texts = task_texts(ws, universe.scope, s, universe.get()?, rules);
     if texts.is_empty() {
         return Ok(candidates);
     }
@@ -34,7 +31,7 @@ pub(super) fn with_task_words(
     skip.extend(texts.iter().map(|t| t.source.clone()));
     let found = task_words::select(&task_words::Inputs {
         root: &ws.root,
-        universe: &universe,
+        universe: universe.get()?,
         texts: &texts,
         skip: &skip,
         budget: s.task_tokens,
