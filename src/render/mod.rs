@@ -213,8 +213,13 @@ impl<'a> Job<'a> {
 
 /// Renders template `name` into a string (for JSON answers and the hooks).
 pub fn render_string(job: &Job<'_>, name: &str) -> Result<String> {
+    render_template_string(job, &Template::resolve(job.ws, name, job.lang)?)
+}
+
+/// Renders `template` into a string.
+pub fn render_template_string(job: &Job<'_>, template: &Template) -> Result<String> {
     let mut buf = Vec::new();
-    render_to(job, name, &mut buf)?;
+    render_to_with(job, template, &mut buf, None)?;
     Ok(String::from_utf8_lossy(&buf).into_owned())
 }
 
@@ -254,12 +259,6 @@ pub fn preview_json(compiled: &Compiled, prompt: Option<&str>, warnings: &[Strin
         "report": crate::report::json(compiled, false, false),
         "warnings": warnings,
     })
-}
-
-/// Renders template `name` (a name or a path) into `out`.
-pub fn render_to(job: &Job<'_>, name: &str, out: &mut dyn Write) -> Result<()> {
-    let template = Template::resolve(job.ws, name, job.lang)?;
-    render_to_with(job, &template, out, None)
 }
 
 /// Renders `template` into `out`, taking the excerpts from `ahead` when it was started for
