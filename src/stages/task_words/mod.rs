@@ -164,12 +164,11 @@ fn ranked(i: &Inputs<'_>, named: &BTreeSet<&str>) -> Vec<rank::Ranked> {
         .iter()
         .filter(|p| !i.skip.contains(*p) && !named.contains(p.as_str()))
         .collect();
-    let wants_text = (0..open.len()).map(|n| n < MAX_READ);
     let docs: Vec<(String, rank::Doc)> = open
         .par_iter()
-        .zip(wants_text.collect::<Vec<_>>())
-        .map(|(p, text)| {
-            let body = text
+        .enumerate()
+        .map(|(n, p)| {
+            let body = (n < MAX_READ)
                 .then(|| read(i, p))
                 .flatten()
                 .map(|b| String::from_utf8_lossy(&b).into_owned());
