@@ -45,15 +45,15 @@ const LONG: &[(&str, usize, &str)] = &[
     ("outline/skip.rs", 1467, "one lexer a language"),
     (
         "outline/syntax.rs",
-        1195,
+        1194,
         "tree-sitter queries, one a language",
     ),
     // A table: one validator a secret family.
-    ("trust/secrets/validate.rs", 1535, "one validator a family"),
+    ("trust/secrets/validate.rs", 1534, "one validator a family"),
     // To be split (issue 56): the limits hold them where they are until then.
     ("ops/check.rs:check_manifest", 427, "to split"),
     ("cli/commands/doctor.rs:run", 299, "to split"),
-    ("config.rs:resolve", 251, "to split"),
+    ("config.rs:resolve", 248, "to split"),
     ("report.rs:human", 205, "to split"),
     ("render/manifest.rs:from_manifest", 162, "to split"),
     ("stages/related/index.rs", 1010, "to split"),
@@ -265,13 +265,13 @@ fn functions(text: &str) -> Vec<(String, usize)> {
 #[test]
 fn no_function_or_file_is_longer_than_the_limits() {
     let mut over = Vec::new();
-    let mut seen = BTreeSet::new();
+    let mut seen = BTreeMap::new();
     let allowed = |key: &str| LONG.iter().find(|(k, _, _)| *k == key).map(|l| l.1);
     for (rel, text) in source_files() {
         let mut check = |key: String, len: usize, max: usize| {
             let limit = allowed(&key);
             if limit.is_some() && len > max {
-                seen.insert(key.clone());
+                seen.insert(key.clone(), len);
             }
             if len > limit.unwrap_or(max) {
                 over.push(format!(
@@ -290,15 +290,17 @@ fn no_function_or_file_is_longer_than_the_limits() {
         }
     }
     assert!(over.is_empty(), "over the limits: {over:#?}");
-    let stale: Vec<&str> = LONG
+    // A ratchet: an entry goes when its place is within the limits, and is lowered as it
+    // shrinks.
+    let stale: Vec<String> = LONG
         .iter()
-        .map(|(k, _, _)| *k)
-        .filter(|k| !seen.contains(*k))
+        .filter_map(|&(k, max, _)| match seen.get(k) {
+            None => Some(format!("{k}: within the limits or gone: take it out")),
+            Some(&len) if len < max => Some(format!("{k}: {len} lines now: lower it to {len}")),
+            Some(_) => None,
+        })
         .collect();
-    assert!(
-        stale.is_empty(),
-        "LONG names what is no longer there: {stale:?}"
-    );
+    assert!(stale.is_empty(), "LONG is out of date: {stale:#?}");
 }
 
 /// The first cycle a depth-first search meets, as the list of modules around it.
