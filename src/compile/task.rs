@@ -29,10 +29,12 @@ pub(super) fn with_task_words(
     let mut skip: std::collections::BTreeSet<String> =
         candidates.iter().map(|c| c.path.clone()).collect();
     skip.extend(texts.iter().map(|t| t.source.clone()));
+    let precedents = precedents(ws, s, universe.get()?, rules);
     let found = task_words::select(&task_words::Inputs {
         root: &ws.root,
         universe: universe.get()?,
         texts: &texts,
+        precedents: &precedents,
         skip: &skip,
         budget: s.task_tokens,
         max_file_size: s.max_file_size,
@@ -101,10 +103,7 @@ pub(super) fn task_texts(
     let documents: Vec<&String> = universe
         .iter()
         .filter(|p| p.starts_with(&folder) && !scope.is_own_file(p))
-        .filter(|p| {
-            p.rsplit_once('.')
-                .is_some_and(|(_, e)| matches!(e, "md" | "markdown" | "txt"))
-        })
+        .filter(|p| is_document(p))
         .take(MAX_TASK_DOCUMENTS)
         .collect();
     for p in documents {
@@ -121,6 +120,93 @@ pub(super) fn task_texts(
     }
     texts
 }
+
+/// The workspace's other changes that keep a list of files (`*.jsonl` in their folder or
+/// its `analysis/`: Trellis' `implement.jsonl`, curate's manifests), with their text (their
+/// documents, as [`task_texts`] reads this change's) and the files their lists name (a
+/// row's `file` or `path`, in the universe, outside the change's own folder).
+fn precedents(
+    ws: &Workspace,
+    s: &CompileSettings,
+    universe: &[String],
+    rules: &crate::trust::secrets::ContentRules,
+) -> Vec<task_words::precedent::Precedent> {
+    use rayon::prelude::*;
+    let root = format!("{}/", ws.changes_root);
+    let own = format!("{root}{}/", s.change);
+    let mut folders: std::collections::BTreeMap<String, Vec<&String>> = Default::default();
+    for list in under(universe, &root)
+        .iter()
+        .filter(|p| p.ends_with(".jsonl") && !p.starts_with(&own))
+    {
+        let Some((dir, _)) = list.rsplit_once('/') else {
+            continue;
+        };
+        let folder = dir.strip_suffix("/analysis").unwrap_or(dir);
+        if folder.len() > root.len() {
+            folders.entry(folder.to_owned()).or_default().push(list);
+        }
+    }
+    let read = |p: &str| {
+        let rp = RepoPath::new(p).ok()?;
+        let bytes = admit::admit(&ws.root, &rp, s.max_file_size, rules).ok()?;
+        Some(String::from_utf8_lossy(&bytes).into_owned())
+    };
+    let in_universe = |p: &str| universe.binary_search_by(|u| u.as_str().cmp(p)).is_ok();
+    let folders: Vec<(String, Vec<&String>)> = folders.into_iter().take(MAX_PRECEDENTS).collect();
+    folders
+        .par_iter()
+        .filter_map(|(folder, lists)| {
+            let inside = format!("{folder}/");
+            let mut files: Vec<String> = Vec::new();
+            for list in lists {
+                for line in read(list)?.lines() {
+                    let Ok(row) = serde_json::from_str::<serde_json::Value>(line) else {
+                        continue;
+                    };
+                    let named = row.get("file").or_else(|| row.get("path"));
+                    if let Some(f) = named.and_then(serde_json::Value::as_str)
+                        && !f.starts_with(&inside)
+                        && in_universe(f)
+                        && !files.iter().any(|g| g == f)
+                    {
+                        files.push(f.to_owned());
+                    }
+                }
+            }
+            let text: String = under(universe, &inside)
+                .iter()
+                .filter(|p| is_document(p))
+                .take(MAX_TASK_DOCUMENTS)
+                .filter_map(|p| read(p))
+                .collect::<Vec<_>>()
+                .join("\n");
+            (!files.is_empty() && !text.trim().is_empty()).then(|| {
+                task_words::precedent::Precedent {
+                    folder: folder.clone(),
+                    text,
+                    files,
+                }
+            })
+        })
+        .collect()
+}
+
+/// The files of the sorted `universe` whose path starts with `prefix`.
+fn under<'u>(universe: &'u [String], prefix: &str) -> &'u [String] {
+    let start = universe.partition_point(|p| p.as_str() < prefix);
+    let len = universe[start..].partition_point(|p| p.starts_with(prefix));
+    &universe[start..start + len]
+}
+
+/// True for a document read as a task's text.
+fn is_document(path: &str) -> bool {
+    path.rsplit_once('.')
+        .is_some_and(|(_, e)| matches!(e, "md" | "markdown" | "txt"))
+}
+
+/// At most this many other changes are read for [`precedents`].
+const MAX_PRECEDENTS: usize = 2_000;
 
 /// At most this many of the change's documents are read as the task's text.
 pub(super) const MAX_TASK_DOCUMENTS: usize = 64;

@@ -186,3 +186,76 @@ fn a_named_link_that_leaves_the_repository_is_not_read() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(!out.stdout.contains("docs/notes.md"), "{}", out.stdout);
 }
+
+/// A Trellis workspace with two earlier tasks and their authors' lists, and a new task.
+fn workspace_with_history() -> Repo {
+    let repo = Repo::empty();
+    let done = ".trellis/tasks/archive/2026-11";
+    repo.write(".trellis/workflow.md", "# Workflow\n")
+        .write(".trellis/spec/backend/index.md", "# Backend\n")
+        .write(
+            ".trellis/spec/backend/rate-limits.md",
+            "# Limits\n\nEvery limiter keeps its counters in the store.\n",
+        )
+        .write(".trellis/spec/frontend/forms.md", "# Forms\n\nValidate on blur.\n")
+        .write(
+            &format!("{done}/11-02-login-throttle/prd.md"),
+            "# Throttle logins\n\nThrottle repeated failed logins per account and per address.\n",
+        )
+        .write(
+            &format!("{done}/11-02-login-throttle/implement.jsonl"),
+            "{\"file\": \".trellis/spec/backend/rate-limits.md\", \"reason\": \"limits\"}\n\
+             {\"file\": \".trellis/tasks/archive/2026-11/11-02-login-throttle/prd.md\", \"reason\": \"own\"}\n\
+             {\"file\": \"src/gone.ts\", \"reason\": \"deleted since\"}\n\
+             not json\n",
+        )
+        .write(
+            &format!("{done}/11-05-signup-form/prd.md"),
+            "# Signup form\n\nA form with inline validation for the signup page.\n",
+        )
+        .write(
+            &format!("{done}/11-05-signup-form/implement.jsonl"),
+            "{\"file\": \".trellis/spec/frontend/forms.md\", \"reason\": \"forms\"}\n",
+        )
+        .write(
+            ".trellis/tasks/12-01-api-throttle/prd.md",
+            "# Throttle the API\n\nThrottle repeated failed API calls per account.\n",
+        );
+    repo
+}
+
+#[test]
+fn what_similar_tasks_authors_listed_is_offered_with_their_names() {
+    let repo = workspace_with_history();
+    let out = repo
+        .curate()
+        .args(["--role", "implement", "--change", "12-01-api-throttle"])
+        .args(["--stdout", "--task-tokens", "4000"])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let related = entries(&out.stdout, "related");
+    let listed: Vec<(&str, &str)> = related
+        .iter()
+        .filter(|v| v["reason"].as_str().unwrap().starts_with("listed by"))
+        .map(|v| (v["file"].as_str().unwrap(), v["reason"].as_str().unwrap()))
+        .collect();
+    // The throttle task's spec, with the task that listed it; not the form task's, whose
+    // text has nothing in common; not the earlier task's own PRD, nor a file gone since.
+    assert_eq!(
+        listed,
+        [(
+            ".trellis/spec/backend/rate-limits.md",
+            "listed by similar tasks: 11-02-login-throttle"
+        )],
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("src/gone.ts"));
+    // Off with the rest of the task's words.
+    let off = repo
+        .curate()
+        .args(["--role", "implement", "--change", "12-01-api-throttle"])
+        .args(["--stdout", "--no-task"])
+        .run();
+    assert!(!off.stdout.contains("listed by"), "{}", off.stdout);
+}

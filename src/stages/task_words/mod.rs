@@ -19,6 +19,7 @@ use crate::stages::tokens::TokenCounter;
 use crate::trust::admit::admit;
 use crate::trust::secrets::ContentRules;
 
+pub mod precedent;
 pub mod rank;
 pub mod refs;
 
@@ -40,6 +41,8 @@ pub struct Inputs<'a> {
     /// out), repository-relative, sorted.
     pub universe: &'a [String],
     pub texts: &'a [Text],
+    /// The workspace's other changes with their lists ([`precedent`]).
+    pub precedents: &'a [precedent::Precedent],
     /// Files never selected: those listed already, and the texts' own.
     pub skip: &'a BTreeSet<String>,
     /// Tokens the selected files may take in all.
@@ -74,66 +77,104 @@ const MIN_SHARE: f64 = 0.1;
 /// ranked by their path alone.
 const MAX_READ: usize = 20_000;
 
-/// The selected files: the named ones in the order named, then the ranked ones, best first,
-/// as long as they fit the budget together.
+/// A file offered to the budget, and why.
+struct Offer {
+    path: String,
+    /// Lines the text points at (shown with [`AROUND`] lines on each side).
+    lines: Vec<u64>,
+    kind: &'static str,
+    reason: String,
+}
+
+/// The selected files: the named ones in the order named, then those similar tasks listed,
+/// then the ranked ones, best first, as long as they fit the budget together.
 #[must_use]
 pub fn select(i: &Inputs<'_>) -> Vec<Found> {
     if i.budget == 0 || i.texts.iter().all(|t| t.text.trim().is_empty()) {
         return Vec::new();
     }
     let files = refs::Files::new(i.universe);
-    let named: Vec<refs::Named> = refs::named(i.texts, &files)
+    let mut offers: Vec<Offer> = refs::named(i.texts, &files)
         .into_iter()
         .filter(|n| !i.skip.contains(&n.path))
+        .map(|n| Offer {
+            path: n.path,
+            lines: n.lines,
+            kind: "referenced",
+            reason: format!("named in {}", n.at),
+        })
         .collect();
-    let per_file = (i.budget / PER_FILE).max(1);
-    let mut out: Vec<Found> = Vec::new();
-    let mut used = 0u64;
-    let read: Vec<Option<(Sections, u64)>> = named
-        .par_iter()
-        .map(|n| fitted(i, &n.path, &n.lines, per_file))
-        .collect();
-    for (n, fit) in named.iter().zip(read) {
-        let Some((sections, tokens)) = fit else {
-            continue;
-        };
-        if used + tokens > i.budget {
+    let query = query(i.texts);
+    let listed = precedent::listed(&query, i.precedents);
+    let mut taken: BTreeSet<String> = offers.iter().map(|o| o.path.clone()).collect();
+    for l in listed.into_iter().take(CONSIDERED) {
+        if i.skip.contains(&l.path) || !taken.insert(l.path.clone()) {
             continue;
         }
-        used += tokens;
-        out.push(Found {
-            path: n.path.clone(),
-            kind: "referenced",
-            sections,
-            tokens,
-            reason: format!("named in {}", n.at),
+        offers.push(Offer {
+            path: l.path,
+            lines: Vec::new(),
+            kind: "related",
+            reason: format!("listed by similar tasks: {}", names(&l.by)),
         });
     }
-    let taken: BTreeSet<&str> = named.iter().map(|n| n.path.as_str()).collect();
-    let ranked = ranked(i, &taken);
-    let read: Vec<Option<(Sections, u64)>> = ranked
-        .par_iter()
-        .map(|r| fitted(i, &r.path, &[], per_file))
-        .collect();
     let sources = sources(i.texts);
-    for (r, fit) in ranked.iter().zip(read) {
-        let Some((sections, tokens)) = fit else {
-            continue;
-        };
-        if used + tokens > i.budget {
-            continue;
-        }
-        used += tokens;
+    for r in ranked(i, &query, &taken) {
         let words: Vec<String> = r.matched.iter().take(3).map(|w| format!("{w:?}")).collect();
-        out.push(Found {
-            path: r.path.clone(),
+        offers.push(Offer {
+            path: r.path,
+            lines: Vec::new(),
             kind: "related",
-            sections,
-            tokens,
             reason: format!("matches {} ({sources})", words.join(", ")),
         });
     }
+    fit(i, offers)
+}
+
+/// The offers that fit the budget together, in their order; each file at most
+/// [`PER_FILE`]'s part of it.
+fn fit(i: &Inputs<'_>, offers: Vec<Offer>) -> Vec<Found> {
+    let per_file = (i.budget / PER_FILE).max(1);
+    let read: Vec<Option<(Sections, u64)>> = offers
+        .par_iter()
+        .map(|o| fitted(i, &o.path, &o.lines, per_file))
+        .collect();
+    let mut out: Vec<Found> = Vec::new();
+    let mut used = 0u64;
+    for (o, fit) in offers.into_iter().zip(read) {
+        let Some((sections, tokens)) = fit else {
+            continue;
+        };
+        if used + tokens > i.budget {
+            continue;
+        }
+        used += tokens;
+        out.push(Found {
+            path: o.path,
+            kind: o.kind,
+            sections,
+            tokens,
+            reason: o.reason,
+        });
+    }
     out
+}
+
+/// The tasks' names for a reason: the first three, and how many more.
+fn names(by: &[String]) -> String {
+    match by.len() {
+        0..=3 => by.join(", "),
+        n => format!("{} and {} more", by[..3].join(", "), n - 3),
+    }
+}
+
+/// The texts, one query.
+fn query(texts: &[Text]) -> String {
+    texts
+        .iter()
+        .map(|t| t.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The texts' sources for a reason: the first, and how many more.
@@ -150,19 +191,13 @@ fn sources(texts: &[Text]) -> String {
     }
 }
 
-/// The universe ranked against the texts, without the skipped and the named files: at most
+/// The universe ranked against the texts, without the skipped and the taken files: at most
 /// [`CONSIDERED`], best first.
-fn ranked(i: &Inputs<'_>, named: &BTreeSet<&str>) -> Vec<rank::Ranked> {
-    let query: String = i
-        .texts
-        .iter()
-        .map(|t| t.text.as_str())
-        .collect::<Vec<_>>()
-        .join("\n");
+fn ranked(i: &Inputs<'_>, query: &str, taken: &BTreeSet<String>) -> Vec<rank::Ranked> {
     let open: Vec<&String> = i
         .universe
         .iter()
-        .filter(|p| !i.skip.contains(*p) && !named.contains(p.as_str()))
+        .filter(|p| !i.skip.contains(*p) && !taken.contains(*p))
         .collect();
     let docs: Vec<(String, rank::Doc)> = open
         .par_iter()
@@ -175,7 +210,7 @@ fn ranked(i: &Inputs<'_>, named: &BTreeSet<&str>) -> Vec<rank::Ranked> {
             ((*p).clone(), rank::Doc::new(p, body.as_deref()))
         })
         .collect();
-    let mut ranked = rank::rank(&query, &docs);
+    let mut ranked = rank::rank(query, &docs);
     let floor = ranked.first().map_or(0.0, |best| best.score * MIN_SHARE);
     ranked.retain(|r| r.score >= floor);
     ranked.truncate(CONSIDERED);

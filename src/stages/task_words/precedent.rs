@@ -1,0 +1,112 @@
+//! What the authors of similar tasks listed. A workspace keeps, beside each of its other
+//! changes, the list of files someone chose for it (Trellis' `implement.jsonl` and
+//! `check.jsonl`, curate's own adopted manifests): the tasks whose text is closest to this
+//! one's say which files such a task needs. Each file scores the similarity of the tasks
+//! that list it, summed; the most similar task counts 1.
+//!
+//! Deterministic: tasks ranked by [`rank::rank`] (ties by name), files by score, ties by path.
+
+use std::collections::BTreeMap;
+
+use super::rank;
+
+/// Another change of the workspace: its name, its text and the files its lists name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Precedent {
+    /// The change's folder, repository-relative (`.trellis/tasks/archive/2026-04/04-20-x`).
+    pub folder: String,
+    pub text: String,
+    /// The files its lists name, in the universe, outside its own folder, each once.
+    pub files: Vec<String>,
+}
+
+/// A file the similar tasks listed: its score and the tasks that listed it, most similar
+/// first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Listed {
+    pub path: String,
+    pub score: f64,
+    pub by: Vec<String>,
+}
+
+/// At most this many of the most similar tasks are asked.
+const SIMILAR: usize = 8;
+/// A task is similar when it scores at least this part of the most similar one.
+const MIN_SIMILARITY: f64 = 0.3;
+
+/// The files the tasks most similar to `query` listed, best first.
+#[must_use]
+pub fn listed(query: &str, precedents: &[Precedent]) -> Vec<Listed> {
+    let docs: Vec<(String, rank::Doc)> = precedents
+        .iter()
+        .map(|p| (p.folder.clone(), rank::Doc::new("", Some(&p.text))))
+        .collect();
+    let similar = rank::rank(query, &docs);
+    let Some(best) = similar.first().map(|r| r.score) else {
+        return Vec::new();
+    };
+    let by_folder: BTreeMap<&str, &Precedent> =
+        precedents.iter().map(|p| (p.folder.as_str(), p)).collect();
+    let mut files: BTreeMap<&str, Listed> = BTreeMap::new();
+    for task in similar
+        .iter()
+        .take(SIMILAR)
+        .filter(|r| r.score >= best * MIN_SIMILARITY)
+    {
+        let weight = task.score / best;
+        let name = task.path.rsplit('/').next().unwrap_or(&task.path);
+        for f in &by_folder[task.path.as_str()].files {
+            let entry = files.entry(f).or_insert_with(|| Listed {
+                path: f.clone(),
+                score: 0.0,
+                by: Vec::new(),
+            });
+            entry.score += weight;
+            entry.by.push(name.to_owned());
+        }
+    }
+    let mut out: Vec<Listed> = files.into_values().collect();
+    out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.path.cmp(&b.path)));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(folder: &str, text: &str, files: &[&str]) -> Precedent {
+        Precedent {
+            folder: folder.to_owned(),
+            text: text.to_owned(),
+            files: files.iter().map(|f| (*f).to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn the_files_the_closest_tasks_listed_come_first() {
+        let tasks = [
+            task(
+                "t/01-login-lockout",
+                "Lock the account after five failed logins",
+                &["spec/auth.md", "spec/errors.md"],
+            ),
+            task(
+                "t/02-login-rate",
+                "Rate limit failed logins per account",
+                &["spec/auth.md", "spec/rate.md"],
+            ),
+            task(
+                "t/03-deploy",
+                "Ship the container to the cluster",
+                &["spec/deploy.md"],
+            ),
+        ];
+        let got = listed("Unlock an account after failed logins expire", &tasks);
+        let order: Vec<&str> = got.iter().map(|l| l.path.as_str()).collect();
+        // Listed by both login tasks first; nothing of the deploy task, which shares no word.
+        assert_eq!(order[0], "spec/auth.md");
+        assert_eq!(got[0].by.len(), 2);
+        assert!(!order.contains(&"spec/deploy.md"), "{order:?}");
+        assert!(listed("nothing in common here", &tasks).is_empty());
+    }
+}
