@@ -37,6 +37,8 @@ pub struct File {
     pub budget: Option<Budget>,
     pub render: Option<Render>,
     pub roles: Option<BTreeMap<String, toml::Spanned<String>>>,
+    /// `[hook]` (also read as `[hooks]`).
+    #[serde(alias = "hooks")]
     pub hook: Option<Hook>,
     /// Where each `[roles]` alias's value is written (filled by [`parse`]).
     #[serde(skip)]
@@ -128,6 +130,11 @@ pub struct Render {
 #[serde(deny_unknown_fields)]
 pub struct Hook {
     pub on_not_ready: Option<OnNotReady>,
+    /// A dispatch that names no change, in a repository with no workflow, is compiled
+    /// from its prompt (default: true).
+    pub ad_hoc: Option<bool>,
+    /// Tokens an ad-hoc dispatch's files may take (default 8,000).
+    pub ad_hoc_tokens: Option<u64>,
 }
 
 /// What a hook does when the compile is not READY.
@@ -376,6 +383,10 @@ pub struct Config {
     /// Where the config file writes `contracts`.
     pub contracts_place: Option<Pos>,
     pub on_not_ready: OnNotReady,
+    /// `[hook] ad_hoc`.
+    pub ad_hoc: bool,
+    /// `[hook] ad_hoc_tokens`.
+    pub ad_hoc_tokens: u64,
     /// Setting name → where its value came from.
     pub origins: BTreeMap<&'static str, Origin>,
 }
@@ -646,6 +657,17 @@ impl Config {
             OnNotReady::Warn,
         );
         origins.insert("hook.on_not_ready", o);
+        let hook = file.and_then(|f| f.hook.as_ref());
+        let (ad_hoc, o) = pick(None, None, hook.and_then(|h| h.ad_hoc), None, true);
+        origins.insert("hook.ad_hoc", o);
+        let (ad_hoc_tokens, o) = pick(
+            None,
+            None,
+            hook.and_then(|h| h.ad_hoc_tokens),
+            None,
+            DEFAULT_TASK_TOKENS,
+        );
+        origins.insert("hook.ad_hoc_tokens", o);
 
         Ok(Config {
             profile,
@@ -667,6 +689,8 @@ impl Config {
             role_places: file.map(|f| f.role_places.clone()).unwrap_or_default(),
             contracts_place: file.and_then(|f| f.contracts_place),
             on_not_ready,
+            ad_hoc,
+            ad_hoc_tokens,
             origins,
         })
     }
@@ -765,6 +789,16 @@ impl Config {
                 }
                 .to_owned(),
                 o("hook.on_not_ready"),
+            ),
+            (
+                "hook.ad_hoc".to_owned(),
+                self.ad_hoc.to_string(),
+                o("hook.ad_hoc"),
+            ),
+            (
+                "hook.ad_hoc_tokens".to_owned(),
+                self.ad_hoc_tokens.to_string(),
+                o("hook.ad_hoc_tokens"),
             ),
         ];
         for (k, v) in &self.roles {

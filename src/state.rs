@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::settings::check_name;
 use crate::trust::admit::read_repo_file;
 use crate::util::atomic::{self, Bound};
@@ -105,6 +105,50 @@ pub fn bound_change(root: &Path, session: Option<&str>) -> Option<String> {
     session
         .and_then(|s| read(binding_path(Some(s))))
         .or_else(|| read(binding_path(None)))
+}
+
+/// Where ad-hoc dispatches keep their manifests and locks, one folder each.
+pub const DISPATCHES: &str = ".curate/state/dispatches";
+
+/// At most this many ad-hoc dispatches are kept; the oldest go first.
+pub const MAX_DISPATCHES: usize = 64;
+
+/// Makes room for the ad-hoc dispatch `id`: creates `.curate/state/` (ignored by git) and
+/// removes the oldest dispatch folders (by modification time, then name) beyond
+/// [`MAX_DISPATCHES`], `id`'s own kept. Only real folders are counted and removed; a link
+/// is left alone, and a dispatches folder that is no real folder is an error.
+pub fn make_room_for_dispatch(root: &Path, id: &str) -> Result<()> {
+    ensure_folder(root)?;
+    let dir = root.join(DISPATCHES);
+    let meta = match std::fs::symlink_metadata(&dir) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(source) => return Err(Error::Read { path: dir, source }),
+    };
+    if !meta.is_dir() {
+        return Err(Error::Usage(format!(
+            "{DISPATCHES} is no folder of the repository (a link or a file)"
+        )));
+    }
+    let mut folders: Vec<(SystemTime, String)> = std::fs::read_dir(&dir)
+        .map_err(|source| Error::Read {
+            path: dir.clone(),
+            source,
+        })?
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            let meta = entry.metadata().ok()?; // the entry itself: a link is no folder
+            let name = entry.file_name().into_string().ok()?;
+            (meta.is_dir() && name != id).then(|| (meta.modified().unwrap_or(UNIX_EPOCH), name))
+        })
+        .collect();
+    folders.sort();
+    let excess = (folders.len() + 1).saturating_sub(MAX_DISPATCHES);
+    for (_, name) in folders.into_iter().take(excess) {
+        let path = dir.join(name);
+        std::fs::remove_dir_all(&path).map_err(|source| Error::Write { path, source })?;
+    }
+    Ok(())
 }
 
 /// Creates `.curate/state/` with its `.gitignore` of `*` (inside the repository only).

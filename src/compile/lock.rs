@@ -68,6 +68,7 @@ pub(super) fn lock(
             drop: s.drop.clone(),
             task_file: s.task.as_ref().map(|(f, _)| f.clone()),
             task_text: s.task_text.clone(),
+            task_text_from: s.task_text_from.clone(),
             task_tokens: s.task_tokens,
         },
         entries: kept

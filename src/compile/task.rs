@@ -82,7 +82,11 @@ pub(super) fn task_texts(
     let mut texts = Vec::new();
     if !s.task_text.trim().is_empty() {
         texts.push(task_words::Text {
-            source: "--task-text".to_owned(),
+            source: if s.task_text_from.is_empty() {
+                "--task-text".to_owned()
+            } else {
+                s.task_text_from.clone()
+            },
             dir: None,
             text: s.task_text.clone(),
         });

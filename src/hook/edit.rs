@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::hook::{Trace, compile_list, known_roles, workspace};
-use crate::settings::{Workspace, WorkspaceOptions, check_name};
+use crate::settings::{CompileOptions, Workspace, WorkspaceOptions, check_name};
 use crate::stages::budget::Status;
 
 /// The most lists one edit compiles (a command naming many tasks compiles the first ones).
@@ -72,7 +72,7 @@ pub fn after_edit(
         let Ok((ws, change)) = ws.for_change(&change) else {
             continue;
         };
-        let compiled = match compile_list(&ws, &role, &change, None) {
+        let compiled = match compile_list(&ws, &CompileOptions::defaults(&ws, &role, &change)) {
             Ok((compiled, _)) => compiled,
             Err(reason) => {
                 trace.note(|t| t.reason = Some(reason));

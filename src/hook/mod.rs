@@ -12,6 +12,7 @@
 //! `.curate/state/hooks.jsonl` ([`crate::state::log_hook_run`]) when its repository is
 //! known, so that a dispatch curate did not curate is visible (`curate doctor`).
 
+pub mod ad_hoc;
 pub mod claude_code;
 pub mod edit;
 pub mod opencode;
@@ -523,16 +524,20 @@ pub fn prepare(d: &Dispatch<'_>, o: &WorkspaceOptions, trace: &Trace) -> Option<
     {
         return trace.skip(&format!("already injected ({marker} in the prompt)"));
     }
-    let Some(role) = role_of(&ws, d) else {
+    let change = change_of(&ws, d);
+    let ad_hoc = change.is_none() && ad_hoc::allowed(&ws);
+    let role = role_of(&ws, d).or_else(|| ad_hoc.then(|| ad_hoc::role(&ws, d)).flatten());
+    let Some(role) = role else {
         return trace.skip(&format!(
             "no role: agent type {:?} is no contract role or [roles] alias, and no `role:` line names one",
             d.agent_type.unwrap_or_default()
         ));
     };
     trace.note(|t| t.role = Some(role.clone()));
-    let change = match change_of(&ws, d) {
+    let change = match change {
         Some(Ok(change)) => change,
         Some(Err(e)) => return trace.skip(&first_line(&e)),
+        None if ad_hoc => return ad_hoc::prepare(&ws, &role, d, trace),
         None => {
             return trace.skip(
                 "no change: no `change:` line, no CURATE_CHANGE, no binding (`curate use <id>`)",
@@ -568,7 +573,24 @@ pub fn prepare(d: &Dispatch<'_>, o: &WorkspaceOptions, trace: &Trace) -> Option<
         },
         None => None,
     };
-    let (compiled, settings) = match compile_list(&ws, &role, &change, task_file) {
+    let options = CompileOptions {
+        task_file,
+        ..CompileOptions::defaults(&ws, &role, &change)
+    };
+    finish(&ws, &options, d, trace, theirs)
+}
+
+/// Compiles `o` (writing the manifest and lock) and renders the dispatch's prompt: READY,
+/// else the report for the lead; `None` when the workflow's own injector takes the list.
+fn finish(
+    ws: &Workspace,
+    o: &CompileOptions,
+    d: &Dispatch<'_>,
+    trace: &Trace,
+    theirs: Option<&'static str>,
+) -> Option<Prepared> {
+    let (role, change) = (o.role.clone(), o.change.clone());
+    let (compiled, settings) = match compile_list(ws, o) {
         Ok(c) => c,
         Err(reason) => return trace.skip(&reason),
     };
@@ -601,7 +623,7 @@ pub fn prepare(d: &Dispatch<'_>, o: &WorkspaceOptions, trace: &Trace) -> Option<
         });
     }
     let job = Job::new(
-        &ws,
+        ws,
         &settings,
         &compiled,
         ws.config.lang,
@@ -638,24 +660,18 @@ pub fn prepare(d: &Dispatch<'_>, o: &WorkspaceOptions, trace: &Trace) -> Option<
 /// `Err`: why nothing was compiled, in one line.
 fn compile_list(
     ws: &Workspace,
-    role: &str,
-    change: &str,
-    task_file: Option<PathBuf>,
+    options: &CompileOptions,
 ) -> Result<(crate::compile::Compiled, CompileSettings), String> {
-    let options = CompileOptions {
-        task_file,
-        ..CompileOptions::defaults(ws, role, change)
-    };
     // Its bundle renders the files' text.
     let mode = Mode {
         write: true,
         renders: true,
         ..Mode::default()
     };
-    match commit(ws, &options, mode) {
+    match commit(ws, options, mode) {
         Ok(c) => Ok((c.compiled, c.settings)),
         Err(Error::HandEdited { path }) => {
-            let settings = CompileSettings::resolve(ws, &options).map_err(|e| first_line(&e))?;
+            let settings = CompileSettings::resolve(ws, options).map_err(|e| first_line(&e))?;
             let compiled = render::from_manifest(ws, &settings, &ws.root.join(path))
                 .map_err(|e| first_line(&e))?;
             Ok((compiled, settings))

@@ -9,8 +9,8 @@
 
 mod task_text;
 
-pub use task_text::TextSource;
 use task_text::read_task_text;
+pub use task_text::{PROMPT, TextSource};
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -686,6 +686,9 @@ pub struct CompileSettings {
     pub related: u64,
     /// Text that describes the task beyond the workflow's own documents (`--task-text`).
     pub task_text: String,
+    /// Where `task_text` came from, when not `--task-text`: `the prompt` (a hook's ad-hoc
+    /// dispatch); empty otherwise.
+    pub task_text_from: String,
     /// Tokens the files the task's text names or talks about may take (0: not selected).
     pub task_tokens: u64,
     /// A render that writes the admitted text follows: what does not fit the compile's
@@ -891,6 +894,10 @@ impl CompileSettings {
             explain: o.explain,
             related: o.related,
             task_text,
+            task_text_from: match &o.task_text {
+                Some(TextSource::Prompt(_)) => PROMPT.to_owned(),
+                _ => String::new(),
+            },
             task_tokens: o.task_tokens,
             renders: false,
         })
@@ -959,7 +966,11 @@ impl CompileSettings {
             no_ignore: i.no_ignore,
             explain: false,
             related: i.related,
-            task_text: Some(TextSource::Given(i.task_text.clone())),
+            task_text: Some(if i.task_text_from == PROMPT {
+                TextSource::Prompt(i.task_text.clone())
+            } else {
+                TextSource::Given(i.task_text.clone())
+            }),
             task_tokens: i.task_tokens,
         };
         let s = CompileSettings::resolve(&ws, &options)?;

@@ -18,7 +18,12 @@ pub enum TextSource {
     Stdin,
     /// Already read (a lock's recorded text).
     Given(String),
+    /// A hook's dispatch prompt (an ad-hoc dispatch): reasons name it [`PROMPT`].
+    Prompt(String),
 }
+
+/// What the reasons call a dispatch prompt read as the task's text.
+pub const PROMPT: &str = "the prompt";
 
 /// The text of `--task-text`, read once (a file, standard input, or a lock's record); it
 /// is recorded in the lock and its words go into reasons, so it holds no secret.
@@ -29,7 +34,7 @@ pub(super) fn read_task_text(
 ) -> Result<String> {
     let task_text = match &o.task_text {
         None => String::new(),
-        Some(TextSource::Given(text)) => text.clone(),
+        Some(TextSource::Given(text) | TextSource::Prompt(text)) => text.clone(),
         Some(TextSource::Stdin) => text_of("--task-text -", read_stdin(INPUT_CAP)?)?,
         Some(TextSource::File(p)) => text_of(
             &ws.shown(&ws.arg_path(p)),

@@ -282,6 +282,10 @@ pub struct Inputs {
     /// `--task-text`, as given.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub task_text: String,
+    /// Where that text came from when not `--task-text` (`the prompt`: a hook's ad-hoc
+    /// dispatch).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub task_text_from: String,
     /// Tokens for the files the task names or talks about (0: off; a lock written before
     /// there was such a selection has none).
     #[serde(default, skip_serializing_if = "is_zero")]

@@ -259,3 +259,123 @@ fn what_similar_tasks_authors_listed_is_offered_with_their_names() {
         .run();
     assert!(!off.stdout.contains("listed by"), "{}", off.stdout);
 }
+
+/// Claude Code's input for a dispatch of its own `general-purpose` agent, naming no change.
+fn dispatch(repo: &Repo, prompt: &str) -> crate::Output {
+    let input = serde_json::json!({
+        "session_id": "s1",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Task",
+        "cwd": repo.root,
+        "tool_input": {
+            "subagent_type": "general-purpose",
+            "description": "fix lockout",
+            "prompt": prompt,
+        }
+    });
+    repo.curate()
+        .args(["hook", "claude-code"])
+        .stdin(input.to_string().as_bytes())
+        .run()
+}
+
+/// The dispatch folders of `.curate/state/dispatches/`.
+fn dispatches(repo: &Repo) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(repo.root.join(".curate/state/dispatches"))
+        .map(|d| {
+            d.map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_dispatch_that_names_no_change_in_a_plain_repository_is_curated_from_its_prompt() {
+    let repo = plain();
+    repo.write("AGENTS.md", "# Agents\n\nRun the tests before you stop.\n");
+    let prompt =
+        "Lock accounts after five failed logins: see src/auth/lockout.ts; leave .env alone.";
+    let out = dispatch(&repo, prompt);
+    assert_eq!(out.code, 0, "{}", out.all());
+    let v = out.json();
+    let input = &v["hookSpecificOutput"]["updatedInput"];
+    assert_eq!(input["subagent_type"], "general-purpose");
+    let p = input["prompt"].as_str().unwrap();
+    // Claude Code's own agent type is the worker; the instruction file, what the prompt
+    // names and what it talks about, each with why; the prompt itself, last.
+    assert!(p.starts_with("role: worker\n<!-- curate:begin role=\"worker\" change=\"adhoc-"));
+    assert!(
+        p.contains("=== AGENTS.md === (the repository's instructions)"),
+        "{p}"
+    );
+    assert!(
+        p.contains("=== src/auth/lockout.ts === (named in the prompt:1)"),
+        "{p}"
+    );
+    assert!(p.contains("=== docs/auth.md === (matches "), "{p}");
+    assert!(!p.contains("API_TOKEN") && !p.contains("=== .env"));
+    assert!(p.contains(&format!("---\n{prompt}\n<!-- curate:end files=")) && p.ends_with(" -->"));
+    assert_eq!(p.matches("curate:end").count(), 1);
+    // Its manifest and lock are kept in the state folder, which git ignores.
+    let names = dispatches(&repo);
+    assert_eq!(names.len(), 1);
+    let folder = format!(".curate/state/dispatches/{}/analysis", names[0]);
+    let manifest = repo.read(&format!("{folder}/worker-context.jsonl"));
+    assert!(
+        repo.root
+            .join(format!("{folder}/worker-context.lock.json"))
+            .is_file()
+    );
+    assert_eq!(repo.read(".curate/state/.gitignore"), "*\n");
+    // The same dispatch again: the same bytes, nothing more kept.
+    let again = dispatch(&repo, prompt);
+    assert_eq!(again.stdout, out.stdout);
+    assert_eq!(
+        repo.read(&format!("{folder}/worker-context.jsonl")),
+        manifest
+    );
+    assert_eq!(dispatches(&repo).len(), 1);
+    // A prompt with a secret in it: nothing injected, the value nowhere, exit 0.
+    let token = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+    let secret = dispatch(&repo, &format!("log in with {token} and fix the lockout"));
+    assert_eq!((secret.code, secret.stdout.as_str()), (0, ""));
+    assert!(!secret.all().contains(&token));
+    assert!(!repo.read(".curate/state/hooks.jsonl").contains(&token));
+    // Turned off in the config: nothing.
+    repo.write(".curate/config.toml", "[hook]\nad_hoc = false\n");
+    let off = dispatch(&repo, "fix the lockout after failed logins");
+    assert_eq!((off.code, off.stdout.as_str()), (0, ""));
+}
+
+#[test]
+fn ad_hoc_dispatches_are_bounded_and_stay_in_a_real_folder() {
+    let repo = plain();
+    // Older dispatches beyond the bound go, oldest first; this one stays.
+    for n in 0..70 {
+        repo.write(
+            &format!(".curate/state/dispatches/adhoc-old{n:03}/analysis/x.jsonl"),
+            "",
+        );
+    }
+    let out = dispatch(&repo, "fix the lockout after failed logins");
+    assert_eq!(out.code, 0, "{}", out.all());
+    let names = dispatches(&repo);
+    assert_eq!(names.len(), 64, "{names:?}");
+    assert!(names.iter().any(|n| !n.starts_with("adhoc-old")));
+    // A dispatches folder that is a link out of the repository: nothing written there.
+    let repo = plain();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(repo.root.join(".curate/state")).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(outside.path(), repo.root.join(".curate/state/dispatches")).unwrap();
+    let out = dispatch(&repo, "fix the lockout after failed logins");
+    assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{}", out.all());
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+    // A repository that follows a workflow: a dispatch with no change is no ad-hoc one.
+    let repo = Repo::fixture("aiws-basic");
+    let out = dispatch(&repo, "fix the lockout after failed logins");
+    assert_eq!((out.code, out.stdout.as_str()), (0, ""));
+    assert!(!repo.root.join(".curate/state/dispatches").exists());
+}

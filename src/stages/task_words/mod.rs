@@ -1,8 +1,9 @@
 //! Selecting from the task's own words (docs/selection.md): the files the task's text names
 //! ([`refs`]: paths, path suffixes with a line, file names, Markdown links, numbered
-//! documents) join as `referenced`, and the files whose words it uses ([`rank`]: BM25 over
-//! each file's path and text) as `related`, best first, within a token budget. Each says
-//! why in its reason.
+//! documents) join as `referenced`; the files the authors of the most similar earlier tasks
+//! listed ([`precedent`]), and then the files whose words it uses ([`rank`]: BM25 over each
+//! file's path and text), as `related`, best first, within a token budget. Each says why in
+//! its reason.
 //!
 //! Every file is read through admission ([`admit`]): a file it refuses is not selected.
 //! Deterministic: the order is the text's (named) and the score's, ties by path.
