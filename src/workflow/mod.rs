@@ -454,12 +454,70 @@ fn folder_inside(root: &Path, rel: &str) -> Option<std::path::PathBuf> {
     (real.starts_with(&root) && real.is_dir()).then_some(path)
 }
 
-/// `id` as a folder directly under `changes_root`.
+/// `id` as a folder directly under `changes_root` that holds a change: one that holds only
+/// curate's own output (a manifest and its lock written there by an earlier compile) is
+/// none, so that what a compile writes never makes the next one find the change twice.
 fn direct(root: &Path, changes_root: &str, id: &str) -> Option<Located> {
-    is_dir(root, &format!("{changes_root}/{id}")).then(|| Located {
+    let rel = format!("{changes_root}/{id}");
+    (is_dir(root, &rel) && !only_curates_output(&root.join(&rel))).then(|| Located {
         changes_root: changes_root.to_owned(),
         folder: id.to_owned(),
     })
+}
+
+/// How many entries [`only_curates_output`] looks at before it takes a folder for a change.
+const OWN_OUTPUT_ENTRIES: usize = 256;
+
+/// True when `dir` holds files and all of them, in it and in its folders, are curate's own
+/// output: a lock (`<stem>.lock.json`), the manifest or overrides file beside a lock
+/// (`<stem>.jsonl`, `<stem>.overrides.jsonl`) and curate's temporary files. Anything else
+/// (a link, another file, an empty folder alone, more entries than are looked at) makes it
+/// a change, as does an entry that cannot be read.
+#[must_use]
+pub fn only_curates_output(dir: &Path) -> bool {
+    let mut stack = vec![(dir.to_path_buf(), 0usize)];
+    let (mut seen, mut locks) = (0usize, 0usize);
+    while let Some((folder, depth)) = stack.pop() {
+        let Ok(read) = std::fs::read_dir(&folder) else {
+            return false;
+        };
+        let mut files = Vec::new();
+        for entry in read {
+            seen += 1;
+            let Ok(entry) = entry else { return false };
+            let (Ok(kind), Ok(name)) = (entry.file_type(), entry.file_name().into_string()) else {
+                return false;
+            };
+            if seen > OWN_OUTPUT_ENTRIES || kind.is_symlink() {
+                return false;
+            }
+            if kind.is_dir() && depth < 4 {
+                stack.push((entry.path(), depth + 1));
+            } else if kind.is_file() {
+                files.push(name);
+            } else {
+                return false;
+            }
+        }
+        let has = |name: &str| files.iter().any(|f| f == name);
+        for name in &files {
+            let own = if name.ends_with(".lock.json") {
+                locks += 1;
+                true
+            } else if let Some(stem) = name
+                .strip_suffix(".overrides.jsonl")
+                .or_else(|| name.strip_suffix(".jsonl"))
+            {
+                has(&format!("{stem}.lock.json"))
+            } else {
+                crate::util::atomic::is_temp_name(name)
+            };
+            if !own {
+                return false;
+            }
+        }
+    }
+    locks > 0
 }
 
 /// The names of the folders in `root/rel` that are names ([`crate::model::paths::is_name`]),

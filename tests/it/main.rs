@@ -26,6 +26,7 @@ mod receipt;
 mod related_index;
 mod render;
 mod robust;
+mod run_twice;
 mod task_words;
 mod trust;
 mod verify;
