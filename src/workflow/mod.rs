@@ -13,6 +13,7 @@ pub mod curate;
 mod guild;
 mod openspec;
 mod simple_yaml;
+mod spec_kit;
 pub mod trellis;
 
 use std::fmt;
@@ -28,6 +29,7 @@ pub static ALL: &[&dyn Workflow] = &[
     &trellis::Trellis,
     &guild::Guild,
     &openspec::OpenSpec,
+    &spec_kit::SpecKit,
     &aiws::Aiws,
     &aiws_legacy::AiwsLegacy,
     &curate::Curate,
@@ -113,6 +115,13 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
     /// Why `id` was not located although it is there more than once (Guild: a lane in two
     /// runs), with the option that picks one; `None` when it is simply not there.
     fn ambiguous(&self, _root: &Path, _id: &str, _run: Option<&str>) -> Option<String> {
+        None
+    }
+
+    /// The change the workflow's own tools would work on now, when no change is named (spec-kit:
+    /// `.specify/feature.json`, `SPECIFY_FEATURE`, the current git branch), as a change id
+    /// that is there; `None` when its tools name none.
+    fn current(&self, _root: &Path) -> Option<String> {
         None
     }
 

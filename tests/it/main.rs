@@ -27,6 +27,7 @@ mod related_index;
 mod render;
 mod robust;
 mod run_twice;
+mod spec_kit;
 mod task_words;
 mod trust;
 mod verify;

@@ -86,6 +86,14 @@ const CASES: &[Case] = &[
         change: "T2-frontend",
         workflow: "guild",
     },
+    Case {
+        fixture: "spec-kit",
+        setup: nothing,
+        role: "implement",
+        subagent: "implement",
+        change: "001-user-login",
+        workflow: "spec-kit",
+    },
 ];
 
 /// A compile of `case` in `repo`: exit 0, the workflow named; the manifest's path.
