@@ -789,7 +789,13 @@ fn with_derived(
             )));
         }
     }
-    for d in ws.workflow().derived(&ws.root, &folder) {
+    let mut derived = ws.workflow().derived(&ws.root, &folder);
+    let selected: Vec<&str> = candidates.iter().map(|c| c.path.as_str()).collect();
+    let more = ws
+        .workflow()
+        .by_selection(&ws.root, &folder, &selected, &task::task_words_of(s));
+    derived.extend(more);
+    for d in derived {
         if candidates.iter().any(|c| c.path == d.path) {
             continue;
         }

@@ -11,6 +11,7 @@ mod aiws;
 mod aiws_legacy;
 pub mod curate;
 mod guild;
+mod kiro;
 mod openspec;
 mod simple_yaml;
 mod spec_kit;
@@ -30,6 +31,7 @@ pub static ALL: &[&dyn Workflow] = &[
     &guild::Guild,
     &openspec::OpenSpec,
     &spec_kit::SpecKit,
+    &kiro::Kiro,
     &aiws::Aiws,
     &aiws_legacy::AiwsLegacy,
     &curate::Curate,
@@ -219,6 +221,19 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
 
     /// Files derived from the change's content, added after the role's baseline.
     fn derived(&self, _root: &Path, _change: &Located) -> Vec<Derived> {
+        Vec::new()
+    }
+
+    /// Files the workflow adds once layers 0 and 1 are known (Kiro: a steering file whose
+    /// `fileMatchPattern` matches one of `selected`, or that `task_text` names), after
+    /// [`Workflow::derived`]. `task_text`: `--task-text` and the task file's words.
+    fn by_selection(
+        &self,
+        _root: &Path,
+        _change: &Located,
+        _selected: &[&str],
+        _task_text: &str,
+    ) -> Vec<Derived> {
         Vec::new()
     }
 

@@ -18,6 +18,7 @@ mod compile;
 mod consumers;
 mod errors;
 mod hooks;
+mod kiro;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod overrides;

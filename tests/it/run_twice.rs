@@ -94,6 +94,14 @@ const CASES: &[Case] = &[
         change: "001-user-login",
         workflow: "spec-kit",
     },
+    Case {
+        fixture: "kiro",
+        setup: nothing,
+        role: "worker",
+        subagent: "worker",
+        change: "order-history",
+        workflow: "kiro",
+    },
 ];
 
 /// A compile of `case` in `repo`: exit 0, the workflow named; the manifest's path.
