@@ -9,7 +9,7 @@
 use std::path::Path;
 
 use super::simple_yaml::{self, Value};
-use super::{Derived, Located, SettingsWarning, Workflow, direct, is_dir};
+use super::{Derived, Located, Selection, SettingsWarning, Workflow, direct, is_dir};
 use crate::model::{Lang, Priority, Sections};
 
 pub struct Kiro;
@@ -64,14 +64,8 @@ impl Workflow for Kiro {
         include_str!("../../contracts/workflows/kiro.json")
     }
 
-    fn by_selection(
-        &self,
-        root: &Path,
-        change: &Located,
-        selected: &[&str],
-        task_text: &str,
-    ) -> Vec<Derived> {
-        let mut text = task_text.to_owned();
+    fn derived_for(&self, root: &Path, change: &Located, for_: &Selection<'_>) -> Vec<Derived> {
+        let mut text = for_.task_text.to_owned();
         for doc in ["requirements.md", "design.md", "tasks.md"] {
             let path = root.join(change.path()).join(doc);
             if let Ok(Some(bytes)) = crate::trust::admit::read_repo_file(root, &path) {
@@ -81,7 +75,7 @@ impl Workflow for Kiro {
         }
         steering(root)
             .into_iter()
-            .filter_map(|s| s.included(selected, &text))
+            .filter_map(|s| s.included(for_.selected, &text))
             .collect()
     }
 

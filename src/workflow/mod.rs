@@ -9,6 +9,7 @@
 
 mod aiws;
 mod aiws_legacy;
+mod bmad;
 pub mod curate;
 mod guild;
 mod kiro;
@@ -32,6 +33,7 @@ pub static ALL: &[&dyn Workflow] = &[
     &openspec::OpenSpec,
     &spec_kit::SpecKit,
     &kiro::Kiro,
+    &bmad::Bmad,
     &aiws::Aiws,
     &aiws_legacy::AiwsLegacy,
     &curate::Curate,
@@ -65,6 +67,15 @@ pub struct Derived {
     pub kind: String,
     pub reason: String,
     pub sections: crate::model::Sections,
+}
+
+/// What [`Workflow::derived_for`] is given: the contract role, the files layers 0 and 1
+/// selected, and the task's own words.
+#[derive(Debug, Clone, Copy)]
+pub struct Selection<'a> {
+    pub role: &'a str,
+    pub selected: &'a [&'a str],
+    pub task_text: &'a str,
 }
 
 /// A listed file's bytes as the consumer will read them (`None`: it finds none).
@@ -224,16 +235,11 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
         Vec::new()
     }
 
-    /// Files the workflow adds once layers 0 and 1 are known (Kiro: a steering file whose
-    /// `fileMatchPattern` matches one of `selected`, or that `task_text` names), after
-    /// [`Workflow::derived`]. `task_text`: `--task-text` and the task file's words.
-    fn by_selection(
-        &self,
-        _root: &Path,
-        _change: &Located,
-        _selected: &[&str],
-        _task_text: &str,
-    ) -> Vec<Derived> {
+    /// Files the workflow adds for contract role `role` once layers 0 and 1 are known, after
+    /// [`Workflow::derived`] (Kiro: a steering file whose `fileMatchPattern` matches one of
+    /// `selected`, or that `task_text` names; BMAD: what its `core-config.yaml` gives the
+    /// role). `task_text`: `--task-text` and the task file's words.
+    fn derived_for(&self, _root: &Path, _change: &Located, _for: &Selection<'_>) -> Vec<Derived> {
         Vec::new()
     }
 

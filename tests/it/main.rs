@@ -11,6 +11,7 @@ mod adopt;
 mod aiws_real;
 mod anchors;
 mod architecture;
+mod bmad;
 mod cache;
 mod check;
 mod cli;

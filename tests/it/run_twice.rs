@@ -102,6 +102,14 @@ const CASES: &[Case] = &[
         change: "order-history",
         workflow: "kiro",
     },
+    Case {
+        fixture: "bmad",
+        setup: nothing,
+        role: "dev",
+        subagent: "dev",
+        change: "1.1",
+        workflow: "bmad",
+    },
 ];
 
 /// A compile of `case` in `repo`: exit 0, the workflow named; the manifest's path.
