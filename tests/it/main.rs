@@ -22,6 +22,7 @@ mod hooks;
 mod kiro;
 #[cfg(feature = "mcp")]
 mod mcp;
+mod openspec_cli;
 mod overrides;
 mod props;
 mod receipt;

@@ -2150,10 +2150,16 @@ fn openspecs_own_archive_leaves_a_manifest_that_checks() {
     }
 }
 
-/// The OpenSpec CLI, installed once into the test build's temporary folder.
-fn openspec_cli() -> Option<std::path::PathBuf> {
+/// The OpenSpec CLI (`@fission-ai/openspec` 1.13.2): the one `.ci/run` installed
+/// (`CURATE_OPENSPEC_BIN`), else installed once into the test build's temporary folder.
+pub fn openspec_cli() -> Option<std::path::PathBuf> {
     static CLI: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
     CLI.get_or_init(|| {
+        if let Some(bin) = std::env::var_os("CURATE_OPENSPEC_BIN").map(std::path::PathBuf::from)
+            && bin.exists()
+        {
+            return Some(bin);
+        }
         let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("openspec-cli");
         let bin = dir.join("node_modules/.bin/openspec");
         if !bin.exists() {
