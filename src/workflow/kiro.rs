@@ -206,7 +206,9 @@ fn steering(root: &Path) -> Vec<Steering> {
     };
     names_in(&dir, Entries::Files)
         .into_iter()
-        .filter(|n| n.ends_with(".md") && crate::model::paths::is_name(n))
+        .filter(|n| {
+            Path::new(n).extension().is_some_and(|e| e == "md") && crate::model::paths::is_name(n)
+        })
         .take(MAX_STEERING)
         .filter_map(|name| {
             let path = format!("{STEERING}/{name}");
