@@ -58,6 +58,10 @@ impl Workflow for Bmad {
         Some(STORIES)
     }
 
+    fn roots_in(&self, root: &Path) -> Vec<String> {
+        vec![Config::read(root).stories]
+    }
+
     fn looked(&self, id: &str) -> Vec<String> {
         vec![format!("{STORIES}/{id}.md"), format!("{STORIES}/{id}.*.md")]
     }

@@ -150,6 +150,12 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
         &[]
     }
 
+    /// Changes roots the workflow's own settings name (BMAD: `devStoryLocation`), beside
+    /// [`Workflow::changes_root`]: `check` looks there too.
+    fn roots_in(&self, _root: &Path) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Where a change that is not found was looked for, in words for the report.
     fn looked(&self, id: &str) -> Vec<String> {
         self.changes_root()

@@ -131,6 +131,15 @@ fn stories_live_where_the_config_says_and_a_number_names_one_story() {
             .any(|(f, _)| f.contains("1.1") || f.contains("2.1")),
         "{list:?}"
     );
+    // `check` finds the manifest there, and an edit by hand in it.
+    let out = repo.curate().args(["check"]).run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert!(out.all().contains("checked 1 manifest"), "{}", out.all());
+    let manifest = "stories/curate/1.2.story/qa-context.jsonl";
+    let text = repo.read(manifest);
+    repo.write(manifest, &format!("{text}{{\"file\":\"x\"}}\n"));
+    let out = repo.curate().args(["check"]).run();
+    assert_eq!(out.code, 1, "{}", out.all());
     // Two stories numbered 1.2: refused, both named.
     repo.write("stories/1.2-sign-in-again.md", "# Story 1.2 again\n");
     let out = repo
