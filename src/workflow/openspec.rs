@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::{Derived, Located, Selection, Workflow, direct, folders, is_dir};
+use super::{Derived, Located, Selection, SettingsWarning, Workflow, direct, folders, is_dir};
 use crate::model::{Lang, Priority};
 
 pub struct OpenSpec;
@@ -118,6 +118,54 @@ impl Workflow for OpenSpec {
             })
             .filter(|d| root.join(&d.path).is_file())
             .collect()
+    }
+
+    /// The spec stores `openspec/config.yaml` references (`references:`): OpenSpec reads
+    /// them from its own store folders, outside the repository, which curate never reads.
+    fn settings_warnings(&self, root: &Path) -> Vec<SettingsWarning> {
+        let config = "openspec/config.yaml";
+        let Ok(Some(bytes)) = crate::trust::admit::read_repo_file(root, &root.join(config)) else {
+            return Vec::new();
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let map = super::simple_yaml::parse(&text);
+        let ids: Vec<String> = match super::simple_yaml::get(&map, "references") {
+            Some(super::simple_yaml::Value::List(items)) => items
+                .iter()
+                .filter_map(|i| {
+                    let i = i.trim();
+                    let id = i.strip_prefix("id:").map_or(i, str::trim);
+                    (!id.contains(':') && !id.is_empty())
+                        .then(|| id.trim_matches(['"', '\'']).to_owned())
+                })
+                .collect(),
+            Some(super::simple_yaml::Value::Str(s)) if s.trim_start().starts_with('[') => s
+                .trim()
+                .trim_matches(['[', ']'])
+                .split(',')
+                .map(|i| i.trim().trim_matches(['"', '\'']).to_owned())
+                .filter(|i| !i.is_empty())
+                .collect(),
+            _ => Vec::new(),
+        };
+        if ids.is_empty() {
+            return Vec::new();
+        }
+        let line = text
+            .lines()
+            .position(|l| l.starts_with("references"))
+            .map_or(0, |i| i + 1);
+        vec![SettingsWarning {
+            file: config.to_owned(),
+            line,
+            message: format!(
+                "references the spec store{} {}: OpenSpec reads {} from its own store folders, outside the repository, so no file of {} is listed",
+                if ids.len() == 1 { "" } else { "s" },
+                ids.join(", "),
+                if ids.len() == 1 { "it" } else { "them" },
+                if ids.len() == 1 { "it" } else { "them" },
+            ),
+        }]
     }
 
     /// The change's files a project schema (`openspec/schemas/<name>/schema.yaml`) does not

@@ -212,3 +212,26 @@ fn a_file_no_artifact_generates_is_left_out_with_a_note() {
         "{report}"
     );
 }
+
+/// A linked spec store (`references:` in `openspec/config.yaml`) lives outside the
+/// repository, in OpenSpec's own store folders: never read, and said so at its line.
+#[test]
+fn a_referenced_spec_store_is_named_not_read() {
+    let repo = repo();
+    repo.write(
+        "openspec/config.yaml",
+        "schema: spec-driven\nreferences:\n  - platform-specs\n  - id: billing-specs\n    remote: https://example.com/billing.git\n",
+    );
+    let out = repo
+        .curate()
+        .args(["--role", "worker", "--change", "add-2fa", "--dry-run"])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert!(
+        out.stderr.contains(
+            "warning: openspec/config.yaml:2: references the spec stores platform-specs, billing-specs: OpenSpec reads them from its own store folders, outside the repository, so no file of them is listed"
+        ),
+        "{}",
+        out.all()
+    );
+}
