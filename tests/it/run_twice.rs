@@ -224,3 +224,27 @@ fn curates_own_output_under_changes_is_no_second_workflow() {
         out.all()
     );
 }
+
+/// The plain layout with a manifest template that writes under `changes/` while the change
+/// is under `.aiws/changes/`: the second compile found the change "under both" and stopped.
+#[test]
+fn a_manifest_written_under_the_other_changes_root_is_no_second_change() {
+    let repo = Repo::fixture("aiws-dotaiws");
+    repo.write(
+        ".curate/config.toml",
+        "manifest = \"changes/{change}/analysis/{role}-context.jsonl\"\n",
+    );
+    let case = Case {
+        fixture: "aiws-dotaiws",
+        setup: nothing,
+        role: "worker",
+        subagent: "worker",
+        change: "add-auth",
+        workflow: "curate",
+    };
+    let manifest = compile(&repo, &case, 1);
+    assert_eq!(manifest, "changes/add-auth/analysis/worker-context.jsonl");
+    let first = repo.read(&manifest);
+    assert_eq!(compile(&repo, &case, 2), manifest);
+    assert_eq!(repo.read(&manifest), first);
+}
