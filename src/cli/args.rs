@@ -80,8 +80,8 @@ pub struct GlobalArgs {
     #[arg(long, value_name = "DIR", global = true)]
     pub changes_dir: Option<PathBuf>,
 
-    /// The workflow (curate, aiws, aiws-legacy, trellis, guild, openspec) instead of the
-    /// one detected from the repository's folders.
+    /// The workflow (curate, aiws, aiws-legacy, trellis, guild, openspec, spec-kit, kiro,
+    /// bmad) instead of the one detected from the repository's folders.
     #[arg(long, value_name = "WORKFLOW", global = true, value_parser = parse_workflow)]
     pub profile: Option<crate::config::Wf>,
 

@@ -789,7 +789,17 @@ fn with_derived(
             )));
         }
     }
-    for d in ws.workflow().derived(&ws.root, &folder) {
+    let mut derived = ws.workflow().derived(&ws.root, &folder);
+    let selected: Vec<&str> = candidates.iter().map(|c| c.path.as_str()).collect();
+    let task_text = task::task_words_of(s);
+    let selection = crate::workflow::Selection {
+        role: &s.contract_role,
+        selected: &selected,
+        task_text: &task_text,
+    };
+    let more = ws.workflow().derived_for(&ws.root, &folder, &selection);
+    derived.extend(more);
+    for d in derived {
         if candidates.iter().any(|c| c.path == d.path) {
             continue;
         }

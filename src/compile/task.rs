@@ -214,3 +214,19 @@ const MAX_PRECEDENTS: usize = 2_000;
 
 /// At most this many of the change's documents are read as the task's text.
 pub(super) const MAX_TASK_DOCUMENTS: usize = 64;
+
+/// What the task says of itself: `--task-text` and the task file's title, description and
+/// criteria.
+pub(super) fn task_words_of(s: &CompileSettings) -> String {
+    let mut text = s.task_text.clone();
+    if let Some((_, task)) = &s.task {
+        for line in [&task.title, &task.description]
+            .into_iter()
+            .chain(&task.success_criteria)
+        {
+            text.push('\n');
+            text.push_str(line);
+        }
+    }
+    text
+}

@@ -464,7 +464,8 @@ fn known_roles(ws: &Workspace) -> Option<impl Fn(&str) -> bool + '_> {
 
 /// The change of a dispatch: a `change:` prompt line, the workflow's own line (Trellis'
 /// `Active task: <path>`), `CURATE_CHANGE`, the session's binding, the repository's
-/// binding; never guessed. A path to the change is reduced to its id. `Some(Err)`: the id
+/// binding, the change the workflow's own tools work on (spec-kit's current feature);
+/// never guessed. A path to the change is reduced to its id. `Some(Err)`: the id
 /// named is no valid id.
 fn change_of(ws: &Workspace, d: &Dispatch<'_>) -> Option<crate::error::Result<String>> {
     let change = prompt_line(d.prompt, "change")
@@ -476,7 +477,8 @@ fn change_of(ws: &Workspace, d: &Dispatch<'_>) -> Option<crate::error::Result<St
                 .map(|v| v.trim().to_owned())
                 .filter(|v| !v.is_empty())
         })
-        .or_else(|| crate::state::bound_change(&ws.root, d.session))?;
+        .or_else(|| crate::state::bound_change(&ws.root, d.session))
+        .or_else(|| ws.workflow().current(&ws.root))?;
     // As written: a path may name where the change is (Trellis' archive months).
     Some(check_name("change id", ws.workflow().normalize_id(&change)).map(|()| change))
 }

@@ -137,6 +137,7 @@ fn discover(ws: &Workspace) -> Vec<PathBuf> {
     let roots: Vec<String> = if ws.changes_root_given {
         let mut roots = vec![ws.changes_root.clone()];
         roots.extend(ws.workflow().more_roots().iter().map(|r| (*r).to_owned()));
+        roots.extend(ws.workflow().roots_in(&ws.root));
         roots
     } else {
         crate::settings::CHANGES_ROOTS

@@ -317,7 +317,12 @@ impl Workspace {
         let holding: Vec<&str> = CHANGES_ROOTS
             .iter()
             .copied()
-            .filter(|r| self.root.join(r).join(change).is_dir())
+            .filter(|r| {
+                // A folder holding only what curate wrote there (a manifest template that
+                // writes under `changes/`) is no change.
+                let folder = self.root.join(r).join(change);
+                folder.is_dir() && !crate::workflow::only_curates_output(&folder)
+            })
             .collect();
         self.looked = CHANGES_ROOTS
             .iter()

@@ -18,8 +18,11 @@ impl Workflow for AiwsLegacy {
         let version = recorded_version(root)?;
         // Its changes are under `changes/`; a workspace with `.aiws/changes/` and no
         // `changes/` keeps them where aiws ≥ 0.0.96 does (see `Aiws`). With both, the one
-        // that holds the change decides.
-        let newer_layout = super::is_dir(root, ".aiws/changes") && !super::is_dir(root, "changes");
+        // that holds the change decides. A `changes/` that holds only what curate wrote there
+        // (aiws' manifests, `changes/<id>/analysis/`) is no layout of changes.
+        let changes =
+            super::is_dir(root, "changes") && !super::only_curates_output(&root.join("changes"));
+        let newer_layout = super::is_dir(root, ".aiws/changes") && !changes;
         (version < (0, 0, 96) && !newer_layout)
             .then(|| format!(".aiws/manifest.json (aiws {})", show(version)))
     }

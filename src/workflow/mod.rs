@@ -9,10 +9,13 @@
 
 mod aiws;
 mod aiws_legacy;
+mod bmad;
 pub mod curate;
 mod guild;
+mod kiro;
 mod openspec;
 mod simple_yaml;
+mod spec_kit;
 pub mod trellis;
 
 use std::fmt;
@@ -28,6 +31,9 @@ pub static ALL: &[&dyn Workflow] = &[
     &trellis::Trellis,
     &guild::Guild,
     &openspec::OpenSpec,
+    &spec_kit::SpecKit,
+    &kiro::Kiro,
+    &bmad::Bmad,
     &aiws::Aiws,
     &aiws_legacy::AiwsLegacy,
     &curate::Curate,
@@ -61,6 +67,15 @@ pub struct Derived {
     pub kind: String,
     pub reason: String,
     pub sections: crate::model::Sections,
+}
+
+/// What [`Workflow::derived_for`] is given: the contract role, the files layers 0 and 1
+/// selected, and the task's own words.
+#[derive(Debug, Clone, Copy)]
+pub struct Selection<'a> {
+    pub role: &'a str,
+    pub selected: &'a [&'a str],
+    pub task_text: &'a str,
 }
 
 /// A listed file's bytes as the consumer will read them (`None`: it finds none).
@@ -116,6 +131,13 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
         None
     }
 
+    /// The change the workflow's own tools would work on now, when no change is named (spec-kit:
+    /// `.specify/feature.json`, `SPECIFY_FEATURE`, the current git branch), as a change id
+    /// that is there; `None` when its tools name none.
+    fn current(&self, _root: &Path) -> Option<String> {
+        None
+    }
+
     /// The changes root when the change is not found (`None`: chosen per change among
     /// `changes` and `.aiws/changes`).
     fn changes_root(&self) -> Option<&'static str> {
@@ -126,6 +148,12 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
     /// `check` looks there too.
     fn more_roots(&self) -> &'static [&'static str] {
         &[]
+    }
+
+    /// Changes roots the workflow's own settings name (BMAD: `devStoryLocation`), beside
+    /// [`Workflow::changes_root`]: `check` looks there too.
+    fn roots_in(&self, _root: &Path) -> Vec<String> {
+        Vec::new()
     }
 
     /// Where a change that is not found was looked for, in words for the report.
@@ -210,6 +238,14 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
 
     /// Files derived from the change's content, added after the role's baseline.
     fn derived(&self, _root: &Path, _change: &Located) -> Vec<Derived> {
+        Vec::new()
+    }
+
+    /// Files the workflow adds for contract role `role` once layers 0 and 1 are known, after
+    /// [`Workflow::derived`] (Kiro: a steering file whose `fileMatchPattern` matches one of
+    /// `selected`, or that `task_text` names; BMAD: what its `core-config.yaml` gives the
+    /// role). `task_text`: `--task-text` and the task file's words.
+    fn derived_for(&self, _root: &Path, _change: &Located, _for: &Selection<'_>) -> Vec<Derived> {
         Vec::new()
     }
 
@@ -454,12 +490,70 @@ fn folder_inside(root: &Path, rel: &str) -> Option<std::path::PathBuf> {
     (real.starts_with(&root) && real.is_dir()).then_some(path)
 }
 
-/// `id` as a folder directly under `changes_root`.
+/// `id` as a folder directly under `changes_root` that holds a change: one that holds only
+/// curate's own output (a manifest and its lock written there by an earlier compile) is
+/// none, so that what a compile writes never makes the next one find the change twice.
 fn direct(root: &Path, changes_root: &str, id: &str) -> Option<Located> {
-    is_dir(root, &format!("{changes_root}/{id}")).then(|| Located {
+    let rel = format!("{changes_root}/{id}");
+    (is_dir(root, &rel) && !only_curates_output(&root.join(&rel))).then(|| Located {
         changes_root: changes_root.to_owned(),
         folder: id.to_owned(),
     })
+}
+
+/// How many entries [`only_curates_output`] looks at before it takes a folder for a change.
+const OWN_OUTPUT_ENTRIES: usize = 256;
+
+/// True when `dir` holds files and all of them, in it and in its folders, are curate's own
+/// output: a lock (`<stem>.lock.json`), the manifest or overrides file beside a lock
+/// (`<stem>.jsonl`, `<stem>.overrides.jsonl`) and curate's temporary files. Anything else
+/// (a link, another file, an empty folder alone, more entries than are looked at) makes it
+/// a change, as does an entry that cannot be read.
+#[must_use]
+pub fn only_curates_output(dir: &Path) -> bool {
+    let mut stack = vec![(dir.to_path_buf(), 0usize)];
+    let (mut seen, mut locks) = (0usize, 0usize);
+    while let Some((folder, depth)) = stack.pop() {
+        let Ok(read) = std::fs::read_dir(&folder) else {
+            return false;
+        };
+        let mut files = Vec::new();
+        for entry in read {
+            seen += 1;
+            let Ok(entry) = entry else { return false };
+            let (Ok(kind), Ok(name)) = (entry.file_type(), entry.file_name().into_string()) else {
+                return false;
+            };
+            if seen > OWN_OUTPUT_ENTRIES || kind.is_symlink() {
+                return false;
+            }
+            if kind.is_dir() && depth < 4 {
+                stack.push((entry.path(), depth + 1));
+            } else if kind.is_file() {
+                files.push(name);
+            } else {
+                return false;
+            }
+        }
+        let has = |name: &str| files.iter().any(|f| f == name);
+        for name in &files {
+            let own = if name.ends_with(".lock.json") {
+                locks += 1;
+                true
+            } else if let Some(stem) = name
+                .strip_suffix(".overrides.jsonl")
+                .or_else(|| name.strip_suffix(".jsonl"))
+            {
+                has(&format!("{stem}.lock.json"))
+            } else {
+                crate::util::atomic::is_temp_name(name)
+            };
+            if !own {
+                return false;
+            }
+        }
+    }
+    locks > 0
 }
 
 /// The names of the folders in `root/rel` that are names ([`crate::model::paths::is_name`]),

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::{Derived, Located, Workflow, direct, folders, is_dir};
+use super::{Derived, Located, Selection, SettingsWarning, Workflow, direct, folders, is_dir};
 use crate::model::{Lang, Priority};
 
 pub struct OpenSpec;
@@ -120,6 +120,103 @@ impl Workflow for OpenSpec {
             .collect()
     }
 
+    /// The spec stores `openspec/config.yaml` references (`references:`): OpenSpec reads
+    /// them from its own store folders, outside the repository, which curate never reads.
+    fn settings_warnings(&self, root: &Path) -> Vec<SettingsWarning> {
+        let config = "openspec/config.yaml";
+        let Ok(Some(bytes)) = crate::trust::admit::read_repo_file(root, &root.join(config)) else {
+            return Vec::new();
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let map = super::simple_yaml::parse(&text);
+        let ids: Vec<String> = match super::simple_yaml::get(&map, "references") {
+            Some(super::simple_yaml::Value::List(items)) => items
+                .iter()
+                .filter_map(|i| {
+                    let i = i.trim();
+                    let id = i.strip_prefix("id:").map_or(i, str::trim);
+                    (!id.contains(':') && !id.is_empty())
+                        .then(|| id.trim_matches(['"', '\'']).to_owned())
+                })
+                .collect(),
+            Some(super::simple_yaml::Value::Str(s)) if s.trim_start().starts_with('[') => s
+                .trim()
+                .trim_matches(['[', ']'])
+                .split(',')
+                .map(|i| i.trim().trim_matches(['"', '\'']).to_owned())
+                .filter(|i| !i.is_empty())
+                .collect(),
+            _ => Vec::new(),
+        };
+        if ids.is_empty() {
+            return Vec::new();
+        }
+        let line = text
+            .lines()
+            .position(|l| l.starts_with("references"))
+            .map_or(0, |i| i + 1);
+        vec![SettingsWarning {
+            file: config.to_owned(),
+            line,
+            message: format!(
+                "references the spec store{} {}: OpenSpec reads {} from its own store folders, outside the repository, so no file of {} is listed",
+                if ids.len() == 1 { "" } else { "s" },
+                ids.join(", "),
+                if ids.len() == 1 { "it" } else { "them" },
+                if ids.len() == 1 { "it" } else { "them" },
+            ),
+        }]
+    }
+
+    /// The change's files a project schema (`openspec/schemas/<name>/schema.yaml`) does not
+    /// generate: `openspec instructions` does not list them, so the default baseline's
+    /// globs do not either.
+    fn out_of_scope(&self, root: &Path, change: &Located) -> Vec<(String, String)> {
+        let schema = Schema::of(root, &change.path());
+        if !schema.custom {
+            return Vec::new();
+        }
+        let outputs = schema.outputs(root, &change.path());
+        change_files(root, &change.path())
+            .into_iter()
+            .filter(|f| !outputs.iter().any(|(_, o)| o == f))
+            .map(|f| {
+                (
+                    f,
+                    format!(
+                        "no artifact of schema {} generates it (openspec instructions does not list it)",
+                        schema.name
+                    ),
+                )
+            })
+            .collect()
+    }
+
+    /// What `openspec instructions apply --json` lists as the change's context files: each
+    /// artifact's outputs in the change's schema (its `.openspec.yaml`, else
+    /// `openspec/config.yaml`, else `spec-driven`), for the worker; with a project schema,
+    /// for every role (the default baseline knows none of its artifacts).
+    fn derived_for(&self, root: &Path, change: &Located, for_: &Selection<'_>) -> Vec<Derived> {
+        let schema = Schema::of(root, &change.path());
+        if !schema.custom && for_.role != "worker" {
+            return Vec::new();
+        }
+        schema
+            .outputs(root, &change.path())
+            .into_iter()
+            .map(|(artifact, path)| Derived {
+                path,
+                priority: Priority::High,
+                kind: "plan".to_owned(),
+                reason: format!(
+                    "artifact {artifact} of schema {} (openspec instructions lists it)",
+                    schema.name
+                ),
+                sections: crate::model::Sections::Whole,
+            })
+            .collect()
+    }
+
     fn describes(&self, lang: Lang) -> &'static str {
         match lang {
             Lang::En => {
@@ -130,6 +227,179 @@ impl Workflow for OpenSpec {
             }
         }
     }
+}
+
+/// The artifacts of OpenSpec's built-in schema, `spec-driven` (its `schema.yaml`).
+const SPEC_DRIVEN: [(&str, &str); 4] = [
+    ("proposal", "proposal.md"),
+    ("specs", "specs/**/*.md"),
+    ("design", "design.md"),
+    ("tasks", "tasks.md"),
+];
+
+/// A change's schema as OpenSpec resolves it, with its artifacts (`id`, `generates`).
+struct Schema {
+    name: String,
+    /// A project schema (`openspec/schemas/<name>/schema.yaml`), not the built-in one.
+    custom: bool,
+    artifacts: Vec<(String, String)>,
+}
+
+impl Schema {
+    /// `resolveSchemaForChange`: the change's `.openspec.yaml` `schema`, else
+    /// `openspec/config.yaml`'s, else `spec-driven`; then the project's schema of that
+    /// name, else the built-in one. A schema found in neither (OpenSpec's user-level schemas
+    /// are outside the repository, never read) counts as the built-in one.
+    fn of(root: &Path, change: &str) -> Schema {
+        let read = |rel: &str| {
+            crate::trust::admit::read_repo_file(root, &root.join(rel))
+                .ok()
+                .flatten()
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+        };
+        let named = |text: Option<String>| {
+            let map = super::simple_yaml::parse(&text?);
+            match super::simple_yaml::get(&map, "schema") {
+                Some(super::simple_yaml::Value::Str(s)) if !s.trim().is_empty() => {
+                    Some(s.trim().to_owned())
+                }
+                _ => None,
+            }
+        };
+        let name = named(read(&format!("{change}/.openspec.yaml")))
+            .or_else(|| named(read("openspec/config.yaml")))
+            .unwrap_or_else(|| "spec-driven".to_owned());
+        let project = crate::model::paths::is_name(&name)
+            .then(|| read(&format!("openspec/schemas/{name}/schema.yaml")))
+            .flatten()
+            .map(|text| artifacts_of(&text));
+        match project {
+            Some(artifacts) => Schema {
+                name,
+                custom: true,
+                artifacts,
+            },
+            None => Schema {
+                name,
+                custom: false,
+                artifacts: SPEC_DRIVEN
+                    .iter()
+                    .map(|(id, g)| ((*id).to_owned(), (*g).to_owned()))
+                    .collect(),
+            },
+        }
+    }
+
+    /// Each artifact's files in the change (`resolveArtifactOutputs`: a path, or a glob's
+    /// matches in byte order), in the schema's order, each once, as `(artifact, path)`.
+    fn outputs(&self, root: &Path, change: &str) -> Vec<(String, String)> {
+        let files = change_files(root, change);
+        let mut out: Vec<(String, String)> = Vec::new();
+        for (id, generates) in &self.artifacts {
+            let Ok(generates) = crate::model::paths::normalize(generates) else {
+                continue;
+            };
+            let Ok(m) = crate::util::glob::matcher(&generates) else {
+                continue;
+            };
+            for f in &files {
+                let rel = &f[change.len() + 1..];
+                if m.is_match(rel) && !out.iter().any(|(_, p)| p == f) {
+                    out.push((id.clone(), f.clone()));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The `artifacts:` of a schema's YAML: each item's `id` and `generates`.
+fn artifacts_of(text: &str) -> Vec<(String, String)> {
+    let unquote = |v: &str| v.trim().trim_matches(['"', '\'']).to_owned();
+    let mut out = Vec::new();
+    let (mut inside, mut item_indent) = (false, None::<usize>);
+    let mut current: Option<(Option<String>, Option<String>)> = None;
+    let mut flush = |c: &mut Option<(Option<String>, Option<String>)>| {
+        if let Some((Some(id), Some(generates))) = c.take() {
+            out.push((id, generates));
+        }
+    };
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let indent = line.len() - line.trim_start().len();
+        if indent == 0 {
+            flush(&mut current);
+            inside = trimmed == "artifacts:";
+            item_indent = None;
+            continue;
+        }
+        if !inside {
+            continue;
+        }
+        let mut body = trimmed;
+        let mut key_indent = indent;
+        if let Some(rest) = trimmed.strip_prefix("- ") {
+            let at = *item_indent.get_or_insert(indent);
+            if indent == at {
+                flush(&mut current);
+                current = Some((None, None));
+                body = rest;
+                key_indent = indent + 2;
+            }
+        }
+        let Some(at) = item_indent else { continue };
+        if key_indent != at + 2 {
+            continue;
+        }
+        if let (Some(c), Some((key, value))) = (current.as_mut(), body.split_once(':')) {
+            match key.trim() {
+                "id" => c.0 = Some(unquote(value)),
+                "generates" => c.1 = Some(unquote(value)),
+                _ => {}
+            }
+        }
+    }
+    flush(&mut current);
+    out
+}
+
+/// How many of a change's files are looked at at most.
+const MAX_CHANGE_FILES: usize = 4096;
+
+/// The regular files of change folder `change` (repository-relative), curate's own output
+/// and dot files left out (OpenSpec's globs skip them too), in byte order; links are not
+/// followed.
+fn change_files(root: &Path, change: &str) -> Vec<String> {
+    use crate::util::read::{Entries, names_in};
+    let mut out = Vec::new();
+    let mut stack = vec![(change.to_owned(), 0usize)];
+    while let Some((dir, depth)) = stack.pop() {
+        let Some(abs) = super::folder_inside(root, &dir) else {
+            continue;
+        };
+        let files = names_in(&abs, Entries::Files);
+        for f in &files {
+            let own = f.ends_with(".lock.json")
+                || f.strip_suffix(".overrides.jsonl")
+                    .or_else(|| f.strip_suffix(".jsonl"))
+                    .is_some_and(|stem| files.iter().any(|g| *g == format!("{stem}.lock.json")));
+            if !f.starts_with('.') && !own && out.len() < MAX_CHANGE_FILES {
+                out.push(format!("{dir}/{f}"));
+            }
+        }
+        if depth < MAX_CAPABILITY_DEPTH {
+            for sub in names_in(&abs, Entries::Folders) {
+                if !sub.starts_with('.') {
+                    stack.push((format!("{dir}/{sub}"), depth + 1));
+                }
+            }
+        }
+    }
+    out.sort();
+    out
 }
 
 /// How deep below a change's `specs/` a capability may sit (`<area>/<capability>` is two).

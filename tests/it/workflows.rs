@@ -1106,7 +1106,9 @@ fn a_trellis_list_in_crlf_stays_crlf() {
         [
             "src/routes/sessions.ts",
             ".trellis/spec/guides/index.md",
-            ".trellis/spec/backend/index.md"
+            ".trellis/spec/backend/index.md",
+            // The task's research notes, which its author never listed.
+            ".trellis/tasks/12-01-paginate-member-list/research/page-size.md"
         ]
     );
     compile(&repo, &args);
@@ -2148,10 +2150,16 @@ fn openspecs_own_archive_leaves_a_manifest_that_checks() {
     }
 }
 
-/// The OpenSpec CLI, installed once into the test build's temporary folder.
-fn openspec_cli() -> Option<std::path::PathBuf> {
+/// The OpenSpec CLI (`@fission-ai/openspec` 1.13.2): the one `.ci/run` installed
+/// (`CURATE_OPENSPEC_BIN`), else installed once into the test build's temporary folder.
+pub fn openspec_cli() -> Option<std::path::PathBuf> {
     static CLI: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
     CLI.get_or_init(|| {
+        if let Some(bin) = std::env::var_os("CURATE_OPENSPEC_BIN").map(std::path::PathBuf::from)
+            && bin.exists()
+        {
+            return Some(bin);
+        }
         let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("openspec-cli");
         let bin = dir.join("node_modules/.bin/openspec");
         if !bin.exists() {
@@ -2758,5 +2766,66 @@ fn openspec_the_newest_archive_is_a_dated_one() {
         )),
         "{}",
         out.stderr
+    );
+}
+
+/// A Trellis task's `research/` notes (what `trellis-research` wrote) reach the implement
+/// and check agents even where the author's lists hold only Trellis' seed row; a note the
+/// author listed is listed once, with the author's reason.
+#[test]
+fn trellis_research_notes_are_in_the_implement_and_check_baselines() {
+    let repo = Repo::fixture("trellis");
+    let seeded = ".trellis/tasks/12-01-paginate-member-list";
+    for role in ["implement", "check"] {
+        let report = compile(
+            &repo,
+            &["--role", role, "--change", "12-01-paginate-member-list"],
+        );
+        let entries = report["entries"].as_array().unwrap();
+        let note = entries
+            .iter()
+            .find(|e| e["file"] == format!("{seeded}/research/page-size.md"))
+            .unwrap_or_else(|| panic!("{role}: {report}"));
+        assert_eq!(note["kind"], "research", "{role}");
+        let list = repo.read(&format!("{seeded}/{role}.jsonl"));
+        assert!(list.contains("research/page-size.md"), "{role}: {list}");
+    }
+    let task = ".trellis/tasks/11-28-login-rate-limit";
+    let report = compile(
+        &repo,
+        &["--role", "implement", "--change", "11-28-login-rate-limit"],
+    );
+    let listed: Vec<_> = files(&report)
+        .into_iter()
+        .filter(|f| f.contains("/research/"))
+        .collect();
+    assert_eq!(listed, [format!("{task}/research/limiter-options.md")]);
+    let list = repo.read(&format!("{task}/implement.jsonl"));
+    assert!(
+        list.contains("Why fixed windows keyed by e-mail and address"),
+        "{list}"
+    );
+    let report = compile(
+        &repo,
+        &["--role", "check", "--change", "11-28-login-rate-limit"],
+    );
+    assert!(
+        files(&report).contains(&format!("{task}/research/limiter-options.md")),
+        "{report}"
+    );
+    // The research agent gets none: it writes them.
+    let report = compile(
+        &repo,
+        &[
+            "--role",
+            "research",
+            "--change",
+            "11-28-login-rate-limit",
+            "--dry-run",
+        ],
+    );
+    assert!(
+        !files(&report).iter().any(|f| f.contains("/research/")),
+        "{report}"
     );
 }
