@@ -39,6 +39,9 @@ pub enum Host {
     OpenCode,
 }
 
+/// The names `curate hook` answers, as `init --host` writes them.
+pub const HOST_NAMES: [&str; 2] = ["claude-code", "opencode"];
+
 /// The deadline: `CURATE_HOOK_DEADLINE_MS`, else [`DEFAULT_DEADLINE`].
 #[must_use]
 pub fn deadline() -> Duration {
@@ -68,6 +71,54 @@ impl Host {
             Host::OpenCode => "opencode",
         }
     }
+
+    /// The host called `name` (as the command line spells it), if this binary knows it.
+    #[must_use]
+    pub fn parse(name: &str) -> Option<Host> {
+        match name {
+            "claude-code" => Some(Host::ClaudeCode),
+            "opencode" => Some(Host::OpenCode),
+            _ => None,
+        }
+    }
+}
+
+/// A hook this binary cannot answer (a host it does not know, a command line it cannot
+/// read): the input is read (bounded, within the deadline; not from a terminal) only to
+/// find the repository it names, where one `skipped` line with `why` goes to the hook log.
+/// The caller prints nothing on stdout and exits 0, so that the host goes on with the
+/// dispatch uncurated (Codex and Claude Code read exit 2 as "block the tool call").
+pub fn refuse(host: &str, why: &str, options: &WorkspaceOptions) {
+    use std::io::IsTerminal as _;
+    let started = Instant::now();
+    let input = if std::io::stdin().is_terminal() {
+        None
+    } else {
+        let (tx, rx) = mpsc::channel();
+        let reader = std::thread::Builder::new()
+            .name("curate-hook".to_owned())
+            .spawn(move || {
+                let _ = tx.send(crate::util::read::read_stdin(STDIN_CAP).ok());
+            });
+        reader
+            .ok()
+            .and_then(|_| rx.recv_timeout(deadline()).ok().flatten())
+    };
+    let field = |keys: &[&str]| {
+        let input = input.as_deref()?;
+        keys.iter().find_map(|k| first_field(input, k))
+    };
+    let cwd = field(&["cwd", "directory"]);
+    let event = field(&["hook_event_name", "hookEventName", "event"]);
+    let trace = Trace::default();
+    trace.note(|o| {
+        o.root = workspace(cwd.as_deref().map(Path::new), options).map(|w| w.root);
+        o.event = event;
+        o.reason = Some(why.to_owned());
+    });
+    // A name from the command line, shown short.
+    let host: String = host.chars().take(64).collect();
+    log_as(&host, &trace, "skipped", started);
 }
 
 /// What a hook run found out, as far as it got: the line [`run`] logs.
@@ -254,6 +305,11 @@ pub fn first_field(input: &[u8], key: &str) -> Option<String> {
 /// Appends the run's line to the repository's hook log; a failure is ignored (the log
 /// never breaks a dispatch), and without a known repository there is nowhere to log.
 fn log(host: Host, trace: &Trace, status: &str, started: Instant) {
+    log_as(host.name(), trace, status, started);
+}
+
+/// [`log`] for a host known by its name only.
+fn log_as(host: &str, trace: &Trace, status: &str, started: Instant) {
     let o = trace.get();
     let Some(root) = o.root else { return };
     // What the input named (a role, a change, a path in a reason) may hold a token: the
@@ -261,7 +317,7 @@ fn log(host: Host, trace: &Trace, status: &str, started: Instant) {
     let shown = |t: Option<String>| t.map(|t| crate::trust::redact::redact(&t));
     let run = crate::state::HookRun {
         time: crate::state::now_rfc3339(),
-        host: host.name().to_owned(),
+        host: crate::trust::redact::redact(host),
         event: shown(o.event).unwrap_or_else(|| "?".to_owned()),
         role: shown(o.role),
         change: shown(o.change),

@@ -17,6 +17,7 @@ mod cli;
 mod compile;
 mod consumers;
 mod errors;
+mod hook_hosts;
 mod hooks;
 #[cfg(feature = "mcp")]
 mod mcp;
