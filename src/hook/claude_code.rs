@@ -38,9 +38,41 @@ pub fn answer(input: &[u8], o: &WorkspaceOptions, trace: &Trace) -> Option<Value
     }
 }
 
-/// The input's event (`hook_event_name`).
+/// The input's event (`hook_event_name`; VS Code's agent may spell it `hookEventName`).
 pub fn event(v: &Value) -> Option<&str> {
-    str_field(v, "hook_event_name")
+    str_field(v, "hook_event_name").or_else(|| str_field(v, "hookEventName"))
+}
+
+/// The tools that dispatch a sub-agent: Claude Code's `Agent` (`Task` before), VS Code's
+/// `runSubagent` (its agent runs the entries of `.claude/settings.json` on every tool call,
+/// matchers ignored).
+const DISPATCH_TOOLS: [&str; 3] = ["Agent", "Task", "runSubagent"];
+
+/// The tools after which a list may have changed.
+const EDIT_TOOLS: [&str; 4] = ["Write", "Edit", "MultiEdit", "Bash"];
+
+/// Why an input is not worth more than this glance (a tool call that is no dispatch and
+/// edits no list, an event curate does not answer), decided from the input alone before
+/// anything else: VS Code's agent runs this hook on every one of its tool calls. `None`:
+/// go on (malformed input included, to be logged as such).
+#[must_use]
+pub fn glance(v: &Value) -> Option<String> {
+    let tool = str_field(v, "tool_name").or_else(|| str_field(v, "toolName"));
+    match event(v)? {
+        "PreToolUse" => tool
+            .filter(|t| !DISPATCH_TOOLS.contains(t))
+            .map(|t| format!("tool {t} is no dispatch")),
+        "PostToolUse" => tool
+            .filter(|t| !EDIT_TOOLS.contains(t))
+            .map(|t| format!("tool {t} edits no list")),
+        "SubagentStart" => None,
+        other => Some(format!("event {other} is not curate's")),
+    }
+}
+
+/// The session (`session_id`; VS Code's agent may spell it `sessionId`).
+fn session_of(v: &Value) -> Option<&str> {
+    str_field(v, "session_id").or_else(|| str_field(v, "sessionId"))
 }
 
 /// The folder the host runs in (`cwd`).
@@ -54,15 +86,22 @@ fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
 
 fn pre_tool_use(v: &Value, o: &WorkspaceOptions, trace: &Trace) -> Option<Value> {
     let tool = str_field(v, "tool_name")?;
-    if tool != "Agent" && tool != "Task" {
+    if !DISPATCH_TOOLS.contains(&tool) {
         return trace.skip(&format!("tool {tool} is no dispatch"));
     }
     let bad = |what: &str| crate::hook::malformed(folder(v), o, trace, what);
-    let (prompt, agent_type) = match crate::hook::prompt_and_agent(v, "tool_input") {
-        Ok(found) => found,
-        Err(what) => return bad(&what),
+    // VS Code's `runSubagent` names its agent `agentName`.
+    let agent_key = if tool == "runSubagent" {
+        "agentName"
+    } else {
+        "subagent_type"
     };
-    let session = str_field(v, "session_id");
+    let (prompt, agent_type) =
+        match crate::hook::prompt_and_agent_at(v, "tool_input", "prompt", agent_key) {
+            Ok(found) => found,
+            Err(what) => return bad(&what),
+        };
+    let session = session_of(v);
     let d = Dispatch {
         cwd: folder(v).map(Into::into),
         session,
@@ -141,7 +180,7 @@ fn post_tool_use(v: &Value, o: &WorkspaceOptions, trace: &Trace) -> Option<Value
 }
 
 fn subagent_start(v: &Value, o: &WorkspaceOptions, trace: &Trace) -> Option<Value> {
-    let session = str_field(v, "session_id")?;
+    let session = session_of(v)?;
     let agent_type = normalize_role(str_field(v, "agent_type")?);
     let ws = crate::hook::workspace(folder(v).map(std::path::Path::new), o)?;
     trace.note(|t| t.root = Some(ws.root.clone()));

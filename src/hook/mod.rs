@@ -170,8 +170,6 @@ pub fn run(host: Host, options: WorkspaceOptions) -> Option<String> {
     let off = disabled();
     if off {
         trace.note(|o| o.root = workspace(None, &options).map(|w| w.root));
-    } else {
-        crate::warm::ahead(crate::warm::Then::Render);
     }
     let (tx, rx) = mpsc::channel();
     let worker_trace = trace.clone();
@@ -185,6 +183,12 @@ pub fn run(host: Host, options: WorkspaceOptions) -> Option<String> {
                     note_off(host, &input, &options, t);
                     return None;
                 }
+                // A call that is no dispatch (VS Code runs the Claude Code entry on every
+                // tool call) costs this glance at the input and nothing else.
+                if let Some(why) = glance(host, &input) {
+                    return t.skip(&why);
+                }
+                crate::warm::ahead(crate::warm::Then::Render);
                 match host {
                     Host::ClaudeCode => claude_code::answer(&input, &options, t),
                     Host::OpenCode => opencode::answer(&input, &options, t),
@@ -215,6 +219,14 @@ pub fn run(host: Host, options: WorkspaceOptions) -> Option<String> {
             log(host, &trace, if off { "off" } else { "deadline" }, started);
             quiet(host)
         }
+    }
+}
+
+/// Why `input` needs no more than a glance (see [`claude_code::glance`]); `None`: go on.
+fn glance(host: Host, input: &[u8]) -> Option<String> {
+    match host {
+        Host::ClaudeCode => claude_code::glance(&serde_json::from_slice(input).ok()?),
+        Host::OpenCode => None,
     }
 }
 
@@ -272,19 +284,29 @@ pub fn prompt_and_agent<'a>(
     v: &'a serde_json::Value,
     key: &str,
 ) -> Result<(&'a str, Option<&'a str>), String> {
+    prompt_and_agent_at(v, key, "prompt", "subagent_type")
+}
+
+/// [`prompt_and_agent`] with the host's names of the prompt and the agent type.
+pub fn prompt_and_agent_at<'a>(
+    v: &'a serde_json::Value,
+    key: &str,
+    prompt_key: &str,
+    agent_key: &str,
+) -> Result<(&'a str, Option<&'a str>), String> {
     use serde_json::Value;
     let args = v
         .get(key)
         .and_then(Value::as_object)
         .ok_or_else(|| format!("\"{key}\" is no object"))?;
     let prompt = args
-        .get("prompt")
+        .get(prompt_key)
         .and_then(Value::as_str)
-        .ok_or_else(|| format!("\"{key}.prompt\" is no string"))?;
-    let agent = match args.get("subagent_type") {
+        .ok_or_else(|| format!("\"{key}.{prompt_key}\" is no string"))?;
+    let agent = match args.get(agent_key) {
         None | Some(Value::Null) => None,
         Some(Value::String(t)) => Some(t.as_str()),
-        Some(_) => return Err(format!("\"{key}.subagent_type\" is no string")),
+        Some(_) => return Err(format!("\"{key}.{agent_key}\" is no string")),
     };
     Ok((prompt, agent))
 }

@@ -83,3 +83,121 @@ fn a_hook_this_curate_cannot_answer_exits_0_says_why_and_logs_it() {
     let out = repo.curate().args(["check", "--bogus"]).run();
     assert_eq!(out.code, 2, "{}", out.all());
 }
+
+/// VS Code's agent runs `.claude/settings.json`'s entries on every tool call, matchers
+/// ignored, in either casing.
+fn vscode_input(
+    repo: &Repo,
+    camel: bool,
+    event: &str,
+    tool: &str,
+    input: &serde_json::Value,
+) -> Vec<u8> {
+    let (event_key, session_key) = if camel {
+        ("hookEventName", "sessionId")
+    } else {
+        ("hook_event_name", "session_id")
+    };
+    serde_json::to_vec(&serde_json::json!({
+        "timestamp": "2026-09-01T10:00:00.000Z",
+        "cwd": repo.root,
+        event_key: event,
+        session_key: "vscode-1",
+        "transcript_path": "/home/u/.vscode/t.json",
+        "tool_name": tool,
+        "tool_input": input,
+        "tool_use_id": "t1",
+    }))
+    .unwrap()
+}
+
+#[test]
+fn vs_codes_other_tool_calls_get_nothing_and_touch_nothing() {
+    let repo = Repo::fixture("hooks");
+    let before = repo.snapshot_tree();
+    for camel in [true, false] {
+        for (event, tool, input) in [
+            (
+                "PreToolUse",
+                "create_file",
+                serde_json::json!({"filePath": "/x/a.ts", "content": "change: demo"}),
+            ),
+            (
+                "PreToolUse",
+                "run_in_terminal",
+                serde_json::json!({"command": "ls"}),
+            ),
+            (
+                "PostToolUse",
+                "replace_string_in_file",
+                serde_json::json!({"filePath": "a"}),
+            ),
+            ("UserPromptSubmit", "", serde_json::json!({})),
+        ] {
+            let out = repo
+                .curate()
+                .args(["hook", "claude-code"])
+                .stdin(&vscode_input(&repo, camel, event, tool, &input))
+                .run();
+            assert_eq!(
+                (out.code, out.stdout.as_str(), out.stderr.as_str()),
+                (0, "", ""),
+                "{tool}"
+            );
+        }
+    }
+    // No compile, no log line: the repository is as it was.
+    assert_eq!(repo.snapshot_tree(), before);
+}
+
+#[test]
+fn vs_codes_sub_agent_tool_gets_the_curated_prompt_and_its_pointer() {
+    let repo = Repo::fixture("hooks");
+    let input = serde_json::json!({
+        "prompt": "Implement the password login.\nchange: demo",
+        "description": "Implement login",
+        "agentName": "worker",
+    });
+    let out = repo
+        .curate()
+        .args(["hook", "claude-code"])
+        .stdin(&vscode_input(
+            &repo,
+            true,
+            "PreToolUse",
+            "runSubagent",
+            &input,
+        ))
+        .run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    let v = out.json();
+    let updated = &v["hookSpecificOutput"]["updatedInput"];
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "allow");
+    assert_eq!(updated["description"], "Implement login");
+    assert_eq!(updated["agentName"], "worker");
+    assert_eq!(updated.as_object().unwrap().len(), 3, "{updated}");
+    let p = updated["prompt"].as_str().unwrap();
+    assert!(p.starts_with("role: worker\n<!-- curate:begin role=\"worker\" change=\"demo\" -->\n"));
+    assert!(p.ends_with("-->") && p.matches("curate:end").count() == 1);
+    // VS Code's SubagentStart, camelCase: the pointer at the manifest.
+    let start = serde_json::json!({
+        "hookEventName": "SubagentStart",
+        "sessionId": "vscode-1",
+        "cwd": repo.root,
+        "agent_id": "a1",
+        "agent_type": "worker",
+    });
+    let out = repo
+        .curate()
+        .args(["hook", "claude-code"])
+        .stdin(&serde_json::to_vec(&start).unwrap())
+        .run();
+    let v = out.json();
+    let context = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        context.contains("changes/demo/analysis/worker-context.jsonl"),
+        "{context}"
+    );
+}
