@@ -17,6 +17,8 @@ use serde_json::{Map, Value, json};
 use crate::error::{Error, Result};
 use crate::util::jsonpos;
 
+pub mod codex;
+
 /// A host `curate init --host` wires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum HostKind {
@@ -24,8 +26,11 @@ pub enum HostKind {
     ClaudeCode,
     /// `.opencode/plugins/curate.js`: the plugin that forwards `task` dispatches.
     Opencode,
-    /// `.mcp.json`: the `curate mcp` server.
+    /// `.mcp.json` (and Codex's `.codex/config.toml`): the `curate mcp` server.
     Mcp,
+    /// `.codex/hooks.json`: `PreToolUse` (`spawn_agent|collaborationspawn_agent`) and
+    /// `SubagentStart` hooks (Codex runs them in a trusted project, once approved).
+    Codex,
 }
 
 /// The OpenCode plugin, as written.
@@ -173,6 +178,7 @@ impl HostKind {
             HostKind::ClaudeCode => ".claude/settings.json",
             HostKind::Opencode => ".opencode/plugins/curate.js",
             HostKind::Mcp => ".mcp.json",
+            HostKind::Codex => codex::HOOKS_PATH,
         }
     }
 }
@@ -204,6 +210,7 @@ pub fn wire(
         HostKind::ClaudeCode => claude_code(current, program, on_edit),
         HostKind::Opencode => opencode(current, force, program),
         HostKind::Mcp => mcp(current, force),
+        HostKind::Codex => codex::wire_hooks(current, program),
     }
 }
 
@@ -254,6 +261,14 @@ fn pretty(v: &Map<String, Value>) -> String {
 /// shell form or the exec form).
 #[must_use]
 pub fn is_our_handler(h: &Value) -> bool {
+    is_handler_of(h, "claude-code")
+}
+
+/// True when a hook handler runs `curate hook <host>` (any curate binary, in the shell
+/// form or the exec form).
+#[must_use]
+pub fn is_handler_of(h: &Value, host: &str) -> bool {
+    let hook_args = format!("hook {host}");
     let names_curate = |program: &str| {
         Path::new(program.trim_matches('\''))
             .file_name()
@@ -262,13 +277,13 @@ pub fn is_our_handler(h: &Value) -> bool {
     let Some(command) = h.get("command").and_then(Value::as_str) else {
         return false;
     };
-    if let Some(program) = command.trim().strip_suffix(HOOK_ARGS) {
+    if let Some(program) = command.trim().strip_suffix(&hook_args) {
         return names_curate(program.trim());
     }
     names_curate(command)
         && h.get("args").and_then(Value::as_array).is_some_and(|a| {
             a.first().and_then(Value::as_str) == Some("hook")
-                && a.get(1).and_then(Value::as_str) == Some("claude-code")
+                && a.get(1).and_then(Value::as_str) == Some(host)
         })
 }
 
@@ -284,8 +299,31 @@ fn handlers(group: &Value) -> &[Value] {
 pub const EDIT_TOOLS: &str = "Write|Edit|MultiEdit|Bash";
 
 fn claude_code(current: Option<&str>, program: &str, on_edit: bool) -> Result<Option<Wiring>> {
-    let command = hook_command(program);
-    let path = HostKind::ClaudeCode.path();
+    let mut events = vec![("PreToolUse", "Agent|Task", 30), ("SubagentStart", "*", 15)];
+    if on_edit {
+        events.push(("PostToolUse", EDIT_TOOLS, 30));
+    }
+    merge_hooks(
+        HostKind::ClaudeCode.path(),
+        current,
+        "claude-code",
+        &hook_command(program),
+        &events,
+    )
+}
+
+/// Merges curate's hook handlers (`command`, run as `curate hook <host>`) into a hooks
+/// file of Claude Code's shape (`{"hooks": {"<Event>": [{"matcher", "hooks": [handler]}]}}`):
+/// one group per `(event, matcher, timeout)` appended where the event has no curate
+/// handler, a curate handler running another binary moved to this one, everything else
+/// kept as it is. `None`: the file already holds them.
+pub fn merge_hooks(
+    path: &str,
+    current: Option<&str>,
+    host: &str,
+    command: &str,
+    events: &[(&str, &str, u64)],
+) -> Result<Option<Wiring>> {
     let mut root = parse_object(path, current)?;
     let hooks = root
         .entry("hooks")
@@ -294,11 +332,7 @@ fn claude_code(current: Option<&str>, program: &str, on_edit: bool) -> Result<Op
         return Err(left_alone(path, "`hooks` is not an object"));
     };
     let mut changes = Vec::new();
-    let mut events = vec![("PreToolUse", "Agent|Task", 30), ("SubagentStart", "*", 15)];
-    if on_edit {
-        events.push(("PostToolUse", EDIT_TOOLS, 30));
-    }
-    for (event, matcher, timeout) in events {
+    for &(event, matcher, timeout) in events {
         let groups = hooks
             .entry(event)
             .or_insert_with(|| Value::Array(Vec::new()));
@@ -312,10 +346,10 @@ fn claude_code(current: Option<&str>, program: &str, on_edit: bool) -> Result<Op
             .iter_mut()
             .filter_map(|g| g.get_mut("hooks").and_then(Value::as_array_mut))
             .flatten()
-            .find(|h| is_our_handler(h));
+            .find(|h| is_handler_of(h, host));
         if let Some(h) = ours {
             // Ours, but running another binary (a bare `curate`, an older path): this one.
-            if h.get("command").and_then(Value::as_str) != Some(command.as_str()) {
+            if h.get("command").and_then(Value::as_str) != Some(command) {
                 let before = h
                     .get("command")
                     .and_then(Value::as_str)
@@ -323,7 +357,7 @@ fn claude_code(current: Option<&str>, program: &str, on_edit: bool) -> Result<Op
                     .to_owned();
                 if let Some(o) = h.as_object_mut() {
                     o.remove("args");
-                    o.insert("command".to_owned(), Value::String(command.clone()));
+                    o.insert("command".to_owned(), Value::String(command.to_owned()));
                 }
                 changes.push(format!("~ hooks.{event}: `{before}` → `{command}`"));
             }

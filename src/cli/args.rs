@@ -285,7 +285,7 @@ pub enum Command {
         after_help = "Registered by `curate init --host claude-code` / `--host opencode`; see docs/hosts.md."
     )]
     Hook {
-        /// The host whose protocol to answer: claude-code or opencode.
+        /// The host whose protocol to answer: claude-code, opencode or codex.
         host: String,
     },
     /// Bind the change the hooks use (for one session, or for the repository).
@@ -471,7 +471,8 @@ pub struct InitArgs {
     #[arg(long)]
     pub templates: bool,
     /// Write or merge a host's wiring instead: `.claude/settings.json` (claude-code),
-    /// `.opencode/plugins/curate.js` (opencode) or `.mcp.json` (mcp).
+    /// `.codex/hooks.json` (codex), `.opencode/plugins/curate.js` (opencode) or `.mcp.json`
+    /// and `.codex/config.toml` (mcp).
     #[arg(long, value_enum, value_name = "HOST", conflicts_with = "templates")]
     pub host: Option<crate::hosts::HostKind>,
     /// Overwrite existing files.

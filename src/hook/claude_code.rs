@@ -133,30 +133,36 @@ fn pre_tool_use(v: &Value, o: &WorkspaceOptions, trace: &Trace) -> Option<Value>
             status,
             report,
             deny,
-        } => {
-            let advice = format!(
-                "curate: the curated context for this dispatch is {}; the sub-agent would start without it. {}\n{report}",
-                status.name(),
-                match status {
-                    crate::stages::budget::Status::Blocked =>
-                        "Give the missing inputs (or fix the contracts), then dispatch again.",
-                    _ =>
-                        "Narrow the entries to sections, drop some, or split the task, then dispatch again.",
-                }
-            );
-            let mut answer = json!({"hookEventName": "PreToolUse"});
-            if deny {
-                answer["permissionDecision"] = json!("deny");
-                answer["permissionDecisionReason"] = json!(advice);
-            } else {
-                answer["additionalContext"] = json!(advice);
-            }
-            Some(json!({
-                "hookSpecificOutput": answer,
-                "systemMessage": format!("curate: {} (see the hook's context)", status.name()),
-            }))
-        }
+        } => Some(not_ready(status, &report, deny)),
     }
+}
+
+/// The answer to a dispatch that is not READY: the status and advice for the lead as
+/// `additionalContext` (and a `systemMessage`), or with `deny` a denial and its reason.
+/// Codex reads the same shape.
+#[must_use]
+pub fn not_ready(status: crate::stages::budget::Status, report: &str, deny: bool) -> Value {
+    let advice = format!(
+        "curate: the curated context for this dispatch is {}; the sub-agent would start without it. {}\n{report}",
+        status.name(),
+        match status {
+            crate::stages::budget::Status::Blocked =>
+                "Give the missing inputs (or fix the contracts), then dispatch again.",
+            _ =>
+                "Narrow the entries to sections, drop some, or split the task, then dispatch again.",
+        }
+    );
+    let mut answer = json!({"hookEventName": "PreToolUse"});
+    if deny {
+        answer["permissionDecision"] = json!("deny");
+        answer["permissionDecisionReason"] = json!(advice);
+    } else {
+        answer["additionalContext"] = json!(advice);
+    }
+    json!({
+        "hookSpecificOutput": answer,
+        "systemMessage": format!("curate: {} (see the hook's context)", status.name()),
+    })
 }
 
 /// After `Write`, `Edit`, `MultiEdit` or `Bash`: the workflow's lists the call touched are
@@ -179,7 +185,10 @@ fn post_tool_use(v: &Value, o: &WorkspaceOptions, trace: &Trace) -> Option<Value
     }))
 }
 
-fn subagent_start(v: &Value, o: &WorkspaceOptions, trace: &Trace) -> Option<Value> {
+/// `SubagentStart` (Claude Code's, VS Code's, Codex's): a pointer at the manifest of the
+/// breadcrumb the session's READY dispatch left for this agent type.
+#[must_use]
+pub fn subagent_start(v: &Value, o: &WorkspaceOptions, trace: &Trace) -> Option<Value> {
     let session = session_of(v)?;
     let agent_type = normalize_role(str_field(v, "agent_type")?);
     let ws = crate::hook::workspace(folder(v).map(std::path::Path::new), o)?;

@@ -13,6 +13,7 @@
 //! known, so that a dispatch curate did not curate is visible (`curate doctor`).
 
 pub mod claude_code;
+pub mod codex;
 pub mod edit;
 pub mod opencode;
 
@@ -37,10 +38,11 @@ pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(10);
 pub enum Host {
     ClaudeCode,
     OpenCode,
+    Codex,
 }
 
 /// The names `curate hook` answers, as `init --host` writes them.
-pub const HOST_NAMES: [&str; 2] = ["claude-code", "opencode"];
+pub const HOST_NAMES: [&str; 3] = ["claude-code", "opencode", "codex"];
 
 /// The deadline: `CURATE_HOOK_DEADLINE_MS`, else [`DEFAULT_DEADLINE`].
 #[must_use]
@@ -69,6 +71,7 @@ impl Host {
         match self {
             Host::ClaudeCode => "claude-code",
             Host::OpenCode => "opencode",
+            Host::Codex => "codex",
         }
     }
 
@@ -78,6 +81,7 @@ impl Host {
         match name {
             "claude-code" => Some(Host::ClaudeCode),
             "opencode" => Some(Host::OpenCode),
+            "codex" => Some(Host::Codex),
             _ => None,
         }
     }
@@ -192,6 +196,7 @@ pub fn run(host: Host, options: WorkspaceOptions) -> Option<String> {
                 match host {
                     Host::ClaudeCode => claude_code::answer(&input, &options, t),
                     Host::OpenCode => opencode::answer(&input, &options, t),
+                    Host::Codex => codex::answer(&input, &options, t),
                 }
             }));
             let _ = tx.send(answer.map_err(|_| ()));
@@ -226,6 +231,7 @@ pub fn run(host: Host, options: WorkspaceOptions) -> Option<String> {
 fn glance(host: Host, input: &[u8]) -> Option<String> {
     match host {
         Host::ClaudeCode => claude_code::glance(&serde_json::from_slice(input).ok()?),
+        Host::Codex => codex::glance(&serde_json::from_slice(input).ok()?),
         Host::OpenCode => None,
     }
 }
@@ -235,7 +241,7 @@ fn note_off(host: Host, input: &[u8], options: &WorkspaceOptions, trace: &Trace)
     let v: Option<serde_json::Value> = serde_json::from_slice(input).ok();
     let v = v.as_ref();
     let (event, cwd) = match host {
-        Host::ClaudeCode => (
+        Host::ClaudeCode | Host::Codex => (
             v.and_then(claude_code::event),
             v.and_then(claude_code::folder),
         ),
@@ -358,7 +364,7 @@ fn log_as(host: &str, trace: &Trace, status: &str, started: Instant) {
 /// the OpenCode shim.
 fn quiet(host: Host) -> Option<String> {
     match host {
-        Host::ClaudeCode => None,
+        Host::ClaudeCode | Host::Codex => None,
         Host::OpenCode => Some("{}".to_owned()),
     }
 }

@@ -201,3 +201,343 @@ fn vs_codes_sub_agent_tool_gets_the_curated_prompt_and_its_pointer() {
         "{context}"
     );
 }
+
+fn codex_hook(repo: &Repo, input: &[u8]) -> Output {
+    repo.curate().args(["hook", "codex"]).stdin(input).run()
+}
+
+#[test]
+fn a_codex_spawn_gets_the_curated_message_and_keeps_every_other_field() {
+    let repo = Repo::fixture("hooks");
+    let spawn = serde_json::json!({
+        "message": "Implement the password login.\nchange: demo",
+        "agent_type": "worker",
+        "fork_context": false,
+        "reasoning_effort": "low",
+    });
+    let out = codex_hook(&repo, &codex_input(&repo, &spawn));
+    assert_eq!(out.code, 0, "{}", out.all());
+    let v = out.json();
+    let hso = &v["hookSpecificOutput"];
+    // Codex accepts `updatedInput` only with "allow", and nothing else beside them.
+    assert_eq!(hso["hookEventName"], "PreToolUse");
+    assert_eq!(hso["permissionDecision"], "allow");
+    assert_eq!(v.as_object().unwrap().len(), 1, "{v}");
+    let updated = hso["updatedInput"].as_object().unwrap();
+    assert_eq!(updated.len(), 4, "{updated:?}");
+    assert_eq!(updated["agent_type"], "worker");
+    assert_eq!(updated["fork_context"], false);
+    assert_eq!(updated["reasoning_effort"], "low");
+    let message = updated["message"].as_str().unwrap();
+    // The same prompt as Claude Code's, whose end marker is last and only.
+    let claude = repo
+        .curate()
+        .args(["hook", "claude-code"])
+        .stdin(
+            &serde_json::to_vec(&serde_json::json!({
+                "session_id": "s2", "cwd": repo.root, "hook_event_name": "PreToolUse",
+                "tool_name": "Agent",
+                "tool_input": {"prompt": spawn["message"], "subagent_type": "worker"},
+            }))
+            .unwrap(),
+        )
+        .run()
+        .json();
+    assert_eq!(
+        message,
+        claude["hookSpecificOutput"]["updatedInput"]["prompt"]
+    );
+    assert!(
+        message
+            .starts_with("role: worker\n<!-- curate:begin role=\"worker\" change=\"demo\" -->\n")
+    );
+    assert!(
+        message.contains("\n---\nImplement the password login.\nchange: demo\n<!-- curate:end ")
+    );
+    assert_eq!(message.matches("curate:end").count(), 1);
+    assert_eq!(hook_log(&repo)[0]["host"], "codex");
+    assert_eq!(hook_log(&repo)[0]["status"], "READY");
+
+    // SubagentStart (the parent's session id, the child's agent type): the pointer, within
+    // Codex's 2,500-token cap.
+    let start = serde_json::json!({
+        "session_id": "01a2b3", "turn_id": "t", "cwd": repo.root, "model": "fake-model",
+        "hook_event_name": "SubagentStart", "permission_mode": "bypassPermissions",
+        "agent_id": "019a", "agent_type": "worker",
+    });
+    let out = codex_hook(&repo, &serde_json::to_vec(&start).unwrap());
+    let context = out.json()["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        context.contains("changes/demo/analysis/worker-context.jsonl"),
+        "{context}"
+    );
+    assert!(context.len() < 10_000);
+    // Used once.
+    let again = codex_hook(&repo, &serde_json::to_vec(&start).unwrap());
+    assert_eq!(again.stdout, "");
+}
+
+#[test]
+fn a_codex_spawn_by_items_multi_agent_v2_and_the_default_agent() {
+    let repo = Repo::fixture("hooks");
+    // `items`: the text parts become one part holding the prompt, the others kept.
+    let spawn = serde_json::json!({
+        "items": [
+            {"type": "text", "text": "Implement the password login."},
+            {"type": "mention", "name": "src", "path": "src"},
+            {"type": "text", "text": "role: worker\nchange: demo"},
+        ],
+    });
+    let v = codex_hook(&repo, &codex_input(&repo, &spawn)).json();
+    let items = v["hookSpecificOutput"]["updatedInput"]["items"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(items.len(), 2, "{items:?}");
+    assert_eq!(items[1]["type"], "mention");
+    let text = items[0]["text"].as_str().unwrap();
+    assert!(text.contains(
+        "---\nImplement the password login.\nrole: worker\nchange: demo\n<!-- curate:end"
+    ));
+    // Multi-agent v2 reports the spawn as `collaborationspawn_agent`, with `task_name`.
+    let mut input: serde_json::Value = serde_json::from_slice(&codex_input(
+        &repo,
+        &serde_json::json!({"task_name": "login", "message": "role: worker\nchange: demo\nDo it.", "fork_turns": "none"}),
+    ))
+    .unwrap();
+    input["tool_name"] = "collaborationspawn_agent".into();
+    let v = codex_hook(&repo, &serde_json::to_vec(&input).unwrap()).json();
+    let updated = &v["hookSpecificOutput"]["updatedInput"];
+    assert_eq!(updated["task_name"], "login");
+    assert_eq!(updated["fork_turns"], "none");
+    assert!(
+        updated["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("role: worker\n")
+    );
+    // Another of Codex's tools, and a spawn with no role: nothing.
+    input["tool_name"] = "multi_agent_v1wait_agent".into();
+    assert_eq!(
+        codex_hook(&repo, &serde_json::to_vec(&input).unwrap()).stdout,
+        ""
+    );
+    let plain = codex_input(
+        &repo,
+        &serde_json::json!({"message": "change: demo\nDo it."}),
+    );
+    let out = codex_hook(&repo, &plain);
+    assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{}", out.all());
+}
+
+#[test]
+fn a_codex_spawn_not_ready_tells_the_lead_or_is_denied_and_the_kill_switch_holds() {
+    let repo = Repo::fixture("hooks");
+    let spawn = serde_json::json!({"message": "change: nope\nDo it.", "agent_type": "worker"});
+    let out = codex_hook(&repo, &codex_input(&repo, &spawn));
+    let v = out.json();
+    let context = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        context.starts_with("curate: the curated context for this dispatch is BLOCKED"),
+        "{context}"
+    );
+    assert!(
+        v["hookSpecificOutput"].get("permissionDecision").is_none(),
+        "{v}"
+    );
+    let out = repo
+        .curate()
+        .args(["hook", "codex"])
+        .env("CURATE_ON_NOT_READY", "deny")
+        .stdin(&codex_input(&repo, &spawn))
+        .run();
+    let v = out.json();
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert!(
+        !v["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .is_empty()
+    );
+    let ready = serde_json::json!({"message": "change: demo\nDo it.", "agent_type": "worker"});
+    let out = repo
+        .curate()
+        .args(["hook", "codex"])
+        .env("CURATE_HOOKS", "0")
+        .stdin(&codex_input(&repo, &ready))
+        .run();
+    assert_eq!((out.code, out.stdout.as_str()), (0, ""));
+    assert_eq!(hook_log(&repo).last().unwrap()["status"], "off");
+    // Garbage: nothing, exit 0.
+    let out = codex_hook(&repo, b"{\"hook_event_name\": 3");
+    assert_eq!((out.code, out.stdout.as_str()), (0, ""));
+}
+
+#[test]
+fn init_host_codex_merges_says_what_is_left_and_doctor_recomputes_the_approvals() {
+    let repo = Repo::fixture("hooks");
+    let home = repo.root.with_file_name("codex-home");
+    std::fs::create_dir_all(&home).unwrap();
+    let home_s = home.to_string_lossy().into_owned();
+    repo.write(
+        ".codex/hooks.json",
+        r#"{"hooks": {"PreToolUse": [{"matcher": "shell", "hooks": [{"type": "command", "command": "lint"}]}]}}"#,
+    );
+    let init = || {
+        repo.curate()
+            .args(["init", "--host", "codex"])
+            .env("CODEX_HOME", &home_s)
+            .run()
+    };
+    let out = init();
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert!(
+        out.stderr
+            .contains("+ hooks.PreToolUse: matcher \"spawn_agent|collaborationspawn_agent\""),
+        "{}",
+        out.all()
+    );
+    assert!(
+        out.stderr.contains("trust_level = \"trusted\""),
+        "{}",
+        out.all()
+    );
+    assert!(
+        out.stderr.contains("curate approves nothing itself"),
+        "{}",
+        out.all()
+    );
+    let hooks: serde_json::Value = serde_json::from_str(&repo.read(".codex/hooks.json")).unwrap();
+    assert_eq!(
+        hooks["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+        "lint"
+    );
+    assert!(
+        hooks["hooks"]["PreToolUse"][1]["hooks"][0]["command"]
+            .as_str()
+            .unwrap()
+            .ends_with(" hook codex")
+    );
+    let written = repo.read(".codex/hooks.json");
+    let again = init();
+    assert!(
+        again
+            .stderr
+            .contains(".codex/hooks.json already wired; nothing changed"),
+        "{}",
+        again.all()
+    );
+    assert_eq!(repo.read(".codex/hooks.json"), written);
+    // Nothing approved by curate: the user's configuration is untouched.
+    assert!(!home.join("config.toml").exists());
+
+    let doctor = || {
+        repo.curate()
+            .args(["doctor", "--format", "json"])
+            .env("CODEX_HOME", &home_s)
+            .run()
+    };
+    let out = doctor();
+    assert_eq!(out.code, 1, "{}", out.all());
+    let problems = out.json()["problems"].to_string();
+    assert!(
+        problems.contains("the project is not trusted"),
+        "{problems}"
+    );
+    assert!(
+        problems.contains("the PreToolUse hook is not approved"),
+        "{problems}"
+    );
+    // The user trusts the project and approves the hooks with the lines `init` printed.
+    // (Output shows the repository as `[ROOT]`.)
+    let lines: String = init()
+        .stderr
+        .lines()
+        .skip_while(|l| !l.contains("[projects."))
+        .filter(|l| l.starts_with("       "))
+        .map(|l| {
+            format!(
+                "{}\n",
+                l.trim().replace("[ROOT]", &repo.root.to_string_lossy())
+            )
+        })
+        .collect();
+    assert_eq!(
+        lines.matches("trusted_hash = \"sha256:").count(),
+        2,
+        "{lines}"
+    );
+    std::fs::write(home.join("config.toml"), &lines).unwrap();
+    let out = doctor();
+    let v = out.json();
+    let codex = v["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["host"] == "codex")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        codex["entries"],
+        serde_json::json!(["PreToolUse (approved)", "SubagentStart (approved)"]),
+        "{}",
+        out.all()
+    );
+    assert_eq!(codex["problems"], serde_json::json!([]));
+    // An edit of the entry un-approves it, and doctor says so.
+    repo.write(
+        ".codex/hooks.json",
+        &written.replace("\"timeout\": 30", "\"timeout\": 31"),
+    );
+    let out = doctor();
+    let problems = out.json()["problems"].to_string();
+    assert!(
+        problems.contains("the PreToolUse hook was approved, but its entry changed since"),
+        "{problems}"
+    );
+    assert_eq!(out.code, 1);
+}
+
+#[test]
+fn init_host_mcp_also_wires_codexs_config_keeping_it_as_written() {
+    let repo = Repo::fixture("hooks");
+    repo.write(
+        ".codex/config.toml",
+        "# my settings\nmodel = \"o3\"   # kept\n",
+    );
+    let out = repo.curate().args(["init", "--host", "mcp"]).run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert!(out.stderr.contains("+ mcp_servers.curate"), "{}", out.all());
+    assert!(out.stderr.contains("not through MCP"), "{}", out.all());
+    let text = repo.read(".codex/config.toml");
+    assert!(
+        text.starts_with("# my settings\nmodel = \"o3\"   # kept\n"),
+        "{text}"
+    );
+    let v: toml::Table = text.parse().unwrap();
+    assert_eq!(
+        v["mcp_servers"]["curate"]["command"].as_str(),
+        Some("curate")
+    );
+    let out = repo.curate().args(["init", "--host", "mcp"]).run();
+    assert!(
+        out.stderr
+            .contains(".codex/config.toml already wired; nothing changed")
+    );
+    assert_eq!(repo.read(".codex/config.toml"), text);
+    // A broken file is named with its place and left alone.
+    repo.write(".codex/config.toml", "model = \n");
+    let out = repo.curate().args(["init", "--host", "mcp"]).run();
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(
+        out.stderr.contains(".codex/config.toml:1:"),
+        "{}",
+        out.all()
+    );
+    assert_eq!(repo.read(".codex/config.toml"), "model = \n");
+}
