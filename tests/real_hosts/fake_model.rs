@@ -1,6 +1,7 @@
 //! A fake model server on 127.0.0.1 (port 0): it speaks the Anthropic Messages API
-//! (`/v1/messages`, SSE when `stream` is set, and `count_tokens`) and the OpenAI chat
-//! completions API (`/chat/completions`), records every request, and answers each with the
+//! (`/v1/messages`, SSE when `stream` is set, and `count_tokens`), the OpenAI chat
+//! completions API (`/chat/completions`) and the OpenAI Responses API (`/responses`, as
+//! Codex streams it), records every request with its headers, and answers each with the
 //! reply a test's script picks for it. Standard library only; nothing else is listened on
 //! or connected to.
 
@@ -45,6 +46,8 @@ impl Reply {
 pub enum Dialect {
     Anthropic,
     OpenAi,
+    /// The Responses API (`input` items; a namespaced tool called as `namespace/name`).
+    Responses,
 }
 
 /// One recorded request to a model endpoint.
@@ -54,6 +57,8 @@ pub struct Exchange {
     /// The request body as sent, in bytes: what the host resends of its context.
     pub size: usize,
     pub body: Value,
+    /// The request's headers, names in lower case.
+    pub headers: Vec<(String, String)>,
 }
 
 /// A message of a request, both dialects alike.
@@ -71,6 +76,9 @@ pub struct Message {
 impl Exchange {
     /// The conversation's messages (the system prompt is not one).
     pub fn messages(&self) -> Vec<Message> {
+        if self.dialect == Dialect::Responses {
+            return responses_messages(&self.body["input"]);
+        }
         let list = self.body["messages"]
             .as_array()
             .cloned()
@@ -78,7 +86,7 @@ impl Exchange {
         list.iter()
             .map(|m| match self.dialect {
                 Dialect::Anthropic => anthropic_message(m),
-                Dialect::OpenAi => openai_message(m),
+                Dialect::OpenAi | Dialect::Responses => openai_message(m),
             })
             .collect()
     }
@@ -105,13 +113,37 @@ impl Exchange {
     /// The names of the tools offered.
     pub fn tools(&self) -> Vec<String> {
         let list = self.body["tools"].as_array().cloned().unwrap_or_default();
+        if self.dialect == Dialect::Responses {
+            // Functions by name, a namespace's tools as `namespace/name`.
+            return list
+                .iter()
+                .flat_map(|t| -> Vec<String> {
+                    match t["tools"].as_array() {
+                        Some(inner) => inner
+                            .iter()
+                            .filter_map(|i| i["name"].as_str())
+                            .map(|i| format!("{}/{i}", t["name"].as_str().unwrap_or_default()))
+                            .collect(),
+                        None => t["name"].as_str().map(str::to_owned).into_iter().collect(),
+                    }
+                })
+                .collect();
+        }
         list.iter()
             .filter_map(|t| match self.dialect {
                 Dialect::Anthropic => t["name"].as_str(),
-                Dialect::OpenAi => t["function"]["name"].as_str(),
+                _ => t["function"]["name"].as_str(),
             })
             .map(str::to_owned)
             .collect()
+    }
+
+    /// The value of the header `name` (lower case), if sent.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
     }
 
     /// True when the tool `name` is offered.
@@ -178,6 +210,49 @@ fn anthropic_message(m: &Value) -> Message {
         }
     }
     out
+}
+
+/// The Responses API's `input` items as messages: a `message` item, a `function_call` (an
+/// assistant's call), a `function_call_output` (a tool's result).
+fn responses_messages(input: &Value) -> Vec<Message> {
+    let items = input.as_array().cloned().unwrap_or_default();
+    items
+        .iter()
+        .filter_map(|item| match item["type"].as_str() {
+            Some("message") => Some(Message {
+                role: item["role"].as_str().unwrap_or_default().to_owned(),
+                texts: item["content"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|p| p["text"].as_str().map(str::to_owned))
+                    .collect(),
+                ..Message::default()
+            }),
+            Some("function_call") => Some(Message {
+                role: "assistant".to_owned(),
+                calls: vec![(
+                    item["call_id"].as_str().unwrap_or_default().to_owned(),
+                    item["name"].as_str().unwrap_or_default().to_owned(),
+                    serde_json::from_str(item["arguments"].as_str().unwrap_or("null"))
+                        .unwrap_or(Value::Null),
+                )],
+                ..Message::default()
+            }),
+            Some("function_call_output") => Some(Message {
+                role: "tool".to_owned(),
+                results: vec![(
+                    item["call_id"].as_str().unwrap_or_default().to_owned(),
+                    match &item["output"] {
+                        Value::String(s) => s.clone(),
+                        other => text_parts(other).concat(),
+                    },
+                )],
+                ..Message::default()
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 fn openai_message(m: &Value) -> Message {
@@ -269,6 +344,7 @@ impl Drop for FakeModel {
 
 struct Request {
     path: String,
+    headers: Vec<(String, String)>,
     body: Vec<u8>,
 }
 
@@ -300,6 +376,7 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Request> {
     }
     let path = line.split_whitespace().nth(1)?.to_owned();
     let (mut length, mut chunked) = (0usize, false);
+    let mut headers = Vec::new();
     loop {
         let mut header = String::new();
         reader.read_line(&mut header).ok()?;
@@ -309,6 +386,7 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Request> {
         }
         let (name, value) = header.split_once(':')?;
         let (name, value) = (name.trim().to_ascii_lowercase(), value.trim());
+        headers.push((name.clone(), value.to_owned()));
         if name == "content-length" {
             length = value.parse().ok()?;
         } else if name == "transfer-encoding" && value.eq_ignore_ascii_case("chunked") {
@@ -332,7 +410,11 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Request> {
         body.resize(length, 0);
         reader.read_exact(&mut body).ok()?;
     }
-    Some(Request { path, body })
+    Some(Request {
+        path,
+        headers,
+        body,
+    })
 }
 
 fn answer(
@@ -349,6 +431,8 @@ fn answer(
         Dialect::Anthropic
     } else if route.ends_with("/chat/completions") {
         Dialect::OpenAi
+    } else if route.ends_with("/responses") {
+        Dialect::Responses
     } else {
         let error = json!({"error": {"type": "not_found_error", "message": "not served here"}});
         return (
@@ -361,6 +445,7 @@ fn answer(
         dialect,
         size: request.body.len(),
         body,
+        headers: request.headers.clone(),
     };
     let reply = script(&exchange);
     let model = exchange.body["model"].as_str().unwrap_or("fake").to_owned();
@@ -371,6 +456,7 @@ fn answer(
         (Dialect::Anthropic, false) => ok_json(&anthropic_message_json(&model, &reply)),
         (Dialect::OpenAi, true) => sse(&openai_chunks(&model, &reply)),
         (Dialect::OpenAi, false) => ok_json(&openai_completion(&model, &reply)),
+        (Dialect::Responses, _) => sse(&responses_events(&reply)),
     }
 }
 
@@ -388,7 +474,7 @@ fn sse(events: &[(&str, Value)]) -> (&'static str, &'static str, Vec<u8>) {
         }
         out.push_str(&format!("data: {data}\n\n"));
     }
-    let openai = events.iter().all(|(name, _)| name.is_empty());
+    let openai = events.iter().all(|(name, _)| name.is_empty()) && !events.is_empty();
     if openai {
         out.push_str("data: [DONE]\n\n");
     }
@@ -493,5 +579,41 @@ fn openai_chunks(model: &str, reply: &Reply) -> Vec<(&'static str, Value)> {
         ("", chunk(delta, Value::Null)),
         ("", chunk(json!({}), json!(finish))),
         ("", usage),
+    ]
+}
+
+/// The Responses API's stream for one reply: created, the one output item, completed.
+fn responses_events(reply: &Reply) -> Vec<(&'static str, Value)> {
+    let item = match reply {
+        Reply::Text(text) => json!({"type": "message", "role": "assistant", "id": "msg_1",
+            "content": [{"type": "output_text", "text": text}]}),
+        Reply::Call { id, name, input } => {
+            let mut call = json!({"type": "function_call", "id": format!("fc_{id}"),
+                "call_id": id, "arguments": input.to_string()});
+            match name.split_once('/') {
+                Some((namespace, short)) => {
+                    call["namespace"] = json!(namespace);
+                    call["name"] = json!(short);
+                }
+                None => call["name"] = json!(name),
+            }
+            call
+        }
+    };
+    vec![
+        (
+            "response.created",
+            json!({"type": "response.created", "response": {"id": "resp_1"}}),
+        ),
+        (
+            "response.output_item.done",
+            json!({"type": "response.output_item.done", "item": item}),
+        ),
+        (
+            "response.completed",
+            json!({"type": "response.completed", "response": {"id": "resp_1", "usage": {
+                "input_tokens": 10, "input_tokens_details": null, "output_tokens": 5,
+                "output_tokens_details": null, "total_tokens": 15}}}),
+        ),
     ]
 }
