@@ -31,13 +31,24 @@ pub enum HostKind {
     /// `.codex/hooks.json`: `PreToolUse` (`spawn_agent|collaborationspawn_agent`) and
     /// `SubagentStart` hooks (Codex runs them in a trusted project, once approved).
     Codex,
+    /// `.github/hooks/curate.json`: GitHub Copilot CLI's `preToolUse` (`task`) and
+    /// `subagentStart` hooks.
+    Copilot,
 }
+
+/// curate's own hooks file for GitHub Copilot CLI.
+pub const COPILOT_PATH: &str = ".github/hooks/curate.json";
 
 /// The OpenCode plugin, as written.
 pub const OPENCODE_PLUGIN: &str = include_str!("../hosts/opencode/curate.js");
 
 /// The command the Claude Code hook entries run, after the binary.
 pub const HOOK_ARGS: &str = "hook claude-code";
+
+/// What a hook command ends with where a failing command blocks the call: GitHub Copilot
+/// CLI denies a tool call whose `preToolUse` command exits non-zero (a missing binary's 127
+/// included), and runs `.claude/settings.json`'s entries too.
+pub const FAIL_OPEN: &str = " || true";
 
 /// The plugin's line naming the binary, as embedded (`curate` from `PATH`).
 const PLUGIN_BIN_LINE: &str = "const CURATE = \"curate\"";
@@ -109,10 +120,10 @@ pub fn shell_quoted(program: &str) -> String {
     }
 }
 
-/// The Claude Code hook command running `program`.
+/// The Claude Code hook command running `program`; exit 0 even when the binary is gone.
 #[must_use]
 pub fn hook_command(program: &str) -> String {
-    format!("{} {HOOK_ARGS}", shell_quoted(program))
+    format!("{} {HOOK_ARGS}{FAIL_OPEN}", shell_quoted(program))
 }
 
 /// The OpenCode plugin running `program`.
@@ -179,6 +190,7 @@ impl HostKind {
             HostKind::Opencode => ".opencode/plugins/curate.js",
             HostKind::Mcp => ".mcp.json",
             HostKind::Codex => codex::HOOKS_PATH,
+            HostKind::Copilot => COPILOT_PATH,
         }
     }
 }
@@ -211,6 +223,7 @@ pub fn wire(
         HostKind::Opencode => opencode(current, force, program),
         HostKind::Mcp => mcp(current, force),
         HostKind::Codex => codex::wire_hooks(current, program),
+        HostKind::Copilot => copilot(current, force, program),
     }
 }
 
@@ -277,6 +290,8 @@ pub fn is_handler_of(h: &Value, host: &str) -> bool {
     let Some(command) = h.get("command").and_then(Value::as_str) else {
         return false;
     };
+    let command = command.trim();
+    let command = command.strip_suffix(FAIL_OPEN).unwrap_or(command);
     if let Some(program) = command.trim().strip_suffix(&hook_args) {
         return names_curate(program.trim());
     }
@@ -402,6 +417,70 @@ fn opencode(current: Option<&str>, force: bool, program: &str) -> Result<Option<
     }
 }
 
+/// curate's Copilot CLI hooks file running `program` (a failing command would deny the
+/// dispatch: it exits 0 even when the binary is gone).
+#[must_use]
+pub fn copilot_hooks(program: &str) -> String {
+    let command = format!("{} hook copilot{FAIL_OPEN}", shell_quoted(program));
+    let v = json!({"version": 1, "hooks": {
+        "preToolUse": [{"type": "command", "matcher": "task", "command": command, "timeoutSec": 30}],
+        "subagentStart": [{"type": "command", "command": command, "timeoutSec": 15}],
+    }});
+    let mut text = serde_json::to_string_pretty(&v).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// The program of curate's Copilot hooks file, if `text` is one (every handler runs
+/// `curate hook copilot`).
+#[must_use]
+pub fn copilot_program(text: &str) -> Option<String> {
+    let v: Value = serde_json::from_str(text).ok()?;
+    let handlers: Vec<&Value> = v["hooks"]
+        .as_object()?
+        .values()
+        .filter_map(Value::as_array)
+        .flatten()
+        .collect();
+    if handlers.is_empty() || !handlers.iter().all(|h| is_handler_of(h, "copilot")) {
+        return None;
+    }
+    let command = handlers[0]["command"].as_str()?.trim();
+    let command = command.strip_suffix(FAIL_OPEN).unwrap_or(command);
+    Some(
+        command
+            .trim()
+            .strip_suffix("hook copilot")?
+            .trim()
+            .trim_matches('\'')
+            .to_owned(),
+    )
+}
+
+fn copilot(current: Option<&str>, force: bool, program: &str) -> Result<Option<Wiring>> {
+    let ours = copilot_hooks(program);
+    match current {
+        Some(text) if text == ours => Ok(None),
+        Some(text) if copilot_program(text).is_some() => Ok(Some(Wiring {
+            text: ours,
+            changes: vec![format!("~ the hooks now run {program}")],
+        })),
+        Some(_) if !force => Err(Error::Failed(format!(
+            "{COPILOT_PATH} exists and is not curate's (a hand edit?); not overwriting it (use --force to overwrite)"
+        ))),
+        existing => Ok(Some(Wiring {
+            text: ours,
+            changes: vec![if existing.is_some() {
+                "~ replaced with curate's hooks (--force)".to_owned()
+            } else {
+                format!(
+                    "+ preToolUse (task) and subagentStart → `{program} hook copilot`: the sub-agent's start gets the curated context"
+                )
+            }],
+        })),
+    }
+}
+
 fn mcp(current: Option<&str>, force: bool) -> Result<Option<Wiring>> {
     let path = HostKind::Mcp.path();
     let mut root = parse_object(path, current)?;
@@ -515,7 +594,10 @@ pub fn claude_hook_programs(settings: &Value) -> Vec<(String, String)> {
         for g in groups.as_array().map_or(&[][..], Vec::as_slice) {
             for h in handlers(g).iter().filter(|h| is_our_handler(h)) {
                 let command = h.get("command").and_then(Value::as_str).unwrap_or_default();
+                let command = command.trim();
                 let program = command
+                    .strip_suffix(FAIL_OPEN)
+                    .unwrap_or(command)
                     .trim()
                     .strip_suffix(HOOK_ARGS)
                     .unwrap_or(command)
@@ -605,7 +687,7 @@ mod tests {
         assert_eq!(v["hooks"]["PreToolUse"][1]["matcher"], "Agent|Task");
         assert_eq!(
             v["hooks"]["SubagentStart"][0]["hooks"][0]["command"],
-            "/opt/bin/curate hook claude-code"
+            "/opt/bin/curate hook claude-code || true"
         );
         assert_eq!(w.changes.len(), 2);
         assert_eq!(
@@ -632,7 +714,7 @@ mod tests {
         let v: Value = serde_json::from_str(&moved.text).unwrap();
         assert_eq!(
             v["hooks"]["PreToolUse"][1]["hooks"][0]["command"],
-            "'/new dir/curate' hook claude-code"
+            "'/new dir/curate' hook claude-code || true"
         );
         assert_eq!(v["hooks"]["PreToolUse"].as_array().unwrap().len(), 2);
         assert_eq!(

@@ -90,12 +90,31 @@ fn pre_tool_use(v: &Value, o: &WorkspaceOptions, trace: &Trace) -> Option<Value>
         return trace.skip(&format!("tool {tool} is no dispatch"));
     }
     let bad = |what: &str| crate::hook::malformed(folder(v), o, trace, what);
-    // VS Code's `runSubagent` names its agent `agentName`.
+    // VS Code's `runSubagent` names its agent `agentName`; Copilot CLI, running this
+    // entry of `.claude/settings.json` for its `task` tool (reported as `Agent`), names it
+    // `agent_type`, where Claude Code says `subagent_type`.
+    let input = v.get("tool_input");
+    let copilot =
+        input.is_some_and(|i| i.get("agent_type").is_some() && i.get("subagent_type").is_none());
     let agent_key = if tool == "runSubagent" {
         "agentName"
+    } else if copilot {
+        "agent_type"
     } else {
         "subagent_type"
     };
+    if copilot
+        && let Some(ws) = crate::hook::workspace(folder(v).map(std::path::Path::new), o)
+        && std::fs::symlink_metadata(ws.root.join(crate::hosts::COPILOT_PATH)).is_ok()
+    {
+        // Copilot keeps a rewrite in the lead's history: curate's own Copilot entry hands
+        // the context to the sub-agent's start instead, once.
+        trace.note(|t| t.root = Some(ws.root.clone()));
+        return trace.skip(&format!(
+            "Copilot CLI runs curate's own entry ({}): one injection",
+            crate::hosts::COPILOT_PATH
+        ));
+    }
     let (prompt, agent_type) =
         match crate::hook::prompt_and_agent_at(v, "tool_input", "prompt", agent_key) {
             Ok(found) => found,

@@ -14,6 +14,7 @@
 
 pub mod claude_code;
 pub mod codex;
+pub mod copilot;
 pub mod edit;
 pub mod opencode;
 
@@ -39,10 +40,11 @@ pub enum Host {
     ClaudeCode,
     OpenCode,
     Codex,
+    Copilot,
 }
 
 /// The names `curate hook` answers, as `init --host` writes them.
-pub const HOST_NAMES: [&str; 3] = ["claude-code", "opencode", "codex"];
+pub const HOST_NAMES: [&str; 4] = ["claude-code", "opencode", "codex", "copilot"];
 
 /// The deadline: `CURATE_HOOK_DEADLINE_MS`, else [`DEFAULT_DEADLINE`].
 #[must_use]
@@ -72,6 +74,7 @@ impl Host {
             Host::ClaudeCode => "claude-code",
             Host::OpenCode => "opencode",
             Host::Codex => "codex",
+            Host::Copilot => "copilot",
         }
     }
 
@@ -82,6 +85,7 @@ impl Host {
             "claude-code" => Some(Host::ClaudeCode),
             "opencode" => Some(Host::OpenCode),
             "codex" => Some(Host::Codex),
+            "copilot" => Some(Host::Copilot),
             _ => None,
         }
     }
@@ -197,6 +201,7 @@ pub fn run(host: Host, options: WorkspaceOptions) -> Option<String> {
                     Host::ClaudeCode => claude_code::answer(&input, &options, t),
                     Host::OpenCode => opencode::answer(&input, &options, t),
                     Host::Codex => codex::answer(&input, &options, t),
+                    Host::Copilot => copilot::answer(&input, &options, t),
                 }
             }));
             let _ = tx.send(answer.map_err(|_| ()));
@@ -232,6 +237,7 @@ fn glance(host: Host, input: &[u8]) -> Option<String> {
     match host {
         Host::ClaudeCode => claude_code::glance(&serde_json::from_slice(input).ok()?),
         Host::Codex => codex::glance(&serde_json::from_slice(input).ok()?),
+        Host::Copilot => copilot::glance(&serde_json::from_slice(input).ok()?),
         Host::OpenCode => None,
     }
 }
@@ -248,6 +254,10 @@ fn note_off(host: Host, input: &[u8], options: &WorkspaceOptions, trace: &Trace)
         Host::OpenCode => (
             Some(v.map_or("task", opencode::event)),
             v.and_then(opencode::folder),
+        ),
+        Host::Copilot => (
+            v.and_then(copilot::event),
+            v.and_then(|v| v.get("cwd")?.as_str()),
         ),
     };
     let root = cwd.and_then(|c| workspace(Some(Path::new(c)), options));
@@ -364,7 +374,7 @@ fn log_as(host: &str, trace: &Trace, status: &str, started: Instant) {
 /// the OpenCode shim.
 fn quiet(host: Host) -> Option<String> {
     match host {
-        Host::ClaudeCode | Host::Codex => None,
+        Host::ClaudeCode | Host::Codex | Host::Copilot => None,
         Host::OpenCode => Some("{}".to_owned()),
     }
 }
@@ -508,7 +518,7 @@ pub fn without_fallback(prompt: &str) -> &str {
 
 /// The workspace of a dispatch: the host's folder, else `-C`, else `CLAUDE_PROJECT_DIR`,
 /// else the process's; then the usual discovery of the repository root.
-fn workspace(cwd: Option<&Path>, o: &WorkspaceOptions) -> Option<Workspace> {
+pub(crate) fn workspace(cwd: Option<&Path>, o: &WorkspaceOptions) -> Option<Workspace> {
     let dir = cwd
         .map(Path::to_path_buf)
         .or_else(|| o.dir.clone())
@@ -713,6 +723,7 @@ pub fn prepare(d: &Dispatch<'_>, o: &WorkspaceOptions, trace: &Trace) -> Option<
             lines,
             tokens,
             at_ms: 0,
+            context: None,
         },
     })
 }

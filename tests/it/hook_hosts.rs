@@ -541,3 +541,124 @@ fn init_host_mcp_also_wires_codexs_config_keeping_it_as_written() {
     );
     assert_eq!(repo.read(".codex/config.toml"), "model = \n");
 }
+
+#[test]
+fn copilots_task_leaves_the_context_for_the_sub_agents_start_and_rewrites_nothing() {
+    let repo = Repo::fixture("hooks");
+    let args = serde_json::json!({"name": "worker", "prompt": "role: worker\nchange: demo\nDo it.",
+                                  "agent_type": "general-purpose", "description": "login"});
+    // `toolArgs` as an object and as a JSON string.
+    for (session, tool_args) in [
+        ("c-1", args.clone()),
+        ("c-2", serde_json::json!(args.to_string())),
+    ] {
+        let pre = serde_json::json!({"sessionId": session, "timestamp": 1_796_675_355_042_u64,
+            "cwd": repo.root, "toolName": "task", "toolArgs": tool_args});
+        let out = repo
+            .curate()
+            .args(["hook", "copilot"])
+            .stdin(&serde_json::to_vec(&pre).unwrap())
+            .run();
+        // Nothing rewritten: Copilot would keep the rewrite in the lead's history.
+        assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{}", out.all());
+        let start = serde_json::json!({"sessionId": session, "timestamp": 1, "cwd": repo.root,
+            "transcriptPath": "/x/events.jsonl", "agentName": "general-purpose",
+            "agentId": "a1", "agentType": "general-purpose"});
+        let out = repo
+            .curate()
+            .args(["hook", "copilot"])
+            .stdin(&serde_json::to_vec(&start).unwrap())
+            .run();
+        let v = out.json();
+        assert_eq!(v.as_object().unwrap().len(), 1, "{v}");
+        let context = v["additionalContext"].as_str().unwrap();
+        assert!(
+            context.starts_with(
+                "role: worker\n<!-- curate:begin role=\"worker\" change=\"demo\" -->\n"
+            )
+        );
+        assert!(context.ends_with(" -->\n---"), "{context}");
+        assert_eq!(context.matches("<!-- curate:end").count(), 1);
+        assert!(!context.contains("Do it."), "the task is Copilot's to add");
+    }
+    let statuses: Vec<String> = hook_log(&repo)
+        .iter()
+        .map(|l| format!("{} {} {}", l["host"], l["event"], l["status"]).replace('"', ""))
+        .collect();
+    assert_eq!(
+        statuses,
+        ["copilot preToolUse READY", "copilot subagentStart READY"].repeat(2)
+    );
+    // Another tool: nothing, no log line.
+    let other = serde_json::json!({"sessionId": "c", "cwd": repo.root, "toolName": "bash", "toolArgs": {"command": "ls"}});
+    let out = repo
+        .curate()
+        .args(["hook", "copilot"])
+        .stdin(&serde_json::to_vec(&other).unwrap())
+        .run();
+    assert_eq!((out.code, out.stdout.as_str()), (0, ""));
+    assert_eq!(hook_log(&repo).len(), 4);
+    // Not ready, deny configured: a denial with its reason.
+    let blocked = serde_json::json!({"sessionId": "c", "cwd": repo.root, "toolName": "task",
+        "toolArgs": {"prompt": "role: worker\nchange: nope", "agent_type": "general-purpose"}});
+    let out = repo
+        .curate()
+        .args(["hook", "copilot"])
+        .env("CURATE_ON_NOT_READY", "deny")
+        .stdin(&serde_json::to_vec(&blocked).unwrap())
+        .run();
+    let v = out.json();
+    assert_eq!(v["permissionDecision"], "deny");
+    assert!(
+        v["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .contains("BLOCKED")
+    );
+}
+
+#[test]
+fn init_host_copilot_writes_curates_file_once_and_doctor_reads_it() {
+    let repo = Repo::fixture("hooks");
+    let out = repo.curate().args(["init", "--host", "copilot"]).run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    let text = repo.read(".github/hooks/curate.json");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["version"], 1);
+    assert_eq!(v["hooks"]["preToolUse"][0]["matcher"], "task");
+    // A command that fails would deny the dispatch in Copilot: it exits 0 without curate.
+    let command = v["hooks"]["subagentStart"][0]["command"].as_str().unwrap();
+    assert!(command.ends_with(" hook copilot || true"), "{command}");
+    let again = repo.curate().args(["init", "--host", "copilot"]).run();
+    assert!(
+        again.stderr.contains("already wired; nothing changed"),
+        "{}",
+        again.all()
+    );
+    assert_eq!(repo.read(".github/hooks/curate.json"), text);
+    let doctor = repo
+        .curate()
+        .args(["doctor", "--format", "json"])
+        .run()
+        .json();
+    let copilot = doctor["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["host"] == "copilot")
+        .unwrap()
+        .clone();
+    assert_eq!(copilot["wired"], true);
+    assert_eq!(copilot["problems"], serde_json::json!([]));
+    // A file of the user's own is never written over without --force.
+    repo.write(
+        ".github/hooks/curate.json",
+        "{\"version\": 1, \"hooks\": {}}\n",
+    );
+    let out = repo.curate().args(["init", "--host", "copilot"]).run();
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert_eq!(
+        repo.read(".github/hooks/curate.json"),
+        "{\"version\": 1, \"hooks\": {}}\n"
+    );
+}

@@ -138,7 +138,7 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
         mcp.program = Some(command.to_owned());
     }
     wired.push(mcp);
-    wired.push(codex(root, read(hosts::codex::HOOKS_PATH)));
+    wired.extend(fourth_round(root, &read));
 
     for w in &mut wired {
         if let Some(p) = &w.program {
@@ -176,7 +176,7 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
                 .to_owned(),
         );
     }
-    for host in ["claude-code", "opencode", "codex"] {
+    for host in ["claude-code", "opencode", "codex", "copilot"] {
         if let Some(last) = runs.iter().rev().find(|r| r.host == host)
             && matches!(last.status.as_str(), "crashed" | "deadline")
         {
@@ -322,6 +322,14 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
     Ok(ExitCode::of_check(problems.is_empty()))
 }
 
+/// The hosts of the fourth round: Codex, Copilot CLI.
+fn fourth_round(root: &std::path::Path, read: &dyn Fn(&str) -> Option<String>) -> [Wired; 2] {
+    [
+        codex(root, read(hosts::codex::HOOKS_PATH)),
+        copilot(read(hosts::COPILOT_PATH)),
+    ]
+}
+
 /// Codex: curate's entries in `.codex/hooks.json` (`text`), the project's trust and each
 /// hook's approval in the user's `config.toml` (approval hashes recomputed as Codex
 /// computes them). Never approves anything.
@@ -424,5 +432,20 @@ fn codex(root: &std::path::Path, text: Option<String>) -> Wired {
                 .trim_matches('\'')
                 .to_owned()
         });
+    w
+}
+
+/// GitHub Copilot CLI: curate's `.github/hooks/curate.json` (`text`) and the program it runs.
+fn copilot(text: Option<String>) -> Wired {
+    let mut w = Wired::new("copilot", hosts::COPILOT_PATH);
+    let Some(text) = text else { return w };
+    w.entries.push("preToolUse, subagentStart".to_owned());
+    w.program = hosts::copilot_program(&text);
+    if w.program.is_none() {
+        w.problems.push(format!(
+            "{} is not curate's (a hand edit?): `curate init --host copilot --force` writes it anew",
+            hosts::COPILOT_PATH
+        ));
+    }
     w
 }

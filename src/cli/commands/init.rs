@@ -96,7 +96,9 @@ fn wire_host(
                 crate::hosts::HostKind::Opencode => {
                     "; a list the lead edits is compiled right after the edit (the plugin's tool.execute.after), before Trellis' plugin reads it"
                 }
-                crate::hosts::HostKind::Mcp | crate::hosts::HostKind::Codex => "",
+                crate::hosts::HostKind::Mcp
+                | crate::hosts::HostKind::Codex
+                | crate::hosts::HostKind::Copilot => "",
             }
         ));
     }
@@ -128,6 +130,11 @@ fn wire_host(
         } else {
             if host == crate::hosts::HostKind::Codex {
                 printer.err(&codex_still_to_do(&ws.root));
+            }
+            if host == crate::hosts::HostKind::Copilot {
+                printer.err(
+                    "Copilot CLI runs a repository's hooks in a folder you trust: accept its trust prompt when `copilot` starts here (`copilot -p` needs --trust-folder or a trusted folder)\n",
+                );
             }
             printer.err("check the wiring with `curate doctor`\n");
         }
