@@ -152,6 +152,15 @@ fn assert_lead_clean(model: &FakeModel) {
         .filter(|x| !is_child(x) && x.result_of(SPAWN).is_some())
         .collect();
     assert!(!after.is_empty(), "no lead request after the spawn");
+    let first = model
+        .requests()
+        .into_iter()
+        .find(|x| !is_child(x))
+        .expect("the lead's first");
+    eprintln!(
+        "codex: the lead's requests {} bytes, after the spawn {} bytes",
+        first.size, after[0].size
+    );
     for x in after {
         assert!(
             !x.body.to_string().contains("curate:begin"),

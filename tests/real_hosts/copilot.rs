@@ -75,6 +75,15 @@ fn assert_lead_clean(model: &FakeModel) {
         .filter(|x| x.result_of(CALL).is_some())
         .collect();
     assert_eq!(next.len(), 1);
+    let first = model
+        .requests()
+        .into_iter()
+        .next()
+        .expect("the lead's first");
+    eprintln!(
+        "copilot: the lead's requests {} bytes, after the dispatch {} bytes",
+        first.size, next[0].size
+    );
     let (_, input) = next[0].call(CALL).expect("the call in the history");
     assert_eq!(input["prompt"], TASK);
     assert!(!next[0].body.to_string().contains("curate:begin"));
