@@ -34,6 +34,8 @@ pub enum HostKind {
     /// `.github/hooks/curate.json`: GitHub Copilot CLI's `preToolUse` (`task`) and
     /// `subagentStart` hooks.
     Copilot,
+    /// `.gemini/settings.json`: Gemini CLI's `BeforeTool` hook on `invoke_agent`.
+    Gemini,
 }
 
 /// curate's own hooks file for GitHub Copilot CLI.
@@ -191,6 +193,7 @@ impl HostKind {
             HostKind::Mcp => ".mcp.json",
             HostKind::Codex => codex::HOOKS_PATH,
             HostKind::Copilot => COPILOT_PATH,
+            HostKind::Gemini => ".gemini/settings.json",
         }
     }
 }
@@ -224,6 +227,14 @@ pub fn wire(
         HostKind::Mcp => mcp(current, force),
         HostKind::Codex => codex::wire_hooks(current, program),
         HostKind::Copilot => copilot(current, force, program),
+        // Gemini's timeouts are in milliseconds.
+        HostKind::Gemini => merge_hooks(
+            HostKind::Gemini.path(),
+            current,
+            "gemini",
+            &format!("{} hook gemini{FAIL_OPEN}", shell_quoted(program)),
+            &[("BeforeTool", "^invoke_agent$", 30_000)],
+        ),
     }
 }
 
@@ -382,8 +393,9 @@ pub fn merge_hooks(
             "matcher": matcher,
             "hooks": [{"type": "command", "command": command, "timeout": timeout}],
         }));
+        let unit = if host == "gemini" { "ms" } else { "s" };
         changes.push(format!(
-            "+ hooks.{event}: matcher {matcher:?} → `{command}` (timeout {timeout} s)"
+            "+ hooks.{event}: matcher {matcher:?} → `{command}` (timeout {timeout} {unit})"
         ));
     }
     Ok((!changes.is_empty()).then(|| Wiring {

@@ -285,7 +285,7 @@ pub enum Command {
         after_help = "Registered by `curate init --host claude-code` / `--host opencode`; see docs/hosts.md."
     )]
     Hook {
-        /// The host whose protocol to answer: claude-code, opencode, codex or copilot.
+        /// The host whose protocol to answer: claude-code, opencode, codex, copilot or gemini.
         host: String,
     },
     /// Bind the change the hooks use (for one session, or for the repository).
@@ -472,7 +472,8 @@ pub struct InitArgs {
     pub templates: bool,
     /// Write or merge a host's wiring instead: `.claude/settings.json` (claude-code),
     /// `.codex/hooks.json` (codex), `.github/hooks/curate.json` (copilot),
-    /// `.opencode/plugins/curate.js` (opencode) or `.mcp.json` and `.codex/config.toml` (mcp).
+    /// `.gemini/settings.json` (gemini), `.opencode/plugins/curate.js` (opencode) or
+    /// `.mcp.json` and `.codex/config.toml` (mcp).
     #[arg(long, value_enum, value_name = "HOST", conflicts_with = "templates")]
     pub host: Option<crate::hosts::HostKind>,
     /// Overwrite existing files.

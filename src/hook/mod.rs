@@ -16,6 +16,7 @@ pub mod claude_code;
 pub mod codex;
 pub mod copilot;
 pub mod edit;
+pub mod gemini;
 pub mod opencode;
 
 use std::path::{Path, PathBuf};
@@ -41,10 +42,11 @@ pub enum Host {
     OpenCode,
     Codex,
     Copilot,
+    Gemini,
 }
 
 /// The names `curate hook` answers, as `init --host` writes them.
-pub const HOST_NAMES: [&str; 4] = ["claude-code", "opencode", "codex", "copilot"];
+pub const HOST_NAMES: [&str; 5] = ["claude-code", "opencode", "codex", "copilot", "gemini"];
 
 /// The deadline: `CURATE_HOOK_DEADLINE_MS`, else [`DEFAULT_DEADLINE`].
 #[must_use]
@@ -75,6 +77,7 @@ impl Host {
             Host::OpenCode => "opencode",
             Host::Codex => "codex",
             Host::Copilot => "copilot",
+            Host::Gemini => "gemini",
         }
     }
 
@@ -86,6 +89,7 @@ impl Host {
             "opencode" => Some(Host::OpenCode),
             "codex" => Some(Host::Codex),
             "copilot" => Some(Host::Copilot),
+            "gemini" => Some(Host::Gemini),
             _ => None,
         }
     }
@@ -202,6 +206,7 @@ pub fn run(host: Host, options: WorkspaceOptions) -> Option<String> {
                     Host::OpenCode => opencode::answer(&input, &options, t),
                     Host::Codex => codex::answer(&input, &options, t),
                     Host::Copilot => copilot::answer(&input, &options, t),
+                    Host::Gemini => gemini::answer(&input, &options, t),
                 }
             }));
             let _ = tx.send(answer.map_err(|_| ()));
@@ -238,6 +243,7 @@ fn glance(host: Host, input: &[u8]) -> Option<String> {
         Host::ClaudeCode => claude_code::glance(&serde_json::from_slice(input).ok()?),
         Host::Codex => codex::glance(&serde_json::from_slice(input).ok()?),
         Host::Copilot => copilot::glance(&serde_json::from_slice(input).ok()?),
+        Host::Gemini => gemini::glance(&serde_json::from_slice(input).ok()?),
         Host::OpenCode => None,
     }
 }
@@ -247,7 +253,7 @@ fn note_off(host: Host, input: &[u8], options: &WorkspaceOptions, trace: &Trace)
     let v: Option<serde_json::Value> = serde_json::from_slice(input).ok();
     let v = v.as_ref();
     let (event, cwd) = match host {
-        Host::ClaudeCode | Host::Codex => (
+        Host::ClaudeCode | Host::Codex | Host::Gemini => (
             v.and_then(claude_code::event),
             v.and_then(claude_code::folder),
         ),
@@ -374,7 +380,7 @@ fn log_as(host: &str, trace: &Trace, status: &str, started: Instant) {
 /// the OpenCode shim.
 fn quiet(host: Host) -> Option<String> {
     match host {
-        Host::ClaudeCode | Host::Codex | Host::Copilot => None,
+        Host::ClaudeCode | Host::Codex | Host::Copilot | Host::Gemini => None,
         Host::OpenCode => Some("{}".to_owned()),
     }
 }

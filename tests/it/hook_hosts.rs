@@ -662,3 +662,51 @@ fn init_host_copilot_writes_curates_file_once_and_doctor_reads_it() {
         "{\"version\": 1, \"hooks\": {}}\n"
     );
 }
+
+#[test]
+fn geminis_invoke_agent_gets_the_curated_prompt_and_init_wires_it_once() {
+    let repo = Repo::fixture("hooks");
+    let input = |tool: &str| {
+        serde_json::to_vec(&serde_json::json!({
+            "session_id": "g-1", "transcript_path": "/x/chat.jsonl", "cwd": repo.root,
+            "hook_event_name": "BeforeTool", "timestamp": "2026-12-07T20:44:02.482Z",
+            "tool_name": tool,
+            "tool_input": {"agent_name": "generalist", "prompt": "role: worker\nchange: demo\nDo it."},
+        }))
+        .unwrap()
+    };
+    let out = repo
+        .curate()
+        .args(["hook", "gemini"])
+        .stdin(&input("invoke_agent"))
+        .run();
+    let v = out.json();
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "BeforeTool");
+    let ti = &v["hookSpecificOutput"]["tool_input"];
+    assert_eq!(ti["agent_name"], "generalist");
+    let p = ti["prompt"].as_str().unwrap();
+    assert!(p.starts_with("role: worker\n<!-- curate:begin role=\"worker\" change=\"demo\" -->\n"));
+    assert!(p.ends_with("---\nrole: worker\nchange: demo\nDo it.\n<!-- curate:end files=5 lines=22 tokens=166 -->"), "{p}");
+    let out = repo
+        .curate()
+        .args(["hook", "gemini"])
+        .stdin(&input("read_file"))
+        .run();
+    assert_eq!((out.code, out.stdout.as_str()), (0, ""));
+
+    repo.write(".gemini/settings.json", "{\"model\": {\"name\": \"x\"}}\n");
+    let out = repo.curate().args(["init", "--host", "gemini"]).run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert!(out.stderr.contains("(timeout 30000 ms)"), "{}", out.all());
+    let text = repo.read(".gemini/settings.json");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["model"]["name"], "x");
+    assert_eq!(v["hooks"]["BeforeTool"][0]["matcher"], "^invoke_agent$");
+    let again = repo.curate().args(["init", "--host", "gemini"]).run();
+    assert!(
+        again.stderr.contains("already wired; nothing changed"),
+        "{}",
+        again.all()
+    );
+    assert_eq!(repo.read(".gemini/settings.json"), text);
+}

@@ -98,7 +98,8 @@ fn wire_host(
                 }
                 crate::hosts::HostKind::Mcp
                 | crate::hosts::HostKind::Codex
-                | crate::hosts::HostKind::Copilot => "",
+                | crate::hosts::HostKind::Copilot
+                | crate::hosts::HostKind::Gemini => "",
             }
         ));
     }
@@ -130,6 +131,11 @@ fn wire_host(
         } else {
             if host == crate::hosts::HostKind::Codex {
                 printer.err(&codex_still_to_do(&ws.root));
+            }
+            if host == crate::hosts::HostKind::Gemini {
+                printer.err(
+                    "Gemini CLI runs a project's hooks in a folder you trust (its trust prompt, or ~/.gemini/trustedFolders.json)\n",
+                );
             }
             if host == crate::hosts::HostKind::Copilot {
                 printer.err(
