@@ -176,7 +176,7 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
                 .to_owned(),
         );
     }
-    for host in ["claude-code", "opencode", "codex", "copilot"] {
+    for host in ["claude-code", "opencode", "codex", "copilot", "gemini"] {
         if let Some(last) = runs.iter().rev().find(|r| r.host == host)
             && matches!(last.status.as_str(), "crashed" | "deadline")
         {
@@ -322,12 +322,50 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
     Ok(ExitCode::of_check(problems.is_empty()))
 }
 
-/// The hosts of the fourth round: Codex, Copilot CLI.
-fn fourth_round(root: &std::path::Path, read: &dyn Fn(&str) -> Option<String>) -> [Wired; 2] {
+/// The hosts of the fourth round: Codex, Copilot CLI, Gemini CLI.
+fn fourth_round(root: &std::path::Path, read: &dyn Fn(&str) -> Option<String>) -> [Wired; 3] {
     [
         codex(root, read(hosts::codex::HOOKS_PATH)),
         copilot(read(hosts::COPILOT_PATH)),
+        gemini(read(HostKind::Gemini.path())),
     ]
+}
+
+/// Gemini CLI: curate's `BeforeTool` entry in `.gemini/settings.json` (`text`).
+fn gemini(text: Option<String>) -> Wired {
+    let mut w = Wired::new("gemini", HostKind::Gemini.path());
+    let Some(v) = text.and_then(|t| serde_json::from_str::<Value>(&t).ok()) else {
+        return w;
+    };
+    for (event, groups) in v["hooks"].as_object().into_iter().flatten() {
+        for h in groups
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|g| g["hooks"].as_array().into_iter().flatten())
+        {
+            if hosts::is_handler_of(h, "gemini") {
+                w.entries.push(event.clone());
+                let command = h["command"].as_str().unwrap_or_default().trim();
+                let command = command.strip_suffix(hosts::FAIL_OPEN).unwrap_or(command);
+                w.program.get_or_insert_with(|| {
+                    command
+                        .trim()
+                        .strip_suffix("hook gemini")
+                        .unwrap_or(command)
+                        .trim()
+                        .trim_matches('\'')
+                        .to_owned()
+                });
+            }
+        }
+    }
+    if !w.entries.is_empty() && !w.entries.iter().any(|e| e == "BeforeTool") {
+        w.problems.push(
+            "no BeforeTool entry runs curate's hook: run `curate init --host gemini`".to_owned(),
+        );
+    }
+    w
 }
 
 /// Codex: curate's entries in `.codex/hooks.json` (`text`), the project's trust and each

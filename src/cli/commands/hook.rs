@@ -17,8 +17,9 @@ pub fn run(g: &GlobalArgs, host: &str) -> Result<ExitCode> {
         refused(
             host,
             &format!(
-                "this curate ({}) answers no host {host:?} (it knows {})",
+                "this curate ({}) answers no host {:?} (it knows {})",
                 env!("CARGO_PKG_VERSION"),
+                host.chars().take(64).collect::<String>(),
                 hook::HOST_NAMES.join(", ")
             ),
             &options,
@@ -35,7 +36,17 @@ pub fn run(g: &GlobalArgs, host: &str) -> Result<ExitCode> {
 /// A `curate hook` call this binary cannot answer: one warning line on stderr, one line in
 /// the hook log of the repository the input names, nothing on stdout; the caller exits 0.
 pub fn refused(host: &str, why: &str, options: &WorkspaceOptions) {
-    let why = why.lines().next().unwrap_or_default().trim();
+    // Names from the command line, shown short and without control characters.
+    let plain = |s: &str| -> String {
+        s.chars()
+            .take(200)
+            .map(|c| if c.is_control() { '?' } else { c })
+            .collect()
+    };
+    let (host, why) = (
+        &plain(host),
+        &plain(why.lines().next().unwrap_or_default().trim()),
+    );
     crate::cli::printer::stderr(&format!(
         "curate: warning: hook {host}: {why}; nothing injected, the dispatch goes on without curated context (exit 0)\n"
     ));
