@@ -1,7 +1,7 @@
 //! A fake model server on 127.0.0.1 (port 0): it speaks the Anthropic Messages API
 //! (`/v1/messages`, SSE when `stream` is set, and `count_tokens`), the OpenAI chat
-//! completions API (`/chat/completions`) and the OpenAI Responses API (`/responses`, as
-//! Codex streams it), records every request with its headers, and answers each with the
+//! completions API (`/chat/completions`), the OpenAI Responses API (`/responses`, as
+//! Codex streams it) and Gemini's `generateContent` (SSE with `alt=sse`), records every request with its headers, and answers each with the
 //! reply a test's script picks for it. Standard library only; nothing else is listened on
 //! or connected to.
 
@@ -48,6 +48,9 @@ pub enum Dialect {
     OpenAi,
     /// The Responses API (`input` items; a namespaced tool called as `namespace/name`).
     Responses,
+    /// Gemini's `generateContent` (`contents` of `parts`; a call and its result are known
+    /// by the tool's name).
+    Gemini,
 }
 
 /// One recorded request to a model endpoint.
@@ -79,6 +82,9 @@ impl Exchange {
         if self.dialect == Dialect::Responses {
             return responses_messages(&self.body["input"]);
         }
+        if self.dialect == Dialect::Gemini {
+            return gemini_messages(&self.body["contents"]);
+        }
         let list = self.body["messages"]
             .as_array()
             .cloned()
@@ -86,7 +92,7 @@ impl Exchange {
         list.iter()
             .map(|m| match self.dialect {
                 Dialect::Anthropic => anthropic_message(m),
-                Dialect::OpenAi | Dialect::Responses => openai_message(m),
+                Dialect::OpenAi | Dialect::Responses | Dialect::Gemini => openai_message(m),
             })
             .collect()
     }
@@ -113,6 +119,18 @@ impl Exchange {
     /// The names of the tools offered.
     pub fn tools(&self) -> Vec<String> {
         let list = self.body["tools"].as_array().cloned().unwrap_or_default();
+        if self.dialect == Dialect::Gemini {
+            return list
+                .iter()
+                .flat_map(|t| {
+                    t["functionDeclarations"]
+                        .as_array()
+                        .cloned()
+                        .unwrap_or_default()
+                })
+                .filter_map(|d| d["name"].as_str().map(str::to_owned))
+                .collect();
+        }
         if self.dialect == Dialect::Responses {
             // Functions by name, a namespace's tools as `namespace/name`.
             return list
@@ -210,6 +228,39 @@ fn anthropic_message(m: &Value) -> Message {
         }
     }
     out
+}
+
+/// Gemini's `contents` as messages: text parts, `functionCall`s and `functionResponse`s,
+/// both known by the tool's name.
+fn gemini_messages(contents: &Value) -> Vec<Message> {
+    let list = contents.as_array().cloned().unwrap_or_default();
+    list.iter()
+        .map(|c| {
+            let mut m = Message {
+                role: c["role"].as_str().unwrap_or("user").to_owned(),
+                ..Message::default()
+            };
+            for p in c["parts"].as_array().into_iter().flatten() {
+                if let Some(t) = p["text"].as_str() {
+                    m.texts.push(t.to_owned());
+                } else if p["functionCall"].is_object() {
+                    let name = p["functionCall"]["name"].as_str().unwrap_or_default();
+                    m.calls.push((
+                        name.to_owned(),
+                        name.to_owned(),
+                        p["functionCall"]["args"].clone(),
+                    ));
+                } else if p["functionResponse"].is_object() {
+                    let name = p["functionResponse"]["name"].as_str().unwrap_or_default();
+                    m.results.push((
+                        name.to_owned(),
+                        p["functionResponse"]["response"].to_string(),
+                    ));
+                }
+            }
+            m
+        })
+        .collect()
 }
 
 /// The Responses API's `input` items as messages: a `message` item, a `function_call` (an
@@ -427,12 +478,17 @@ fn answer(
     if route.ends_with("/messages/count_tokens") {
         return ok_json(&json!({"input_tokens": 100}));
     }
+    if route.ends_with(":countTokens") {
+        return ok_json(&json!({"totalTokens": 100}));
+    }
     let dialect = if route.ends_with("/v1/messages") {
         Dialect::Anthropic
     } else if route.ends_with("/chat/completions") {
         Dialect::OpenAi
     } else if route.ends_with("/responses") {
         Dialect::Responses
+    } else if route.ends_with(":generateContent") || route.ends_with(":streamGenerateContent") {
+        Dialect::Gemini
     } else {
         let error = json!({"error": {"type": "not_found_error", "message": "not served here"}});
         return (
@@ -449,7 +505,7 @@ fn answer(
     };
     let reply = script(&exchange);
     let model = exchange.body["model"].as_str().unwrap_or("fake").to_owned();
-    let stream = exchange.body["stream"] == true;
+    let stream = exchange.body["stream"] == true || request.path.contains("alt=sse");
     log.lock().expect("log lock").push(exchange);
     match (dialect, stream) {
         (Dialect::Anthropic, true) => sse(&anthropic_events(&model, &reply)),
@@ -457,6 +513,8 @@ fn answer(
         (Dialect::OpenAi, true) => sse(&openai_chunks(&model, &reply)),
         (Dialect::OpenAi, false) => ok_json(&openai_completion(&model, &reply)),
         (Dialect::Responses, _) => sse(&responses_events(&reply)),
+        (Dialect::Gemini, true) => sse(&[("", gemini_response(&reply))]),
+        (Dialect::Gemini, false) => ok_json(&gemini_response(&reply)),
     }
 }
 
@@ -474,7 +532,11 @@ fn sse(events: &[(&str, Value)]) -> (&'static str, &'static str, Vec<u8>) {
         }
         out.push_str(&format!("data: {data}\n\n"));
     }
-    let openai = events.iter().all(|(name, _)| name.is_empty()) && !events.is_empty();
+    let openai = events.iter().all(|(name, _)| name.is_empty())
+        && !events.is_empty()
+        && events
+            .iter()
+            .all(|(_, data)| data.get("candidates").is_none());
     if openai {
         out.push_str("data: [DONE]\n\n");
     }
@@ -616,4 +678,15 @@ fn responses_events(reply: &Reply) -> Vec<(&'static str, Value)> {
                 "output_tokens_details": null, "total_tokens": 15}}}),
         ),
     ]
+}
+
+/// Gemini's answer: one candidate with one part, the turn's end.
+fn gemini_response(reply: &Reply) -> Value {
+    let part = match reply {
+        Reply::Text(text) => json!({"text": text}),
+        Reply::Call { name, input, .. } => json!({"functionCall": {"name": name, "args": input}}),
+    };
+    json!({"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP",
+           "index": 0}],
+           "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}})
 }
