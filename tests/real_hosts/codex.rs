@@ -40,6 +40,8 @@ fn spawning_in(
             Reply::text("CHILD-DONE")
         } else if x.result_of(WAIT).is_some() {
             Reply::text("lead finished")
+        } else if let Some(out) = x.result_of(SPAWN).filter(|o| o.contains("blocked")) {
+            Reply::text(&format!("lead stopped: {}", out.len()))
         } else if let Some(out) = x.result_of(SPAWN) {
             let spawned: Value = serde_json::from_str(&out).unwrap_or(Value::Null);
             let id = spawned["agent_id"].as_str().unwrap_or_default().to_owned();
@@ -223,6 +225,31 @@ fn multi_agent_v2s_spawn_is_curated_too() {
     );
     assert!(sandbox.hook_runs().contains(&"PreToolUse READY".to_owned()));
     assert_lead_clean(&model);
+}
+
+#[test]
+fn a_spawn_that_is_not_ready_is_denied_with_the_reason_when_so_configured() {
+    let Some(bin) = codex() else { return };
+    let model = FakeModel::start(spawning("change: no-such-change\nImplement the login."));
+    let (sandbox, home) = wired(&model, true);
+    exec_with(
+        &bin,
+        &sandbox,
+        &home,
+        &[],
+        &[("CURATE_ON_NOT_READY", "deny")],
+    );
+    assert!(model.requests().iter().all(|x| !is_child(x)), "a child ran");
+    let result = model
+        .requests()
+        .iter()
+        .find_map(|x| x.result_of(SPAWN))
+        .expect("the spawn's result");
+    assert!(
+        result.starts_with("Tool call blocked by PreToolUse hook: curate:"),
+        "{result}"
+    );
+    assert!(result.contains("BLOCKED"), "{result}");
 }
 
 #[test]
