@@ -388,6 +388,10 @@ fn codex(root: &std::path::Path, text: Option<String>) -> Wired {
             return w;
         }
     };
+    // A hooks file of others' entries only: not curate's business (nor the user's config).
+    if cx::hooks(&source, &hooks_json, None).is_empty() {
+        return w;
+    }
     let home = cx::home();
     let config_path = home.as_ref().map_or_else(
         || "~/.codex/config.toml".to_owned(),
@@ -433,9 +437,6 @@ fn codex(root: &std::path::Path, text: Option<String>) -> Wired {
                 h.event, h.key
             )),
         }
-    }
-    if found.is_empty() {
-        return w;
     }
     for (event, ..) in cx::ENTRIES {
         if !found.iter().any(|h| h.event == event) {
