@@ -710,3 +710,45 @@ fn geminis_invoke_agent_gets_the_curated_prompt_and_init_wires_it_once() {
     );
     assert_eq!(repo.read(".gemini/settings.json"), text);
 }
+
+#[test]
+fn the_claude_entry_run_by_copilot_reads_its_agent_type_and_stands_down_beside_curates_own() {
+    let repo = Repo::fixture("hooks");
+    // What Copilot CLI sends a `.claude/settings.json` entry for its `task` tool.
+    let input = serde_json::to_vec(&serde_json::json!({
+        "hook_event_name": "PreToolUse", "session_id": "cp-1",
+        "timestamp": "2026-12-07T20:29:15.042Z", "cwd": repo.root, "tool_name": "Agent",
+        "tool_input": {"prompt": "change: demo\nDo it.", "agent_type": "worker",
+                       "name": "worker", "description": "login"},
+    }))
+    .unwrap();
+    let out = repo
+        .curate()
+        .args(["hook", "claude-code"])
+        .stdin(&input)
+        .run();
+    let v = out.json();
+    let updated = &v["hookSpecificOutput"]["updatedInput"];
+    assert_eq!(updated["agent_type"], "worker");
+    assert_eq!(updated["name"], "worker");
+    assert!(
+        updated["prompt"]
+            .as_str()
+            .unwrap()
+            .starts_with("role: worker\n")
+    );
+    // With curate's own Copilot wiring, the context goes through it instead: once.
+    repo.curate().args(["init", "--host", "copilot"]).run();
+    let out = repo
+        .curate()
+        .args(["hook", "claude-code"])
+        .stdin(&input)
+        .run();
+    assert_eq!((out.code, out.stdout.as_str()), (0, ""));
+    let last = hook_log(&repo).last().unwrap().clone();
+    assert_eq!(last["status"], "skipped");
+    assert!(
+        last["reason"].as_str().unwrap().contains("one injection"),
+        "{last}"
+    );
+}
