@@ -17,6 +17,8 @@ use serde_json::{Map, Value, json};
 use crate::error::{Error, Result};
 use crate::util::jsonpos;
 
+pub mod codex;
+
 /// A host `curate init --host` wires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum HostKind {
@@ -24,15 +26,31 @@ pub enum HostKind {
     ClaudeCode,
     /// `.opencode/plugins/curate.js`: the plugin that forwards `task` dispatches.
     Opencode,
-    /// `.mcp.json`: the `curate mcp` server.
+    /// `.mcp.json` (and Codex's `.codex/config.toml`): the `curate mcp` server.
     Mcp,
+    /// `.codex/hooks.json`: `PreToolUse` (`spawn_agent|collaborationspawn_agent`) and
+    /// `SubagentStart` hooks (Codex runs them in a trusted project, once approved).
+    Codex,
+    /// `.github/hooks/curate.json`: GitHub Copilot CLI's `preToolUse` (`task`) and
+    /// `subagentStart` hooks.
+    Copilot,
+    /// `.gemini/settings.json`: Gemini CLI's `BeforeTool` hook on `invoke_agent`.
+    Gemini,
 }
+
+/// curate's own hooks file for GitHub Copilot CLI.
+pub const COPILOT_PATH: &str = ".github/hooks/curate.json";
 
 /// The OpenCode plugin, as written.
 pub const OPENCODE_PLUGIN: &str = include_str!("../hosts/opencode/curate.js");
 
 /// The command the Claude Code hook entries run, after the binary.
 pub const HOOK_ARGS: &str = "hook claude-code";
+
+/// What a hook command ends with where a failing command blocks the call: GitHub Copilot
+/// CLI denies a tool call whose `preToolUse` command exits non-zero (a missing binary's 127
+/// included), and runs `.claude/settings.json`'s entries too.
+pub const FAIL_OPEN: &str = " || true";
 
 /// The plugin's line naming the binary, as embedded (`curate` from `PATH`).
 const PLUGIN_BIN_LINE: &str = "const CURATE = \"curate\"";
@@ -104,10 +122,10 @@ pub fn shell_quoted(program: &str) -> String {
     }
 }
 
-/// The Claude Code hook command running `program`.
+/// The Claude Code hook command running `program`; exit 0 even when the binary is gone.
 #[must_use]
 pub fn hook_command(program: &str) -> String {
-    format!("{} {HOOK_ARGS}", shell_quoted(program))
+    format!("{} {HOOK_ARGS}{FAIL_OPEN}", shell_quoted(program))
 }
 
 /// The OpenCode plugin running `program`.
@@ -173,6 +191,9 @@ impl HostKind {
             HostKind::ClaudeCode => ".claude/settings.json",
             HostKind::Opencode => ".opencode/plugins/curate.js",
             HostKind::Mcp => ".mcp.json",
+            HostKind::Codex => codex::HOOKS_PATH,
+            HostKind::Copilot => COPILOT_PATH,
+            HostKind::Gemini => ".gemini/settings.json",
         }
     }
 }
@@ -204,6 +225,16 @@ pub fn wire(
         HostKind::ClaudeCode => claude_code(current, program, on_edit),
         HostKind::Opencode => opencode(current, force, program),
         HostKind::Mcp => mcp(current, force),
+        HostKind::Codex => codex::wire_hooks(current, program),
+        HostKind::Copilot => copilot(current, force, program),
+        // Gemini's timeouts are in milliseconds.
+        HostKind::Gemini => merge_hooks(
+            HostKind::Gemini.path(),
+            current,
+            "gemini",
+            &format!("{} hook gemini{FAIL_OPEN}", shell_quoted(program)),
+            &[("BeforeTool", "^invoke_agent$", 30_000)],
+        ),
     }
 }
 
@@ -254,6 +285,14 @@ fn pretty(v: &Map<String, Value>) -> String {
 /// shell form or the exec form).
 #[must_use]
 pub fn is_our_handler(h: &Value) -> bool {
+    is_handler_of(h, "claude-code")
+}
+
+/// True when a hook handler runs `curate hook <host>` (any curate binary, in the shell
+/// form or the exec form).
+#[must_use]
+pub fn is_handler_of(h: &Value, host: &str) -> bool {
+    let hook_args = format!("hook {host}");
     let names_curate = |program: &str| {
         Path::new(program.trim_matches('\''))
             .file_name()
@@ -262,13 +301,15 @@ pub fn is_our_handler(h: &Value) -> bool {
     let Some(command) = h.get("command").and_then(Value::as_str) else {
         return false;
     };
-    if let Some(program) = command.trim().strip_suffix(HOOK_ARGS) {
+    let command = command.trim();
+    let command = command.strip_suffix(FAIL_OPEN).unwrap_or(command);
+    if let Some(program) = command.trim().strip_suffix(&hook_args) {
         return names_curate(program.trim());
     }
     names_curate(command)
         && h.get("args").and_then(Value::as_array).is_some_and(|a| {
             a.first().and_then(Value::as_str) == Some("hook")
-                && a.get(1).and_then(Value::as_str) == Some("claude-code")
+                && a.get(1).and_then(Value::as_str) == Some(host)
         })
 }
 
@@ -284,8 +325,31 @@ fn handlers(group: &Value) -> &[Value] {
 pub const EDIT_TOOLS: &str = "Write|Edit|MultiEdit|Bash";
 
 fn claude_code(current: Option<&str>, program: &str, on_edit: bool) -> Result<Option<Wiring>> {
-    let command = hook_command(program);
-    let path = HostKind::ClaudeCode.path();
+    let mut events = vec![("PreToolUse", "Agent|Task", 30), ("SubagentStart", "*", 15)];
+    if on_edit {
+        events.push(("PostToolUse", EDIT_TOOLS, 30));
+    }
+    merge_hooks(
+        HostKind::ClaudeCode.path(),
+        current,
+        "claude-code",
+        &hook_command(program),
+        &events,
+    )
+}
+
+/// Merges curate's hook handlers (`command`, run as `curate hook <host>`) into a hooks
+/// file of Claude Code's shape (`{"hooks": {"<Event>": [{"matcher", "hooks": [handler]}]}}`):
+/// one group per `(event, matcher, timeout)` appended where the event has no curate
+/// handler, a curate handler running another binary moved to this one, everything else
+/// kept as it is. `None`: the file already holds them.
+pub fn merge_hooks(
+    path: &str,
+    current: Option<&str>,
+    host: &str,
+    command: &str,
+    events: &[(&str, &str, u64)],
+) -> Result<Option<Wiring>> {
     let mut root = parse_object(path, current)?;
     let hooks = root
         .entry("hooks")
@@ -294,11 +358,7 @@ fn claude_code(current: Option<&str>, program: &str, on_edit: bool) -> Result<Op
         return Err(left_alone(path, "`hooks` is not an object"));
     };
     let mut changes = Vec::new();
-    let mut events = vec![("PreToolUse", "Agent|Task", 30), ("SubagentStart", "*", 15)];
-    if on_edit {
-        events.push(("PostToolUse", EDIT_TOOLS, 30));
-    }
-    for (event, matcher, timeout) in events {
+    for &(event, matcher, timeout) in events {
         let groups = hooks
             .entry(event)
             .or_insert_with(|| Value::Array(Vec::new()));
@@ -312,10 +372,10 @@ fn claude_code(current: Option<&str>, program: &str, on_edit: bool) -> Result<Op
             .iter_mut()
             .filter_map(|g| g.get_mut("hooks").and_then(Value::as_array_mut))
             .flatten()
-            .find(|h| is_our_handler(h));
+            .find(|h| is_handler_of(h, host));
         if let Some(h) = ours {
             // Ours, but running another binary (a bare `curate`, an older path): this one.
-            if h.get("command").and_then(Value::as_str) != Some(command.as_str()) {
+            if h.get("command").and_then(Value::as_str) != Some(command) {
                 let before = h
                     .get("command")
                     .and_then(Value::as_str)
@@ -323,7 +383,7 @@ fn claude_code(current: Option<&str>, program: &str, on_edit: bool) -> Result<Op
                     .to_owned();
                 if let Some(o) = h.as_object_mut() {
                     o.remove("args");
-                    o.insert("command".to_owned(), Value::String(command.clone()));
+                    o.insert("command".to_owned(), Value::String(command.to_owned()));
                 }
                 changes.push(format!("~ hooks.{event}: `{before}` → `{command}`"));
             }
@@ -333,8 +393,9 @@ fn claude_code(current: Option<&str>, program: &str, on_edit: bool) -> Result<Op
             "matcher": matcher,
             "hooks": [{"type": "command", "command": command, "timeout": timeout}],
         }));
+        let unit = if host == "gemini" { "ms" } else { "s" };
         changes.push(format!(
-            "+ hooks.{event}: matcher {matcher:?} → `{command}` (timeout {timeout} s)"
+            "+ hooks.{event}: matcher {matcher:?} → `{command}` (timeout {timeout} {unit})"
         ));
     }
     Ok((!changes.is_empty()).then(|| Wiring {
@@ -362,6 +423,70 @@ fn opencode(current: Option<&str>, force: bool, program: &str) -> Result<Option<
             } else {
                 format!(
                     "+ the plugin that passes each `task` dispatch's first message through `{program} hook opencode`"
+                )
+            }],
+        })),
+    }
+}
+
+/// curate's Copilot CLI hooks file running `program` (a failing command would deny the
+/// dispatch: it exits 0 even when the binary is gone).
+#[must_use]
+pub fn copilot_hooks(program: &str) -> String {
+    let command = format!("{} hook copilot{FAIL_OPEN}", shell_quoted(program));
+    let v = json!({"version": 1, "hooks": {
+        "preToolUse": [{"type": "command", "matcher": "task", "command": command, "timeoutSec": 30}],
+        "subagentStart": [{"type": "command", "command": command, "timeoutSec": 15}],
+    }});
+    let mut text = serde_json::to_string_pretty(&v).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// The program of curate's Copilot hooks file, if `text` is one (every handler runs
+/// `curate hook copilot`).
+#[must_use]
+pub fn copilot_program(text: &str) -> Option<String> {
+    let v: Value = serde_json::from_str(text).ok()?;
+    let handlers: Vec<&Value> = v["hooks"]
+        .as_object()?
+        .values()
+        .filter_map(Value::as_array)
+        .flatten()
+        .collect();
+    if handlers.is_empty() || !handlers.iter().all(|h| is_handler_of(h, "copilot")) {
+        return None;
+    }
+    let command = handlers[0]["command"].as_str()?.trim();
+    let command = command.strip_suffix(FAIL_OPEN).unwrap_or(command);
+    Some(
+        command
+            .trim()
+            .strip_suffix("hook copilot")?
+            .trim()
+            .trim_matches('\'')
+            .to_owned(),
+    )
+}
+
+fn copilot(current: Option<&str>, force: bool, program: &str) -> Result<Option<Wiring>> {
+    let ours = copilot_hooks(program);
+    match current {
+        Some(text) if text == ours => Ok(None),
+        Some(text) if copilot_program(text).is_some() => Ok(Some(Wiring {
+            text: ours,
+            changes: vec![format!("~ the hooks now run {program}")],
+        })),
+        Some(_) if !force => Err(Error::Failed(format!(
+            "{COPILOT_PATH} exists and is not curate's (a hand edit?); not overwriting it (use --force to overwrite)"
+        ))),
+        existing => Ok(Some(Wiring {
+            text: ours,
+            changes: vec![if existing.is_some() {
+                "~ replaced with curate's hooks (--force)".to_owned()
+            } else {
+                format!(
+                    "+ preToolUse (task) and subagentStart → `{program} hook copilot`: the sub-agent's start gets the curated context"
                 )
             }],
         })),
@@ -481,7 +606,10 @@ pub fn claude_hook_programs(settings: &Value) -> Vec<(String, String)> {
         for g in groups.as_array().map_or(&[][..], Vec::as_slice) {
             for h in handlers(g).iter().filter(|h| is_our_handler(h)) {
                 let command = h.get("command").and_then(Value::as_str).unwrap_or_default();
+                let command = command.trim();
                 let program = command
+                    .strip_suffix(FAIL_OPEN)
+                    .unwrap_or(command)
                     .trim()
                     .strip_suffix(HOOK_ARGS)
                     .unwrap_or(command)
@@ -571,7 +699,7 @@ mod tests {
         assert_eq!(v["hooks"]["PreToolUse"][1]["matcher"], "Agent|Task");
         assert_eq!(
             v["hooks"]["SubagentStart"][0]["hooks"][0]["command"],
-            "/opt/bin/curate hook claude-code"
+            "/opt/bin/curate hook claude-code || true"
         );
         assert_eq!(w.changes.len(), 2);
         assert_eq!(
@@ -598,7 +726,7 @@ mod tests {
         let v: Value = serde_json::from_str(&moved.text).unwrap();
         assert_eq!(
             v["hooks"]["PreToolUse"][1]["hooks"][0]["command"],
-            "'/new dir/curate' hook claude-code"
+            "'/new dir/curate' hook claude-code || true"
         );
         assert_eq!(v["hooks"]["PreToolUse"].as_array().unwrap().len(), 2);
         assert_eq!(

@@ -15,6 +15,26 @@ fn main() {
                 let _ = e.print();
                 std::process::exit(0);
             }
+            // A hook exits 0 whatever it was given: a host reads exit 2 as "block the call".
+            let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+            if let Some((host, dir)) = curate::cli::commands::hook::hook_call(&args) {
+                let options = curate::settings::WorkspaceOptions {
+                    dir,
+                    ..curate::settings::WorkspaceOptions::default()
+                };
+                let rendered = e.render().to_string();
+                let first = rendered.lines().next().unwrap_or_default();
+                let why = if e.kind() == clap::error::ErrorKind::MissingRequiredArgument {
+                    "no host named (`curate hook <host>`)".to_owned()
+                } else {
+                    format!(
+                        "its command line is not this curate's: {}",
+                        first.strip_prefix("error: ").unwrap_or(first)
+                    )
+                };
+                curate::cli::commands::hook::refused(&host, &why, &options);
+                std::process::exit(0);
+            }
             let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
                 && std::io::IsTerminal::is_terminal(&std::io::stderr());
             let rendered = e.render();

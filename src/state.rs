@@ -176,6 +176,10 @@ pub struct Breadcrumb {
     pub tokens: u64,
     /// Milliseconds since the Unix epoch.
     pub at_ms: u64,
+    /// The context the sub-agent's start hands it whole (Copilot CLI, whose pre-tool
+    /// rewrite would stay in the lead's history); none: a pointer at the manifest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
 }
 
 fn now_ms() -> u64 {
@@ -506,6 +510,7 @@ mod tests {
             lines: 2,
             tokens: 3,
             at_ms: 0,
+            context: None,
         }
     }
 

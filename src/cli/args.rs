@@ -277,16 +277,16 @@ pub enum Command {
         #[command(subcommand)]
         action: Option<ConfigCommand>,
     },
-    /// Answer a Claude Code or OpenCode hook (JSON on stdin; always exits 0).
+    /// Answer a host's hook (JSON on stdin; always exits 0).
     ///
-    /// Prints one JSON object or nothing; `CURATE_HOOKS=0` turns it off.
+    /// Prints one JSON object or nothing; `CURATE_HOOKS=0` turns it off. A host this curate
+    /// does not know, or a flag it cannot read, gets nothing and a warning on stderr (exit 0).
     #[command(
         after_help = "Registered by `curate init --host claude-code` / `--host opencode`; see docs/hosts.md."
     )]
     Hook {
-        /// The host whose protocol to answer.
-        #[arg(value_enum)]
-        host: HookHost,
+        /// The host whose protocol to answer: claude-code, opencode, codex, copilot or gemini.
+        host: String,
     },
     /// Bind the change the hooks use (for one session, or for the repository).
     #[command(
@@ -321,15 +321,6 @@ pub enum Command {
     },
     /// Print the man page.
     Man,
-}
-
-/// A host whose hook protocol curate answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum HookHost {
-    /// Claude Code: `PreToolUse` (matcher `Agent|Task`) and `SubagentStart`.
-    ClaudeCode,
-    /// OpenCode, through the plugin `curate init --host opencode` writes.
-    Opencode,
 }
 
 /// `curate use`.
@@ -480,7 +471,9 @@ pub struct InitArgs {
     #[arg(long)]
     pub templates: bool,
     /// Write or merge a host's wiring instead: `.claude/settings.json` (claude-code),
-    /// `.opencode/plugins/curate.js` (opencode) or `.mcp.json` (mcp).
+    /// `.codex/hooks.json` (codex), `.github/hooks/curate.json` (copilot),
+    /// `.gemini/settings.json` (gemini), `.opencode/plugins/curate.js` (opencode) or
+    /// `.mcp.json` and `.codex/config.toml` (mcp).
     #[arg(long, value_enum, value_name = "HOST", conflicts_with = "templates")]
     pub host: Option<crate::hosts::HostKind>,
     /// Overwrite existing files.

@@ -18,6 +18,18 @@ use crate::error::{Error, Result};
 pub fn run(cli: Cli) -> Result<ExitCode> {
     commands::threads(cli.global.threads);
     let g = cli.global;
+    if let Some(Command::Hook { host }) = &cli.command {
+        // Whatever else the line holds, a hook exits 0.
+        if cli.compile.any_given() {
+            commands::hook::refused(
+                host,
+                "compile options are not read by `curate hook`",
+                &resolve::workspace_options(&g),
+            );
+            return Ok(ExitCode::Ready);
+        }
+        return commands::hook::run(&g, host);
+    }
     if cli.command.is_some() && cli.compile.any_given() {
         return Err(Error::Usage(
             "compile options go after the subcommand (for example `curate render --role R --change ID`)"
@@ -37,7 +49,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Contracts { action }) => commands::contracts::run(&g, action),
         Some(Command::Init(a)) => commands::init::run(&g, &a),
         Some(Command::Config { .. }) => commands::config::show(&g),
-        Some(Command::Hook { host }) => commands::hook::run(&g, host),
+        Some(Command::Hook { host }) => commands::hook::run(&g, &host),
         Some(Command::Use(a)) => commands::use_change::run(&g, &a),
         Some(Command::Doctor) => commands::doctor::run(&g),
         Some(Command::Mcp) => commands::mcp::run(&g),

@@ -14,7 +14,10 @@
 
 pub mod ad_hoc;
 pub mod claude_code;
+pub mod codex;
+pub mod copilot;
 pub mod edit;
+pub mod gemini;
 pub mod opencode;
 
 use std::path::{Path, PathBuf};
@@ -38,7 +41,13 @@ pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(10);
 pub enum Host {
     ClaudeCode,
     OpenCode,
+    Codex,
+    Copilot,
+    Gemini,
 }
+
+/// The names `curate hook` answers, as `init --host` writes them.
+pub const HOST_NAMES: [&str; 5] = ["claude-code", "opencode", "codex", "copilot", "gemini"];
 
 /// The deadline: `CURATE_HOOK_DEADLINE_MS`, else [`DEFAULT_DEADLINE`].
 #[must_use]
@@ -67,8 +76,62 @@ impl Host {
         match self {
             Host::ClaudeCode => "claude-code",
             Host::OpenCode => "opencode",
+            Host::Codex => "codex",
+            Host::Copilot => "copilot",
+            Host::Gemini => "gemini",
         }
     }
+
+    /// The host called `name` (as the command line spells it), if this binary knows it.
+    #[must_use]
+    pub fn parse(name: &str) -> Option<Host> {
+        match name {
+            "claude-code" => Some(Host::ClaudeCode),
+            "opencode" => Some(Host::OpenCode),
+            "codex" => Some(Host::Codex),
+            "copilot" => Some(Host::Copilot),
+            "gemini" => Some(Host::Gemini),
+            _ => None,
+        }
+    }
+}
+
+/// A hook this binary cannot answer (a host it does not know, a command line it cannot
+/// read): the input is read (bounded, within the deadline; not from a terminal) only to
+/// find the repository it names, where one `skipped` line with `why` goes to the hook log.
+/// The caller prints nothing on stdout and exits 0, so that the host goes on with the
+/// dispatch uncurated (Codex and Claude Code read exit 2 as "block the tool call").
+pub fn refuse(host: &str, why: &str, options: &WorkspaceOptions) {
+    use std::io::IsTerminal as _;
+    let started = Instant::now();
+    let input = if std::io::stdin().is_terminal() {
+        None
+    } else {
+        let (tx, rx) = mpsc::channel();
+        let reader = std::thread::Builder::new()
+            .name("curate-hook".to_owned())
+            .spawn(move || {
+                let _ = tx.send(crate::util::read::read_stdin(STDIN_CAP).ok());
+            });
+        reader
+            .ok()
+            .and_then(|_| rx.recv_timeout(deadline()).ok().flatten())
+    };
+    let field = |keys: &[&str]| {
+        let input = input.as_deref()?;
+        keys.iter().find_map(|k| first_field(input, k))
+    };
+    let cwd = field(&["cwd", "directory"]);
+    let event = field(&["hook_event_name", "hookEventName", "event"]);
+    let trace = Trace::default();
+    trace.note(|o| {
+        o.root = workspace(cwd.as_deref().map(Path::new), options).map(|w| w.root);
+        o.event = event;
+        o.reason = Some(why.to_owned());
+    });
+    // A name from the command line, shown short.
+    let host: String = host.chars().take(64).collect();
+    log_as(&host, &trace, "skipped", started);
 }
 
 /// What a hook run found out, as far as it got: the line [`run`] logs.
@@ -120,8 +183,6 @@ pub fn run(host: Host, options: WorkspaceOptions) -> Option<String> {
     let off = disabled();
     if off {
         trace.note(|o| o.root = workspace(None, &options).map(|w| w.root));
-    } else {
-        crate::warm::ahead(crate::warm::Then::Render);
     }
     let (tx, rx) = mpsc::channel();
     let worker_trace = trace.clone();
@@ -135,9 +196,18 @@ pub fn run(host: Host, options: WorkspaceOptions) -> Option<String> {
                     note_off(host, &input, &options, t);
                     return None;
                 }
+                // A call that is no dispatch (VS Code runs the Claude Code entry on every
+                // tool call) costs this glance at the input and nothing else.
+                if let Some(why) = glance(host, &input) {
+                    return t.skip(&why);
+                }
+                crate::warm::ahead(crate::warm::Then::Render);
                 match host {
                     Host::ClaudeCode => claude_code::answer(&input, &options, t),
                     Host::OpenCode => opencode::answer(&input, &options, t),
+                    Host::Codex => codex::answer(&input, &options, t),
+                    Host::Copilot => copilot::answer(&input, &options, t),
+                    Host::Gemini => gemini::answer(&input, &options, t),
                 }
             }));
             let _ = tx.send(answer.map_err(|_| ()));
@@ -168,18 +238,33 @@ pub fn run(host: Host, options: WorkspaceOptions) -> Option<String> {
     }
 }
 
+/// Why `input` needs no more than a glance (see [`claude_code::glance`]); `None`: go on.
+fn glance(host: Host, input: &[u8]) -> Option<String> {
+    match host {
+        Host::ClaudeCode => claude_code::glance(&serde_json::from_slice(input).ok()?),
+        Host::Codex => codex::glance(&serde_json::from_slice(input).ok()?),
+        Host::Copilot => copilot::glance(&serde_json::from_slice(input).ok()?),
+        Host::Gemini => gemini::glance(&serde_json::from_slice(input).ok()?),
+        Host::OpenCode => None,
+    }
+}
+
 /// With the hooks off: the event and the folder the input names, for the log only.
 fn note_off(host: Host, input: &[u8], options: &WorkspaceOptions, trace: &Trace) {
     let v: Option<serde_json::Value> = serde_json::from_slice(input).ok();
     let v = v.as_ref();
     let (event, cwd) = match host {
-        Host::ClaudeCode => (
+        Host::ClaudeCode | Host::Codex | Host::Gemini => (
             v.and_then(claude_code::event),
             v.and_then(claude_code::folder),
         ),
         Host::OpenCode => (
             Some(v.map_or("task", opencode::event)),
             v.and_then(opencode::folder),
+        ),
+        Host::Copilot => (
+            v.and_then(copilot::event),
+            v.and_then(|v| v.get("cwd")?.as_str()),
         ),
     };
     let root = cwd.and_then(|c| workspace(Some(Path::new(c)), options));
@@ -222,19 +307,29 @@ pub fn prompt_and_agent<'a>(
     v: &'a serde_json::Value,
     key: &str,
 ) -> Result<(&'a str, Option<&'a str>), String> {
+    prompt_and_agent_at(v, key, "prompt", "subagent_type")
+}
+
+/// [`prompt_and_agent`] with the host's names of the prompt and the agent type.
+pub fn prompt_and_agent_at<'a>(
+    v: &'a serde_json::Value,
+    key: &str,
+    prompt_key: &str,
+    agent_key: &str,
+) -> Result<(&'a str, Option<&'a str>), String> {
     use serde_json::Value;
     let args = v
         .get(key)
         .and_then(Value::as_object)
         .ok_or_else(|| format!("\"{key}\" is no object"))?;
     let prompt = args
-        .get("prompt")
+        .get(prompt_key)
         .and_then(Value::as_str)
-        .ok_or_else(|| format!("\"{key}.prompt\" is no string"))?;
-    let agent = match args.get("subagent_type") {
+        .ok_or_else(|| format!("\"{key}.{prompt_key}\" is no string"))?;
+    let agent = match args.get(agent_key) {
         None | Some(Value::Null) => None,
         Some(Value::String(t)) => Some(t.as_str()),
-        Some(_) => return Err(format!("\"{key}.subagent_type\" is no string")),
+        Some(_) => return Err(format!("\"{key}.{agent_key}\" is no string")),
     };
     Ok((prompt, agent))
 }
@@ -255,6 +350,11 @@ pub fn first_field(input: &[u8], key: &str) -> Option<String> {
 /// Appends the run's line to the repository's hook log; a failure is ignored (the log
 /// never breaks a dispatch), and without a known repository there is nowhere to log.
 fn log(host: Host, trace: &Trace, status: &str, started: Instant) {
+    log_as(host.name(), trace, status, started);
+}
+
+/// [`log`] for a host known by its name only.
+fn log_as(host: &str, trace: &Trace, status: &str, started: Instant) {
     let o = trace.get();
     let Some(root) = o.root else { return };
     // What the input named (a role, a change, a path in a reason) may hold a token: the
@@ -262,7 +362,7 @@ fn log(host: Host, trace: &Trace, status: &str, started: Instant) {
     let shown = |t: Option<String>| t.map(|t| crate::trust::redact::redact(&t));
     let run = crate::state::HookRun {
         time: crate::state::now_rfc3339(),
-        host: host.name().to_owned(),
+        host: crate::trust::redact::redact(host),
         event: shown(o.event).unwrap_or_else(|| "?".to_owned()),
         role: shown(o.role),
         change: shown(o.change),
@@ -281,7 +381,7 @@ fn log(host: Host, trace: &Trace, status: &str, started: Instant) {
 /// the OpenCode shim.
 fn quiet(host: Host) -> Option<String> {
     match host {
-        Host::ClaudeCode => None,
+        Host::ClaudeCode | Host::Codex | Host::Copilot | Host::Gemini => None,
         Host::OpenCode => Some("{}".to_owned()),
     }
 }
@@ -425,7 +525,7 @@ pub fn without_fallback(prompt: &str) -> &str {
 
 /// The workspace of a dispatch: the host's folder, else `-C`, else `CLAUDE_PROJECT_DIR`,
 /// else the process's; then the usual discovery of the repository root.
-fn workspace(cwd: Option<&Path>, o: &WorkspaceOptions) -> Option<Workspace> {
+pub(crate) fn workspace(cwd: Option<&Path>, o: &WorkspaceOptions) -> Option<Workspace> {
     let dir = cwd
         .map(Path::to_path_buf)
         .or_else(|| o.dir.clone())
@@ -653,6 +753,7 @@ fn finish(
             lines,
             tokens,
             at_ms: 0,
+            context: None,
         },
     })
 }

@@ -514,6 +514,21 @@ pub fn contained(
     }
 }
 
+/// The most a host's own settings file outside the repository may hold.
+pub const HOST_CONFIG_CAP: u64 = 4 * 1024 * 1024;
+
+/// Reads a host's own settings file outside the repository (Codex's user `config.toml`,
+/// for what `doctor` reports of project trust and hook approval): `Ok(None)` when nothing
+/// is there; a regular file only, at most [`HOST_CONFIG_CAP`]. Its text never enters a
+/// manifest or a prompt, and nothing prints its values.
+pub fn read_host_config(path: &Path) -> crate::util::fault::Result<Option<Vec<u8>>> {
+    match crate::util::read::read_capped(path, HOST_CONFIG_CAP) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(ReadError::Io { source, .. }) if crate::util::read::is_absent(&source) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// Reads one of the small files curate keeps in a repository (an overrides file, an
 /// existing manifest or lock, a repository contracts file or template) at `path`
 /// (absolute, under the canonical `root`): `Ok(None)` when nothing is there; an error when

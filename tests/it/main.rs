@@ -18,6 +18,7 @@ mod cli;
 mod compile;
 mod consumers;
 mod errors;
+mod hook_hosts;
 mod hooks;
 mod kiro;
 #[cfg(feature = "mcp")]

@@ -1,6 +1,7 @@
 //! A fake model server on 127.0.0.1 (port 0): it speaks the Anthropic Messages API
-//! (`/v1/messages`, SSE when `stream` is set, and `count_tokens`) and the OpenAI chat
-//! completions API (`/chat/completions`), records every request, and answers each with the
+//! (`/v1/messages`, SSE when `stream` is set, and `count_tokens`), the OpenAI chat
+//! completions API (`/chat/completions`), the OpenAI Responses API (`/responses`, as
+//! Codex streams it) and Gemini's `generateContent` (SSE with `alt=sse`), records every request with its headers, and answers each with the
 //! reply a test's script picks for it. Standard library only; nothing else is listened on
 //! or connected to.
 
@@ -45,6 +46,11 @@ impl Reply {
 pub enum Dialect {
     Anthropic,
     OpenAi,
+    /// The Responses API (`input` items; a namespaced tool called as `namespace/name`).
+    Responses,
+    /// Gemini's `generateContent` (`contents` of `parts`; a call and its result are known
+    /// by the tool's name).
+    Gemini,
 }
 
 /// One recorded request to a model endpoint.
@@ -54,6 +60,8 @@ pub struct Exchange {
     /// The request body as sent, in bytes: what the host resends of its context.
     pub size: usize,
     pub body: Value,
+    /// The request's headers, names in lower case.
+    pub headers: Vec<(String, String)>,
 }
 
 /// A message of a request, both dialects alike.
@@ -71,6 +79,12 @@ pub struct Message {
 impl Exchange {
     /// The conversation's messages (the system prompt is not one).
     pub fn messages(&self) -> Vec<Message> {
+        if self.dialect == Dialect::Responses {
+            return responses_messages(&self.body["input"]);
+        }
+        if self.dialect == Dialect::Gemini {
+            return gemini_messages(&self.body["contents"]);
+        }
         let list = self.body["messages"]
             .as_array()
             .cloned()
@@ -78,7 +92,7 @@ impl Exchange {
         list.iter()
             .map(|m| match self.dialect {
                 Dialect::Anthropic => anthropic_message(m),
-                Dialect::OpenAi => openai_message(m),
+                Dialect::OpenAi | Dialect::Responses | Dialect::Gemini => openai_message(m),
             })
             .collect()
     }
@@ -105,13 +119,49 @@ impl Exchange {
     /// The names of the tools offered.
     pub fn tools(&self) -> Vec<String> {
         let list = self.body["tools"].as_array().cloned().unwrap_or_default();
+        if self.dialect == Dialect::Gemini {
+            return list
+                .iter()
+                .flat_map(|t| {
+                    t["functionDeclarations"]
+                        .as_array()
+                        .cloned()
+                        .unwrap_or_default()
+                })
+                .filter_map(|d| d["name"].as_str().map(str::to_owned))
+                .collect();
+        }
+        if self.dialect == Dialect::Responses {
+            // Functions by name, a namespace's tools as `namespace/name`.
+            return list
+                .iter()
+                .flat_map(|t| -> Vec<String> {
+                    match t["tools"].as_array() {
+                        Some(inner) => inner
+                            .iter()
+                            .filter_map(|i| i["name"].as_str())
+                            .map(|i| format!("{}/{i}", t["name"].as_str().unwrap_or_default()))
+                            .collect(),
+                        None => t["name"].as_str().map(str::to_owned).into_iter().collect(),
+                    }
+                })
+                .collect();
+        }
         list.iter()
             .filter_map(|t| match self.dialect {
                 Dialect::Anthropic => t["name"].as_str(),
-                Dialect::OpenAi => t["function"]["name"].as_str(),
+                _ => t["function"]["name"].as_str(),
             })
             .map(str::to_owned)
             .collect()
+    }
+
+    /// The value of the header `name` (lower case), if sent.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
     }
 
     /// True when the tool `name` is offered.
@@ -178,6 +228,82 @@ fn anthropic_message(m: &Value) -> Message {
         }
     }
     out
+}
+
+/// Gemini's `contents` as messages: text parts, `functionCall`s and `functionResponse`s,
+/// both known by the tool's name.
+fn gemini_messages(contents: &Value) -> Vec<Message> {
+    let list = contents.as_array().cloned().unwrap_or_default();
+    list.iter()
+        .map(|c| {
+            let mut m = Message {
+                role: c["role"].as_str().unwrap_or("user").to_owned(),
+                ..Message::default()
+            };
+            for p in c["parts"].as_array().into_iter().flatten() {
+                if let Some(t) = p["text"].as_str() {
+                    m.texts.push(t.to_owned());
+                } else if p["functionCall"].is_object() {
+                    let name = p["functionCall"]["name"].as_str().unwrap_or_default();
+                    m.calls.push((
+                        name.to_owned(),
+                        name.to_owned(),
+                        p["functionCall"]["args"].clone(),
+                    ));
+                } else if p["functionResponse"].is_object() {
+                    let name = p["functionResponse"]["name"].as_str().unwrap_or_default();
+                    m.results.push((
+                        name.to_owned(),
+                        p["functionResponse"]["response"].to_string(),
+                    ));
+                }
+            }
+            m
+        })
+        .collect()
+}
+
+/// The Responses API's `input` items as messages: a `message` item, a `function_call` (an
+/// assistant's call), a `function_call_output` (a tool's result).
+fn responses_messages(input: &Value) -> Vec<Message> {
+    let items = input.as_array().cloned().unwrap_or_default();
+    items
+        .iter()
+        .filter_map(|item| match item["type"].as_str() {
+            Some("message") => Some(Message {
+                role: item["role"].as_str().unwrap_or_default().to_owned(),
+                texts: item["content"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|p| p["text"].as_str().map(str::to_owned))
+                    .collect(),
+                ..Message::default()
+            }),
+            Some("function_call") => Some(Message {
+                role: "assistant".to_owned(),
+                calls: vec![(
+                    item["call_id"].as_str().unwrap_or_default().to_owned(),
+                    item["name"].as_str().unwrap_or_default().to_owned(),
+                    serde_json::from_str(item["arguments"].as_str().unwrap_or("null"))
+                        .unwrap_or(Value::Null),
+                )],
+                ..Message::default()
+            }),
+            Some("function_call_output") => Some(Message {
+                role: "tool".to_owned(),
+                results: vec![(
+                    item["call_id"].as_str().unwrap_or_default().to_owned(),
+                    match &item["output"] {
+                        Value::String(s) => s.clone(),
+                        other => text_parts(other).concat(),
+                    },
+                )],
+                ..Message::default()
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 fn openai_message(m: &Value) -> Message {
@@ -269,6 +395,7 @@ impl Drop for FakeModel {
 
 struct Request {
     path: String,
+    headers: Vec<(String, String)>,
     body: Vec<u8>,
 }
 
@@ -300,6 +427,7 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Request> {
     }
     let path = line.split_whitespace().nth(1)?.to_owned();
     let (mut length, mut chunked) = (0usize, false);
+    let mut headers = Vec::new();
     loop {
         let mut header = String::new();
         reader.read_line(&mut header).ok()?;
@@ -309,6 +437,7 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Request> {
         }
         let (name, value) = header.split_once(':')?;
         let (name, value) = (name.trim().to_ascii_lowercase(), value.trim());
+        headers.push((name.clone(), value.to_owned()));
         if name == "content-length" {
             length = value.parse().ok()?;
         } else if name == "transfer-encoding" && value.eq_ignore_ascii_case("chunked") {
@@ -332,7 +461,11 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Request> {
         body.resize(length, 0);
         reader.read_exact(&mut body).ok()?;
     }
-    Some(Request { path, body })
+    Some(Request {
+        path,
+        headers,
+        body,
+    })
 }
 
 fn answer(
@@ -345,10 +478,17 @@ fn answer(
     if route.ends_with("/messages/count_tokens") {
         return ok_json(&json!({"input_tokens": 100}));
     }
+    if route.ends_with(":countTokens") {
+        return ok_json(&json!({"totalTokens": 100}));
+    }
     let dialect = if route.ends_with("/v1/messages") {
         Dialect::Anthropic
     } else if route.ends_with("/chat/completions") {
         Dialect::OpenAi
+    } else if route.ends_with("/responses") {
+        Dialect::Responses
+    } else if route.ends_with(":generateContent") || route.ends_with(":streamGenerateContent") {
+        Dialect::Gemini
     } else {
         let error = json!({"error": {"type": "not_found_error", "message": "not served here"}});
         return (
@@ -361,16 +501,20 @@ fn answer(
         dialect,
         size: request.body.len(),
         body,
+        headers: request.headers.clone(),
     };
     let reply = script(&exchange);
     let model = exchange.body["model"].as_str().unwrap_or("fake").to_owned();
-    let stream = exchange.body["stream"] == true;
+    let stream = exchange.body["stream"] == true || request.path.contains("alt=sse");
     log.lock().expect("log lock").push(exchange);
     match (dialect, stream) {
         (Dialect::Anthropic, true) => sse(&anthropic_events(&model, &reply)),
         (Dialect::Anthropic, false) => ok_json(&anthropic_message_json(&model, &reply)),
         (Dialect::OpenAi, true) => sse(&openai_chunks(&model, &reply)),
         (Dialect::OpenAi, false) => ok_json(&openai_completion(&model, &reply)),
+        (Dialect::Responses, _) => sse(&responses_events(&reply)),
+        (Dialect::Gemini, true) => sse(&[("", gemini_response(&reply))]),
+        (Dialect::Gemini, false) => ok_json(&gemini_response(&reply)),
     }
 }
 
@@ -388,7 +532,11 @@ fn sse(events: &[(&str, Value)]) -> (&'static str, &'static str, Vec<u8>) {
         }
         out.push_str(&format!("data: {data}\n\n"));
     }
-    let openai = events.iter().all(|(name, _)| name.is_empty());
+    let openai = events.iter().all(|(name, _)| name.is_empty())
+        && !events.is_empty()
+        && events
+            .iter()
+            .all(|(_, data)| data.get("candidates").is_none());
     if openai {
         out.push_str("data: [DONE]\n\n");
     }
@@ -494,4 +642,51 @@ fn openai_chunks(model: &str, reply: &Reply) -> Vec<(&'static str, Value)> {
         ("", chunk(json!({}), json!(finish))),
         ("", usage),
     ]
+}
+
+/// The Responses API's stream for one reply: created, the one output item, completed.
+fn responses_events(reply: &Reply) -> Vec<(&'static str, Value)> {
+    let item = match reply {
+        Reply::Text(text) => json!({"type": "message", "role": "assistant", "id": "msg_1",
+            "content": [{"type": "output_text", "text": text}]}),
+        Reply::Call { id, name, input } => {
+            let mut call = json!({"type": "function_call", "id": format!("fc_{id}"),
+                "call_id": id, "arguments": input.to_string()});
+            match name.split_once('/') {
+                Some((namespace, short)) => {
+                    call["namespace"] = json!(namespace);
+                    call["name"] = json!(short);
+                }
+                None => call["name"] = json!(name),
+            }
+            call
+        }
+    };
+    vec![
+        (
+            "response.created",
+            json!({"type": "response.created", "response": {"id": "resp_1"}}),
+        ),
+        (
+            "response.output_item.done",
+            json!({"type": "response.output_item.done", "item": item}),
+        ),
+        (
+            "response.completed",
+            json!({"type": "response.completed", "response": {"id": "resp_1", "usage": {
+                "input_tokens": 10, "input_tokens_details": null, "output_tokens": 5,
+                "output_tokens_details": null, "total_tokens": 15}}}),
+        ),
+    ]
+}
+
+/// Gemini's answer: one candidate with one part, the turn's end.
+fn gemini_response(reply: &Reply) -> Value {
+    let part = match reply {
+        Reply::Text(text) => json!({"text": text}),
+        Reply::Call { name, input, .. } => json!({"functionCall": {"name": name, "args": input}}),
+    };
+    json!({"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP",
+           "index": 0}],
+           "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}})
 }

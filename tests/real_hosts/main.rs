@@ -1,18 +1,21 @@
-//! Tests against the real hosts: the `claude` (npm `@anthropic-ai/claude-code`) and
-//! `opencode` (npm `opencode-ai`) binaries run a lead agent on a copy of
-//! `fixtures/repos/aiws-basic` wired with `curate init --host …`, their model being a fake
+//! Tests against the real hosts: the `claude` (npm `@anthropic-ai/claude-code`),
+//! `opencode` (npm `opencode-ai`), `codex` (npm `@openai/codex`), `copilot` (npm
+//! `@github/copilot`) and `gemini` (npm `@google/gemini-cli`) binaries run a lead agent on a copy of `fixtures/repos/aiws-basic` wired with `curate init --host …`, their model being a fake
 //! server on 127.0.0.1 (`fake_model`) that plays a scripted lead and sub-agent and records
 //! every request. The tests assert what the sub-agent received, what the lead resends after
 //! the dispatch, and what the model read of curate's MCP tool.
 //!
-//! The binaries come from `CURATE_CLAUDE_BIN` / `CURATE_OPENCODE_BIN`, else from
-//! `target/hosts/node_modules/.bin/` (where `.ci/run` installs the pinned versions). A
+//! The binaries come from `CURATE_CLAUDE_BIN` / `CURATE_OPENCODE_BIN` /
+//! `CURATE_CODEX_BIN` / `CURATE_COPILOT_BIN` / `CURATE_GEMINI_BIN`, else from `target/hosts/node_modules/.bin/` (where `.ci/run` installs the pinned versions). A
 //! missing binary skips its tests, unless `CURATE_REQUIRE_HOSTS=1`: then it fails them.
 
 #![allow(clippy::missing_panics_doc, clippy::print_stdout, clippy::print_stderr)]
 
 mod claude_code;
+mod codex;
+mod copilot;
 mod fake_model;
+mod gemini;
 mod opencode;
 
 use std::io::Read;

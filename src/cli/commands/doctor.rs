@@ -28,6 +28,19 @@ struct Wired {
     problems: Vec<String>,
 }
 
+impl Wired {
+    fn new(host: &'static str, file: &'static str) -> Wired {
+        Wired {
+            host,
+            file,
+            entries: Vec::new(),
+            program: None,
+            found: None,
+            problems: Vec::new(),
+        }
+    }
+}
+
 /// Runs `curate doctor`.
 pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
     let printer = Printer::new(g);
@@ -65,14 +78,7 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
         .flatten();
 
     // Claude Code: the project's settings and the local ones.
-    let mut claude = Wired {
-        host: "claude-code",
-        file: ".claude/settings.json",
-        entries: Vec::new(),
-        program: None,
-        found: None,
-        problems: Vec::new(),
-    };
+    let mut claude = Wired::new("claude-code", ".claude/settings.json");
     for file in [".claude/settings.json", ".claude/settings.local.json"] {
         if let Some(v) = json(file, &mut claude.problems, "Claude Code") {
             for (event, program) in hosts::claude_hook_programs(&v) {
@@ -100,14 +106,7 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
     wired.push(claude);
 
     // OpenCode: curate's plugin (CURATE_BIN, when set, wins in the plugin too).
-    let mut open = Wired {
-        host: "opencode",
-        file: HostKind::Opencode.path(),
-        entries: Vec::new(),
-        program: None,
-        found: None,
-        problems: Vec::new(),
-    };
+    let mut open = Wired::new("opencode", HostKind::Opencode.path());
     if let Some(text) = read(HostKind::Opencode.path()) {
         open.entries.push("plugin".to_owned());
         if !hosts::is_our_plugin(&text) {
@@ -131,14 +130,7 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
     wired.push(open);
 
     // MCP: `.mcp.json`.
-    let mut mcp = Wired {
-        host: "mcp",
-        file: HostKind::Mcp.path(),
-        entries: Vec::new(),
-        program: None,
-        found: None,
-        problems: Vec::new(),
-    };
+    let mut mcp = Wired::new("mcp", HostKind::Mcp.path());
     if let Some(v) = json(HostKind::Mcp.path(), &mut mcp.problems, "an MCP client")
         && let Some(command) = v["mcpServers"]["curate"]["command"].as_str()
     {
@@ -146,6 +138,7 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
         mcp.program = Some(command.to_owned());
     }
     wired.push(mcp);
+    wired.extend(fourth_round(root, &read));
 
     for w in &mut wired {
         if let Some(p) = &w.program {
@@ -179,11 +172,11 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
         .collect();
     if wired.iter().all(|w| w.entries.is_empty()) {
         problems.push(
-            "no host is wired: dispatches are not curated (`curate init --host claude-code`, `--host opencode` or `--host mcp`)"
+            "no host is wired: dispatches are not curated (`curate init --host claude-code`, `--host codex`, `--host opencode` or `--host mcp`)"
                 .to_owned(),
         );
     }
-    for host in ["claude-code", "opencode"] {
+    for host in ["claude-code", "opencode", "codex", "copilot", "gemini"] {
         if let Some(last) = runs.iter().rev().find(|r| r.host == host)
             && matches!(last.status.as_str(), "crashed" | "deadline")
         {
@@ -327,4 +320,171 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
         printer.out(&crate::trust::redact::redact(&text))?;
     }
     Ok(ExitCode::of_check(problems.is_empty()))
+}
+
+/// The hosts of the fourth round: Codex, Copilot CLI, Gemini CLI.
+fn fourth_round(root: &std::path::Path, read: &dyn Fn(&str) -> Option<String>) -> [Wired; 3] {
+    [
+        codex(root, read(hosts::codex::HOOKS_PATH)),
+        copilot(read(hosts::COPILOT_PATH)),
+        gemini(read(HostKind::Gemini.path())),
+    ]
+}
+
+/// Gemini CLI: curate's `BeforeTool` entry in `.gemini/settings.json` (`text`).
+fn gemini(text: Option<String>) -> Wired {
+    let mut w = Wired::new("gemini", HostKind::Gemini.path());
+    let Some(v) = text.and_then(|t| serde_json::from_str::<Value>(&t).ok()) else {
+        return w;
+    };
+    for (event, groups) in v["hooks"].as_object().into_iter().flatten() {
+        for h in groups
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|g| g["hooks"].as_array().into_iter().flatten())
+        {
+            if hosts::is_handler_of(h, "gemini") {
+                w.entries.push(event.clone());
+                let command = h["command"].as_str().unwrap_or_default().trim();
+                let command = command.strip_suffix(hosts::FAIL_OPEN).unwrap_or(command);
+                w.program.get_or_insert_with(|| {
+                    command
+                        .trim()
+                        .strip_suffix("hook gemini")
+                        .unwrap_or(command)
+                        .trim()
+                        .trim_matches('\'')
+                        .to_owned()
+                });
+            }
+        }
+    }
+    if !w.entries.is_empty() && !w.entries.iter().any(|e| e == "BeforeTool") {
+        w.problems.push(
+            "no BeforeTool entry runs curate's hook: run `curate init --host gemini`".to_owned(),
+        );
+    }
+    w
+}
+
+/// Codex: curate's entries in `.codex/hooks.json` (`text`), the project's trust and each
+/// hook's approval in the user's `config.toml` (approval hashes recomputed as Codex
+/// computes them). Never approves anything.
+fn codex(root: &std::path::Path, text: Option<String>) -> Wired {
+    use hosts::codex::{self as cx, Approval, Trust};
+    let mut w = Wired::new("codex", cx::HOOKS_PATH);
+    let Some(text) = text else { return w };
+    let source = root.join(cx::HOOKS_PATH);
+    let hooks_json = match serde_json::from_str::<Value>(&text) {
+        Ok(v) => v,
+        Err(e) => {
+            w.problems.push(format!(
+                "{}:{}: invalid JSON: {}: Codex cannot read it",
+                cx::HOOKS_PATH,
+                crate::util::jsonpos::json_pos(&e),
+                crate::util::jsonpos::json_message_of(&text, &e)
+            ));
+            return w;
+        }
+    };
+    // A hooks file of others' entries only: not curate's business (nor the user's config).
+    if cx::hooks(&source, &hooks_json, None).is_empty() {
+        return w;
+    }
+    let home = cx::home();
+    let config_path = home.as_ref().map_or_else(
+        || "~/.codex/config.toml".to_owned(),
+        |h| h.join("config.toml").display().to_string(),
+    );
+    let config = match home.as_deref().map(cx::user_config).transpose() {
+        Ok(c) => c.flatten(),
+        Err(e) => {
+            w.problems.push(format!(
+                "{}: trust and approvals unknown",
+                e.to_string().lines().next().unwrap_or_default()
+            ));
+            None
+        }
+    };
+    let found = cx::hooks(&source, &hooks_json, config.as_ref());
+    for h in &found {
+        let state = match h.approval {
+            Approval::Approved => "approved",
+            Approval::Modified => "edited since approved",
+            Approval::Unapproved => "not approved",
+            Approval::Disabled => "disabled",
+        };
+        w.entries.push(format!("{} ({state})", h.event));
+        let fix = format!(
+            "approve it in Codex's hooks review, or add to {config_path}: {}",
+            cx::approval_lines(std::slice::from_ref(h))
+                .replace('\n', " ")
+                .trim_end()
+        );
+        match h.approval {
+            Approval::Approved => {}
+            Approval::Modified => w.problems.push(format!(
+                "the {} hook was approved, but its entry changed since (an edit un-approves it: {}): `codex exec` skips it without a word; {fix}",
+                h.event, h.key
+            )),
+            Approval::Unapproved => w.problems.push(format!(
+                "the {} hook is not approved ({}): `codex exec` skips it without a word; {fix}",
+                h.event, h.key
+            )),
+            Approval::Disabled => w.problems.push(format!(
+                "the {} hook is disabled (`enabled = false` for {} in {config_path})",
+                h.event, h.key
+            )),
+        }
+    }
+    for (event, ..) in cx::ENTRIES {
+        if !found.iter().any(|h| h.event == event) {
+            w.problems.push(format!(
+                "no {event} entry runs curate's hook: run `curate init --host codex`"
+            ));
+        }
+    }
+    match cx::trust(config.as_ref(), root) {
+        Trust::Trusted => {}
+        Trust::Untrusted => w.problems.push(format!(
+            "the project is marked untrusted in {config_path}: Codex reads nothing in .codex/; set its trust_level to \"trusted\""
+        )),
+        Trust::Unknown => w.problems.push(format!(
+            "the project is not trusted in {config_path}: Codex reads nothing in .codex/; accept Codex's trust prompt when `codex` starts here (or `codex exec --trust`)"
+        )),
+    }
+    w.program = hooks_json["hooks"]
+        .as_object()
+        .into_iter()
+        .flat_map(|m| m.values())
+        .filter_map(Value::as_array)
+        .flatten()
+        .flat_map(|g| g["hooks"].as_array().into_iter().flatten())
+        .filter(|h| hosts::is_handler_of(h, "codex"))
+        .find_map(|h| h["command"].as_str())
+        .map(|c| {
+            c.trim()
+                .strip_suffix("hook codex")
+                .unwrap_or(c)
+                .trim()
+                .trim_matches('\'')
+                .to_owned()
+        });
+    w
+}
+
+/// GitHub Copilot CLI: curate's `.github/hooks/curate.json` (`text`) and the program it runs.
+fn copilot(text: Option<String>) -> Wired {
+    let mut w = Wired::new("copilot", hosts::COPILOT_PATH);
+    let Some(text) = text else { return w };
+    w.entries.push("preToolUse, subagentStart".to_owned());
+    w.program = hosts::copilot_program(&text);
+    if w.program.is_none() {
+        w.problems.push(format!(
+            "{} is not curate's (a hand edit?): `curate init --host copilot --force` writes it anew",
+            hosts::COPILOT_PATH
+        ));
+    }
+    w
 }

@@ -76,6 +76,12 @@ fn wire_host(
     // A workflow whose injector reads the author's lists: compile a list when it is edited.
     let on_edit = ws.workflow().authored();
     let changes = crate::hosts::install(&ws.root, host, force, &program, on_edit)?;
+    // Codex reads MCP servers from its own `.codex/config.toml`.
+    let codex_mcp = if host == crate::hosts::HostKind::Mcp {
+        crate::hosts::codex::install_mcp(&ws.root, force)?
+    } else {
+        Vec::new()
+    };
     for c in crate::hosts::conflicts(&ws.root, host) {
         printer.report(&format!("warning: {c}\n"));
     }
@@ -90,7 +96,10 @@ fn wire_host(
                 crate::hosts::HostKind::Opencode => {
                     "; a list the lead edits is compiled right after the edit (the plugin's tool.execute.after), before Trellis' plugin reads it"
                 }
-                crate::hosts::HostKind::Mcp => "",
+                crate::hosts::HostKind::Mcp
+                | crate::hosts::HostKind::Codex
+                | crate::hosts::HostKind::Copilot
+                | crate::hosts::HostKind::Gemini => "",
             }
         ));
     }
@@ -105,11 +114,69 @@ fn wire_host(
             }
             printer.err(&text);
         }
-        if host != crate::hosts::HostKind::Mcp {
+        if host == crate::hosts::HostKind::Mcp {
+            let path = crate::hosts::codex::CONFIG_PATH;
+            if codex_mcp.is_empty() {
+                printer.err(&format!("{path} already wired; nothing changed\n"));
+            } else {
+                let mut text = format!("updated {path}:\n");
+                for c in &codex_mcp {
+                    text.push_str(&format!("  {c}\n"));
+                }
+                printer.err(&text);
+            }
+            printer.err(
+                "note: Codex cuts a tool's result to its output limit (about 12 KB by default): a bundle reaches a Codex model whole through `curate init --host codex`, not through MCP\n",
+            );
+        } else {
+            if host == crate::hosts::HostKind::Codex {
+                printer.err(&codex_still_to_do(&ws.root));
+            }
+            if host == crate::hosts::HostKind::Gemini {
+                printer.err(
+                    "Gemini CLI runs a project's hooks in a folder you trust (its trust prompt, or ~/.gemini/trustedFolders.json)\n",
+                );
+            }
+            if host == crate::hosts::HostKind::Copilot {
+                printer.err(
+                    "Copilot CLI runs a repository's hooks in a folder you trust: accept its trust prompt when `copilot` starts here (`copilot -p` needs --trust-folder or a trusted folder)\n",
+                );
+            }
             printer.err("check the wiring with `curate doctor`\n");
         }
     }
     Ok(ExitCode::Ready)
+}
+
+/// What a Codex user must still do by hand: trust the project, approve the two hooks (the
+/// lines Codex's hooks review would write, for the user's own `config.toml`).
+fn codex_still_to_do(root: &std::path::Path) -> String {
+    use crate::hosts::codex;
+    let source = root.join(codex::HOOKS_PATH);
+    let hooks = crate::trust::admit::read_repo_file(root, &source)
+        .ok()
+        .flatten()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .map(|v| codex::hooks(&source, &v, None))
+        .unwrap_or_default();
+    let config = codex::home().map_or_else(
+        || "~/.codex/config.toml".to_owned(),
+        |h| h.join("config.toml").display().to_string(),
+    );
+    let project = serde_json::to_string(&root.display().to_string()).unwrap_or_default();
+    let approvals = codex::approval_lines(&hooks)
+        .lines()
+        .map(|l| format!("       {l}\n"))
+        .collect::<String>();
+    format!(
+        "Codex runs these hooks only once you have, by hand (curate approves nothing itself):\n\
+         \x20 1. trusted this project: accept Codex's trust prompt when `codex` starts here (or run `codex exec --trust` once), which adds to {config}:\n\
+         \x20      [projects.{project}]\n\
+         \x20      trust_level = \"trusted\"\n\
+         \x20 2. approved both hooks: in Codex's hooks review, or by adding to {config} (an edit of an entry un-approves it):\n\
+         {approvals}\
+         \x20 Until then `codex exec` skips them without a word and the sub-agents get no curated context.\n"
+    )
 }
 
 /// `init --profile`: writes `.curate/config.toml` (never over one that exists without
