@@ -705,9 +705,35 @@ pub fn prepare(d: &Dispatch<'_>, o: &WorkspaceOptions, trace: &Trace) -> Option<
     };
     let options = CompileOptions {
         task_file,
+        task_text: prompt_as_text(&ws, d.prompt, trace),
         ..CompileOptions::defaults(&ws, &role, &change)
     };
     finish(&ws, &options, d, trace, theirs)
+}
+
+/// The lead's prompt as the task's text, when the task's words are on (`[select] task`):
+/// recorded in the lock, so a prompt that holds a secret is left out (and the log says so).
+fn prompt_as_text(
+    ws: &Workspace,
+    prompt: &str,
+    trace: &Trace,
+) -> Option<crate::settings::TextSource> {
+    if ws.config.task_tokens == 0 || prompt.trim().is_empty() {
+        return None;
+    }
+    match crate::trust::admit::rules().map(|r| r.scan(prompt.as_bytes())) {
+        Ok(None) => Some(crate::settings::TextSource::Prompt(prompt.to_owned())),
+        Ok(Some(hit)) => {
+            trace.note(|t| {
+                t.reason = Some(format!(
+                    "the prompt is not read as the task's text: it holds a secret ({} on line {})",
+                    hit.rule, hit.line
+                ));
+            });
+            None
+        }
+        Err(_) => None,
+    }
 }
 
 /// Compiles `o` (writing the manifest and lock) and renders the dispatch's prompt: READY,
