@@ -63,7 +63,7 @@ pub(super) fn with_task_words(
             kind: f.kind.to_owned(),
             sections: f.sections,
             reason: Some(f.reason),
-            origin: Origin::TaskWords,
+            origin: Origin::TaskWords(f.score),
             merged: Vec::new(),
         });
     }

@@ -418,3 +418,28 @@ fn with_the_tasks_words_on_a_hook_reads_the_leads_prompt_as_text() {
     );
     assert!(!repo.read(".curate/state/hooks.jsonl").contains(&token));
 }
+
+#[test]
+fn explain_shows_how_each_file_of_the_tasks_words_scored() {
+    let repo = plain();
+    let out = with_text(
+        &repo,
+        "Lock accounts after five failed logins; see auth/lockout.ts\n",
+        &["--dry-run", "--explain"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let all = out.all();
+    assert!(
+        all.contains("\"src/auth/lockout.ts\" ← the task's words (named): kept"),
+        "{all}"
+    );
+    let ranked = all
+        .lines()
+        .find(|l| l.contains("\"docs/auth.md\" ← the task's words (BM25 "))
+        .unwrap_or_else(|| panic!("{all}"));
+    // The best ranked file scores the best score.
+    let (_, rest) = ranked.split_once("(BM25 ").unwrap();
+    let (score, rest) = rest.split_once(" of the best ").unwrap();
+    let (best, _) = rest.split_once(')').unwrap();
+    assert_eq!(score, best, "{ranked}");
+}
