@@ -40,6 +40,8 @@ mod utf16;
 mod validate;
 
 #[cfg(test)]
+mod corpus_tests;
+#[cfg(test)]
 mod gitleaks_tests;
 #[cfg(test)]
 mod tests;

@@ -79,7 +79,11 @@ pub fn passes(
         }),
         Check::UrlPassword => real_url_password(group("user"), group("pass"), group("host")),
         Check::Generic => {
-            assignment_context(caps, haystack, false) && generic_literal(value, min_entropy)
+            assignment_context(caps, haystack, false) && {
+                let credential = names_a_credential(caps, haystack);
+                generic_literal(value, min_entropy, credential)
+                    || (credential && is_uuid(value) && random_uuid(value))
+            }
         }
         Check::Password => {
             assignment_context(caps, haystack, true) && password_literal(value, min_entropy)
@@ -131,6 +135,9 @@ const KNOWN_EXAMPLES: &[&[u8]] = &[
     b"conta1n3rize14",
     // Docker's documentation example swarm join token (`docker swarm join --token ...`).
     b"3pu6hszjas19xyp7ghgosyx9k8atbfcr8p2is99znpy26u2lkl",
+    // The UUID of RFC 4122's and Wikipedia's examples, and the nil UUID.
+    b"123e4567-e89b-12d3",
+    b"00000000-0000-",
     // Digests of the empty input (SHA-256, SHA-1, MD5), common test values.
     b"e3b0c44298fc1c149afbf4c8996fb924",
     b"da39a3ee5e6b4b0d3255bfef95601890",
@@ -1140,7 +1147,7 @@ fn identifier(haystack: &[u8], start: usize, op_start: usize) -> Vec<u8> {
 /// Whether a value assigned to a secret-like name looks like a real secret:
 /// long, high-entropy, letters and digits, and not a placeholder, template,
 /// reference, path, identifier, UUID or encoded text.
-fn generic_literal(value: &[u8], min_entropy: f64) -> bool {
+fn generic_literal(value: &[u8], min_entropy: f64, credential: bool) -> bool {
     if value.len() < 10 || value.len() > 512 || !has_letter_and_digit(value) {
         return false;
     }
@@ -1178,7 +1185,49 @@ fn generic_literal(value: &[u8], min_entropy: f64) -> bool {
     if encoded_text(value) || has_sequence(value, 6) {
         return false;
     }
+    // Hex digits carry at most 4 bits a byte: 32 random ones fall under 3.5 bits one time in
+    // six (Datadog, Bugsnag and Twilio keys are hex), so hex under a name that says it holds
+    // a credential is held to 3.0 (under `keys:` in prose it is more often an encoding).
+    let min_entropy = if credential && value.len() >= 20 && value.iter().all(u8::is_ascii_hexdigit)
+    {
+        min_entropy.min(3.0)
+    } else {
+        min_entropy
+    };
     shannon_entropy(value) >= min_entropy
+}
+
+/// Whether the name a value is assigned to says it holds a credential (`SCW_SECRET_KEY`,
+/// `POSTMARK_SERVER_TOKEN`, `apiKey`), not merely a key: a UUID under such a name is one
+/// (Postmark, Scaleway, Snyk and Heroku keys are UUIDs), under `key` or `id` it is an id.
+fn names_a_credential(caps: &Captures<'_>, haystack: &[u8]) -> bool {
+    let (Some(whole), Some(op)) = (caps.get(0), caps.name("op")) else {
+        return false;
+    };
+    let lower = identifier(haystack, whole.start(), op.start()).to_ascii_lowercase();
+    [
+        &b"token"[..],
+        b"secret",
+        b"apikey",
+        b"api_key",
+        b"api-key",
+        b"auth_key",
+        b"authkey",
+        b"access_key",
+        b"accesskey",
+    ]
+    .iter()
+    .any(|word| contains(&lower, word))
+}
+
+/// A UUID drawn at random (version 4: 122 random bits), not a documented example or a
+/// run of one digit.
+fn random_uuid(value: &[u8]) -> bool {
+    value.get(14) == Some(&b'4')
+        && !KNOWN_EXAMPLES
+            .iter()
+            .any(|example| contains(value, example))
+        && shannon_entropy(value) >= 3.0
 }
 
 /// Whether a value assigned to a password-like name looks like a real
@@ -1375,7 +1424,8 @@ fn is_dotted_identifier(value: &[u8]) -> bool {
 }
 
 /// A camel-case identifier (`oidExtKeyUsageMicrosoftKeyRecovery3`, `transportCredsForS2A`):
-/// letters and digits only, at least three words of two or more lower-case letters, two of
+/// letters and digits only, at least three words of two or more lower-case letters (with a
+/// vowel), two of
 /// them starting with a capital (a random lower-case value has long runs but no humps), and
 /// those words at least four fifths of it. Random base62 is mostly short runs.
 fn is_camel_identifier(value: &[u8]) -> bool {
@@ -1394,7 +1444,18 @@ fn is_camel_identifier(value: &[u8]) -> bool {
             .iter()
             .take_while(|b| b.is_ascii_lowercase())
             .count();
-        if lower >= 2 {
+        // A word has a vowel: `Dbcfnv` or `Qjgth` in a random key is no word.
+        let vowel = value
+            .get(start..index + lower)
+            .unwrap_or_default()
+            .iter()
+            .any(|b| {
+                matches!(
+                    b.to_ascii_lowercase(),
+                    b'a' | b'e' | b'i' | b'o' | b'u' | b'y'
+                )
+            });
+        if lower >= 2 && vowel {
             humps += usize::from(index > start);
             index += lower;
             words += 1;
