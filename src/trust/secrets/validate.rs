@@ -1107,6 +1107,11 @@ fn assignment_context(caps: &Captures<'_>, haystack: &[u8], password: bool) -> b
     {
         return false;
     }
+    // A name that is one part of a colon path (`arn:aws:secretsmanager:…:secret:prod/db-x1Y2`,
+    // a URN) is no variable: what follows its `:` is the path's next part.
+    if op == b":" && name_follows_colon(haystack, whole.start()) {
+        return false;
+    }
     let ident = identifier(haystack, whole.start(), op_match.start());
     let lower = ident.to_ascii_lowercase();
     if IDENT_DENY.iter().any(|word| contains(&lower, word)) {
@@ -1123,6 +1128,17 @@ fn assignment_context(caps: &Captures<'_>, haystack: &[u8], password: bool) -> b
     !IDENT_DENY_SUFFIX
         .iter()
         .any(|suffix| lower.ends_with(suffix))
+}
+
+/// Whether the identifier that ends at or runs through `start` comes right after a `:`.
+fn name_follows_colon(haystack: &[u8], start: usize) -> bool {
+    let before = haystack.get(..start).unwrap_or_default();
+    let head = before
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        .count();
+    before.len() > head && before.get(before.len() - head - 1) == Some(&b':')
 }
 
 /// The identifier a candidate is assigned to: the name bytes before the

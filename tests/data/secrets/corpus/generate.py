@@ -38,7 +38,8 @@ CLASSES = {
     "up": "ABCDEFGHIJKLMNOPQRSTUVWXYZ",
     "bech": "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L",
 }
-PIECE = re.compile(r"\{([A-Za-z0-9]+)(?::(\d+)(?:-(\d+))?)?\}")
+PIECE = re.compile(r"\{(" + "|".join(list(CLASSES) + ["uuid", "crc32"])
+                   + r")(?::(\d+)(?:-(\d+))?)?\}")
 B62 = CLASSES["b62"][52:] + CLASSES["b62"][:52]  # 0-9A-Za-z, GitHub's checksum alphabet
 
 
@@ -121,7 +122,8 @@ def negatives(rng):
     table = tomllib.load(open(os.path.join(HERE, "negatives.toml"), "rb"))
     for kind in table["negative"]:
         for _ in range(kind.get("draws", 3)):
-            yield kind["id"], draw(kind["text"], rng)
+            # `{{` and `}}` are braces of the text itself.
+            yield kind["id"], draw(kind["text"], rng).replace("{{", "{").replace("}}", "}")
 
 
 def main():
