@@ -82,7 +82,7 @@ fn main() {
             if *misses {
                 match (expect, hit) {
                     (true, None) => {
-                        notes.push(format!("missed   {family} ({file}:{})", number + 1))
+                        notes.push(format!("missed   {family} ({file}:{})", number + 1));
                     }
                     (false, Some(hit)) => notes.push(format!(
                         "flagged  {family} by {} ({file}:{})",
