@@ -35,6 +35,7 @@ mod decoded;
 mod keywords;
 mod layout;
 mod names;
+mod shapes;
 mod spec;
 mod utf16;
 mod validate;
