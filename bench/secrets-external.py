@@ -10,7 +10,7 @@ is a true sample, with `want: nil` or empty a false one). Nothing of theirs is k
 samples go to a temporary folder and through `examples/secret-samples.rs`, which prints
 per set the share flagged and never a sample's text. Each sample is grouped under its
 scanner and under `held-out` or `tuned`, by the provider's name (its file or folder)
-hashed as the corpus is (`tests/data/secrets-corpus/generate.py`: sha256, first byte
+hashed as the corpus is (`tests/data/secret-corpus/generate.py`: sha256, first byte
 mod 3 == 0 is held out); `--misses` lists the families missed or flagged, of the tuned
 part only (the held-out part is measured, never looked into).
 """

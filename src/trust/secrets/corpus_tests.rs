@@ -1,4 +1,4 @@
-//! The format corpus (`tests/data/secrets/corpus/`): token formats from several public
+//! The format corpus (`tests/data/secret-corpus/`): token formats from several public
 //! sources, true and false samples drawn from them, a held-out part no rule was written or
 //! tuned against. `corpus_totals` prints recall and false flags per source and per part
 //! (`cargo test --lib corpus_totals -- --nocapture`) and holds the goals.
@@ -12,8 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::ContentRules;
 
-const SAMPLES: &str = include_str!("../../../tests/data/secrets/corpus/samples.jsonl");
-const FAMILIES: &str = include_str!("../../../tests/data/secrets/corpus/families.toml");
+const SAMPLES: &str = include_str!("../../../tests/data/secret-corpus/secrets/samples.jsonl");
+const FAMILIES: &str = include_str!("../../../tests/data/secret-corpus/families.toml");
 
 struct Sample {
     family: String,
@@ -159,7 +159,7 @@ fn corpus_is_drawn_from_its_formats() {
                 samples
                     .iter()
                     .any(|s| s.family == *family && s.expect == expect),
-                "{family}: no {expect} sample; run tests/data/secrets/corpus/generate.py"
+                "{family}: no {expect} sample; run tests/data/secret-corpus/generate.py"
             );
         }
     }

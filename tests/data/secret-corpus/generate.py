@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Draws the secret corpus's samples from its token formats: `families.toml` -> `samples.jsonl`.
+"""Draws the secret corpus's samples from its token formats: `families.toml` -> `secrets/samples.jsonl`.
 
-    python3 tests/data/secrets/corpus/generate.py     (rewrites samples.jsonl beside it)
+    python3 tests/data/secret-corpus/generate.py     (rewrites secrets/samples.jsonl)
 
 Every family gets true samples (its format drawn with a seed fixed by its id, planted as a
 user stores a credential: an env line, YAML, JSON, code; a distinctive format also bare)
@@ -151,7 +151,9 @@ def main():
     for kind, text in negatives(rng):
         lines.append({"family": kind, "expect": False, "set": "texts that hold no secret",
                       "text": text})
-    with open(os.path.join(HERE, "samples.jsonl"), "w") as out:
+    # Under `secrets/`: a folder curate leaves out by name, so its own runs on this
+    # repository never read the drawn tokens (the formats and this script stay readable).
+    with open(os.path.join(HERE, "secrets", "samples.jsonl"), "w") as out:
         for line in lines:
             out.write(json.dumps(line, ensure_ascii=False) + "\n")
 
