@@ -138,11 +138,14 @@ fn precedents(
     use rayon::prelude::*;
     let root = format!("{}/", ws.changes_root);
     let own = format!("{root}{}/", s.change);
-    let mut folders: std::collections::BTreeMap<String, Vec<&String>> = Default::default();
-    for list in under(universe, &root)
-        .iter()
-        .filter(|p| p.ends_with(".jsonl") && !p.starts_with(&own))
-    {
+    let mut folders: std::collections::BTreeMap<String, Vec<&String>> =
+        std::collections::BTreeMap::default();
+    for list in under(universe, &root).iter().filter(|p| {
+        std::path::Path::new(p.as_str())
+            .extension()
+            .is_some_and(|e| e == "jsonl")
+            && !p.starts_with(&own)
+    }) {
         let Some((dir, _)) = list.rsplit_once('/') else {
             continue;
         };

@@ -56,10 +56,10 @@ pub fn prepare(ws: &Workspace, role: &str, d: &Dispatch<'_>, trace: &Trace) -> O
         return trace.skip(&format!("ad-hoc dispatch: {e}"));
     }
     let mut ws = ws.clone();
-    ws.changes_root = state::DISPATCHES.to_owned();
+    state::DISPATCHES.clone_into(&mut ws.changes_root);
     ws.changes_root_given = true;
     ws.changes_warning = None;
-    ws.config.manifest = crate::config::DEFAULT_MANIFEST.to_owned();
+    crate::config::DEFAULT_MANIFEST.clone_into(&mut ws.config.manifest);
     let add = INSTRUCTIONS
         .iter()
         .filter(|f| ws.root.join(f).is_file())

@@ -21,6 +21,7 @@ mod errors;
 mod hook_hosts;
 mod hooks;
 mod kiro;
+mod lsp;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod openspec_cli;

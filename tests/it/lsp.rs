@@ -1,0 +1,287 @@
+//! `curate lsp` through its stdio, as an editor's LSP client talks to it: diagnostics on a
+//! broken overrides line at its place (and cleared when fixed), the preview equal to
+//! `curate preview`'s prompt byte for byte, the code lens, "add to context" changing the next
+//! preview, a hover with the entry's fate and tokens, and a malformed message the server
+//! survives. `nvim` drives it too, when installed (`lsp_nvim.rs`).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, ChildStdout};
+
+use serde_json::{Value, json};
+
+use crate::{Repo, WORKER_MANIFEST};
+
+const OVERRIDES: &str = "changes/add-auth/analysis/worker-context.overrides.jsonl";
+
+/// A client of `curate lsp` started in the repository's root.
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next_id: u64,
+}
+
+impl Client {
+    fn start(repo: &Repo) -> Client {
+        let mut child = repo.curate().args(["lsp"]).spawn();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut c = Client {
+            child,
+            stdin,
+            stdout,
+            next_id: 0,
+        };
+        let root = format!("file://{}", repo.root.display());
+        let init = c.request("initialize", json!({"rootUri": root, "capabilities": {}}));
+        assert_eq!(init["result"]["serverInfo"]["name"], "curate", "{init}");
+        c.notify("initialized", json!({}));
+        c
+    }
+
+    fn send_raw(&mut self, body: &str) {
+        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        let mut m = json!({"jsonrpc": "2.0", "method": method});
+        m["params"] = params;
+        self.send_raw(&m.to_string());
+    }
+
+    /// Sends a request and returns its response (notifications before it are skipped).
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        let mut m = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        m["params"] = params;
+        self.send_raw(&m.to_string());
+        loop {
+            let m = self.read();
+            if m["id"] == id {
+                return m;
+            }
+        }
+    }
+
+    fn read(&mut self) -> Value {
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            assert!(
+                self.stdout.read_line(&mut line).unwrap() > 0,
+                "the server ended"
+            );
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some(n) = line.strip_prefix("Content-Length: ") {
+                length = n.parse().unwrap();
+            }
+        }
+        let mut body = vec![0; length];
+        self.stdout.read_exact(&mut body).unwrap();
+        serde_json::from_slice(&body).unwrap()
+    }
+
+    /// The next diagnostics published for `uri`.
+    fn diagnostics(&mut self, uri: &str) -> Vec<Value> {
+        loop {
+            let m = self.read();
+            if m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri {
+                return m["params"]["diagnostics"].as_array().unwrap().clone();
+            }
+        }
+    }
+
+    /// Shuts down and exits; the server must exit 0 with nothing more on stdout.
+    fn stop(mut self) {
+        let r = self.request("shutdown", Value::Null);
+        assert_eq!(r["result"], Value::Null, "{r}");
+        self.notify("exit", Value::Null);
+        let out = self.child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+fn uri(repo: &Repo, rel: &str) -> String {
+    format!("file://{}", repo.root.join(rel).display())
+}
+
+fn open(c: &mut Client, uri: &str, text: &str) {
+    c.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "jsonl", "version": 1, "text": text}}),
+    );
+}
+
+fn preview(c: &mut Client) -> Value {
+    c.request(
+        "workspace/executeCommand",
+        json!({"command": "curate.preview", "arguments": [{"role": "worker", "change": "add-auth"}]}),
+    )
+}
+
+#[test]
+fn a_broken_overrides_line_is_shown_at_its_place_as_typed_and_cleared_when_fixed() {
+    let repo = Repo::fixture("aiws-basic");
+    let mut c = Client::start(&repo);
+    let u = uri(&repo, OVERRIDES);
+    let good = "// curation: editor test\n{\"file\": \"src/api/routes.ts\", \"priority\": \"low\", \"kind\": \"reference\"}\n";
+    open(&mut c, &u, good);
+    assert_eq!(c.diagnostics(&u), Vec::<Value>::new());
+
+    // Typed, not saved: the text in the editor is what is read.
+    let broken =
+        "// curation: editor test\n  {\"file\": \"src/api/routes.ts\",, \"kind\": \"x\"}\n";
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": u, "version": 2}, "contentChanges": [{"text": broken}]}),
+    );
+    let d = c.diagnostics(&u);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(
+        d[0]["range"]["start"],
+        json!({"line": 1, "character": 31}),
+        "at the second comma"
+    );
+    assert_eq!(d[0]["severity"], 1);
+    assert!(
+        d[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("invalid JSON"),
+        "{d:?}"
+    );
+    assert!(!repo.exists(OVERRIDES), "nothing is written");
+
+    let unknown = "{\"file\": \"src/api/routes.ts\", \"priority\": \"urgent\", \"kind\": \"x\"}\n";
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": u, "version": 3}, "contentChanges": [{"text": unknown}]}),
+    );
+    let d = c.diagnostics(&u);
+    assert!(
+        d[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown priority \"urgent\""),
+        "{d:?}"
+    );
+
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": u, "version": 4}, "contentChanges": [{"text": good}]}),
+    );
+    assert_eq!(c.diagnostics(&u), Vec::<Value>::new(), "cleared when fixed");
+    c.stop();
+}
+
+#[test]
+fn the_preview_is_curate_previews_prompt_and_add_to_context_changes_the_next_one() {
+    let repo = Repo::fixture("aiws-basic");
+    repo.compile_worker(&[]);
+    let cli = repo
+        .curate()
+        .args(["preview", "--role", "worker", "--change", "add-auth"])
+        .run();
+    assert_eq!(cli.code, 0, "{}", cli.stderr);
+    let mut c = Client::start(&repo);
+    let p = preview(&mut c);
+    let prompt = p["result"].as_str().unwrap_or_else(|| panic!("{p}"));
+    // The CLI's output has the root replaced by [ROOT]; the prompt names no absolute path.
+    assert_eq!(prompt, cli.stdout, "byte for byte");
+
+    // The code lens on the manifest's first line runs the same preview.
+    let m = uri(&repo, WORKER_MANIFEST);
+    open(&mut c, &m, &repo.read(WORKER_MANIFEST));
+    let lens = c.request("textDocument/codeLens", json!({"textDocument": {"uri": m}}));
+    let lens = &lens["result"][0];
+    assert_eq!(lens["range"]["start"]["line"], 0);
+    assert_eq!(lens["command"]["command"], "curate.preview");
+    assert_eq!(
+        lens["command"]["arguments"][0],
+        json!({"role": "worker", "change": "add-auth"})
+    );
+
+    // A hover on the manifest's first entry: its fate, lines and tokens.
+    let text = repo.read(WORKER_MANIFEST);
+    let (at, line) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.starts_with('{'))
+        .unwrap();
+    let first: Value = serde_json::from_str(line).unwrap();
+    let h = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": m}, "position": {"line": at, "character": 3}}),
+    );
+    let hover = h["result"]["contents"]["value"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{h}"));
+    assert!(hover.contains(first["file"].as_str().unwrap()), "{hover}");
+    assert!(hover.contains("kept · "), "{hover}");
+    assert!(hover.contains(" tokens"), "{hover}");
+
+    // "add to worker's context for add-auth" on a file not in it.
+    let other = "package.json";
+    assert!(!prompt.contains(other), "not in the prompt yet");
+    let actions = c.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri(&repo, other)},
+               "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+               "context": {"diagnostics": []}}),
+    );
+    let add = actions["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"] == "add to worker's context for add-auth")
+        .unwrap_or_else(|| panic!("{actions}"))
+        .clone();
+    let done = c.request("workspace/executeCommand", add["command"].clone());
+    assert!(done["result"].as_str().is_some(), "{done}");
+    assert!(repo.read(OVERRIDES).contains("\"file\":\"package.json\""));
+    let after = preview(&mut c);
+    assert!(
+        after["result"].as_str().unwrap().contains(other),
+        "the next preview has it"
+    );
+    let cli = repo
+        .curate()
+        .args(["preview", "--role", "worker", "--change", "add-auth"])
+        .run();
+    assert_eq!(
+        after["result"],
+        cli.stdout.as_str(),
+        "as curate preview sees it"
+    );
+    c.stop();
+}
+
+#[test]
+fn a_malformed_message_is_a_parse_error_and_the_server_goes_on() {
+    let repo = Repo::fixture("aiws-basic");
+    let mut c = Client::start(&repo);
+    c.send_raw("{\"jsonrpc\": \"2.0\", \"id\": ");
+    let e = c.read();
+    assert_eq!(e["error"]["code"], -32700, "{e}");
+    assert_eq!(e["id"], Value::Null);
+    let bad = c.request(
+        "workspace/executeCommand",
+        json!({"command": "curate.preview", "arguments": [{"role": "../x", "change": "add-auth"}]}),
+    );
+    assert!(bad["error"]["message"].as_str().is_some(), "{bad}");
+    let unknown = c.request("textDocument/rename", json!({}));
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    // Still serving.
+    assert!(preview(&mut c)["result"].as_str().is_some());
+    c.stop();
+}
