@@ -213,9 +213,9 @@ impl Server {
         let Some(file) = docs::path_of(uri).and_then(|path| ws.relative(&path)) else {
             return json!([]);
         };
+        let mut actions = self.adopt_action(&ws, uri);
         let mut pairs: BTreeSet<Pair> = self.named.iter().cloned().collect();
         pairs.extend(self.docs.keys().filter_map(|u| self.pair_of(&ws, u)));
-        let mut actions = Vec::new();
         for pair in pairs {
             let target = json!({"role": pair.role, "change": pair.change, "file": file});
             for (verb, command) in [
@@ -238,6 +238,30 @@ impl Server {
         Value::Array(actions)
     }
 
+    /// "adopt" on a manifest edited by hand (saved): its edits into the overrides file.
+    fn adopt_action(&self, ws: &Workspace, uri: &str) -> Vec<Value> {
+        let Some(doc) = self.docs.get(uri) else {
+            return Vec::new();
+        };
+        let Kind::Manifest(pair) = docs::kind(ws, &doc.path) else {
+            return Vec::new();
+        };
+        let claims_curate = doc.text.starts_with("// curate:");
+        if !claims_curate || crate::stages::manifest::is_intact(&doc.text) {
+            return Vec::new();
+        }
+        let title = format!(
+            "adopt the hand edits into {}",
+            ws.overrides_path(&pair.change, &pair.role)
+        );
+        vec![json!({
+            "title": title,
+            "kind": "quickfix",
+            "command": {"title": title, "command": "curate.adopt",
+                        "arguments": [{"role": pair.role, "change": pair.change}]},
+        })]
+    }
+
     fn execute(&mut self, p: &Value) -> std::result::Result<Value, Failure> {
         let command = p["command"].as_str().unwrap_or("");
         let target: Target = params(&p["arguments"][0])?;
@@ -245,6 +269,7 @@ impl Server {
         crate::settings::check_change_id(&target.change)?;
         match command {
             "curate.preview" => Ok(Value::String(super::redacted(&self.preview(&target)?))),
+            "curate.adopt" => Ok(Value::String(super::redacted(&self.adopt(&target)?))),
             "curate.add" | "curate.drop" => {
                 let said = self.write_override(&target, command == "curate.add")?;
                 Ok(Value::String(super::redacted(&said)))
@@ -293,6 +318,61 @@ impl Server {
         })
     }
 
+    /// `curate compile --adopt` for `t`: the manifest's hand edits into the overrides file,
+    /// then a compile written; refused while the manifest has edits not saved.
+    fn adopt(&self, t: &Target) -> std::result::Result<String, Failure> {
+        let ws = self.workspace()?;
+        let manifest = ws.root.join(ws.manifest_path(&t.change, &t.role));
+        self.refuse_unsaved(&ws, &manifest, &ws.manifest_path(&t.change, &t.role))?;
+        let (ws, change) = ws.for_change(&t.change)?;
+        let o = CompileOptions::defaults(&ws, &t.role, &change);
+        let mode = crate::ops::compile::Mode {
+            write: true,
+            adopt: true,
+            ..crate::ops::compile::Mode::default()
+        };
+        let done = crate::ops::compile::commit(&ws, &o, mode)?;
+        if done.written {
+            Ok(format!(
+                "{}wrote {}",
+                done.outcome, done.compiled.manifest_path
+            ))
+        } else {
+            Err(Error::Failed(report::human(
+                &done.compiled,
+                Style { color: false },
+                false,
+                false,
+                &done.outcome,
+                None,
+            ))
+            .into())
+        }
+    }
+
+    /// An error when `path` is open with edits not saved (a write would lose them).
+    fn refuse_unsaved(
+        &self,
+        ws: &Workspace,
+        path: &std::path::Path,
+        shown: &str,
+    ) -> std::result::Result<(), Failure> {
+        let unsaved = self.docs.values().any(|d| {
+            d.path == path
+                && crate::trust::admit::read_repo_file(&ws.root, &d.path)
+                    .ok()
+                    .flatten()
+                    .is_none_or(|disk| disk != d.text.as_bytes())
+        });
+        if unsaved {
+            return Err(Error::Failed(format!(
+                "{shown} has edits not saved: save it, then run this again"
+            ))
+            .into());
+        }
+        Ok(())
+    }
+
     /// Appends `{"file": …}` (add) or `{"drop": …}` to the overrides file of `t`, unless
     /// that file is open with edits not saved (they would be lost).
     fn write_override(&self, t: &Target, add: bool) -> std::result::Result<String, Failure> {
@@ -309,20 +389,7 @@ impl Server {
             path.to_string_lossy().replace('\\', "/")
         };
         crate::settings::check_no_secret("file", &rel)?;
-        let unsaved = self.docs.values().any(|d| {
-            d.path == s.overrides.path
-                && crate::trust::admit::read_repo_file(&ws.root, &d.path)
-                    .ok()
-                    .flatten()
-                    .is_none_or(|disk| disk != d.text.as_bytes())
-        });
-        if unsaved {
-            return Err(Error::Failed(format!(
-                "{} has edits not saved: save it, then run this again",
-                s.overrides.shown
-            ))
-            .into());
-        }
+        self.refuse_unsaved(&ws, &s.overrides.path, &s.overrides.shown)?;
         let line = if add {
             json!({"file": rel, "priority": "high", "kind": "reference", "reason": "added in the editor"})
         } else {

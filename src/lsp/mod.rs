@@ -17,7 +17,8 @@
 //!   and an overrides file's first line runs it;
 //! - hover on a manifest or overrides entry: what the compile makes of its file;
 //! - code actions "add to <role>'s context for <change>" / "drop from it", appended to the
-//!   overrides file (`curate.add` / `curate.drop`).
+//!   overrides file (`curate.add` / `curate.drop`); "adopt" on a manifest edited by hand
+//!   (`curate.adopt`, as `curate compile --adopt`).
 //!
 //! Stdout carries the protocol only. Every answer and notification passes
 //! [`crate::trust::redact::redact`]: nothing secret reaches the editor.
@@ -39,7 +40,12 @@ use crate::settings::WorkspaceOptions;
 const DEBOUNCE: Duration = Duration::from_millis(250);
 
 /// The commands the server runs (`workspace/executeCommand`).
-pub const COMMANDS: [&str; 3] = ["curate.preview", "curate.add", "curate.drop"];
+pub const COMMANDS: [&str; 4] = [
+    "curate.preview",
+    "curate.add",
+    "curate.drop",
+    "curate.adopt",
+];
 
 /// Serves LSP on stdin and stdout until `exit` or the end of stdin. `root` names where the
 /// repository is found (`dir` is `-C`); the client's `rootUri` is used when `-C` is not given.

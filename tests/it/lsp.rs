@@ -285,3 +285,73 @@ fn a_malformed_message_is_a_parse_error_and_the_server_goes_on() {
     assert!(preview(&mut c)["result"].as_str().is_some());
     c.stop();
 }
+
+#[test]
+fn a_hand_edited_manifest_shows_check_s_finding_and_is_adopted_by_its_code_action() {
+    let repo = Repo::fixture("aiws-basic");
+    assert_eq!(repo.compile_worker(&[]).code, 0);
+    // An entry taken out by hand, saved.
+    let text = repo.read(WORKER_MANIFEST);
+    let gone = text
+        .lines()
+        .rfind(|l| l.starts_with('{'))
+        .unwrap()
+        .to_owned();
+    let file = serde_json::from_str::<Value>(&gone).unwrap()["file"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let edited = text.replace(&format!("{gone}\n"), "");
+    repo.write(WORKER_MANIFEST, &edited);
+    let mut c = Client::start(&repo);
+    let m = uri(&repo, WORKER_MANIFEST);
+    open(&mut c, &m, &edited);
+    let d = c.diagnostics(&m);
+    assert!(
+        d.iter()
+            .any(|d| d["message"].as_str().unwrap().contains("edited by hand")),
+        "{d:?}"
+    );
+    let actions = c.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": m},
+               "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+               "context": {"diagnostics": []}}),
+    );
+    let adopt = actions["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"] == format!("adopt the hand edits into {OVERRIDES}"))
+        .unwrap_or_else(|| panic!("{actions}"))
+        .clone();
+    let done = c.request("workspace/executeCommand", adopt["command"].clone());
+    assert!(done["result"].as_str().is_some(), "{done}");
+    assert!(
+        repo.read(OVERRIDES)
+            .contains(&format!("\"drop\":\"{file}\"")),
+        "{}",
+        repo.read(OVERRIDES)
+    );
+    let check = repo.curate().args(["check"]).run();
+    assert_eq!(check.code, 0, "{}{}", check.stdout, check.stderr);
+    c.stop();
+}
+
+#[test]
+fn a_secret_in_an_overrides_line_never_reaches_the_editor() {
+    let repo = Repo::fixture("aiws-basic");
+    let mut c = Client::start(&repo);
+    let u = uri(&repo, OVERRIDES);
+    let token = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+    let line = format!(
+        "{{\"file\": \"src/api/routes.ts\", \"priority\": \"{token}\", \"kind\": \"x\"}}\n"
+    );
+    open(&mut c, &u, &line);
+    let d = c.diagnostics(&u);
+    let message = d[0]["message"].as_str().unwrap();
+    assert!(message.contains("unknown priority"), "{message}");
+    assert!(!message.contains(&token), "{message}");
+    assert!(message.contains("<secret"), "{message}");
+    c.stop();
+}
