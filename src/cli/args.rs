@@ -301,7 +301,7 @@ pub enum Command {
         after_help = "Registered by `claude mcp add --transport stdio curate -- curate mcp` or `curate init --host mcp`; see docs/mcp.md."
     )]
     Mcp,
-    /// Serve diagnostics, hover, the prompt preview and code actions to an editor (LSP, stdio).
+    /// Serve diagnostics, hover and the prompt preview to an editor (LSP on stdio).
     ///
     /// Any editor with an LSP client starts it; it stops (exit 0) at `exit` or when stdin
     /// ends.
