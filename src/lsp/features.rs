@@ -408,13 +408,19 @@ impl Server {
         let uri = p["textDocument"]["uri"].as_str().unwrap_or("");
         let line = p["position"]["line"].as_u64().unwrap_or(0);
         let ws = self.workspace()?;
-        let (Some(pair), Some(doc)) = (self.pair_of(&ws, uri), self.docs.get(uri)) else {
+        let Some(doc) = self.docs.get(uri) else {
             return Ok(Value::Null);
         };
         let text = usize::try_from(line)
             .ok()
             .and_then(|l| doc.text.lines().nth(l))
             .unwrap_or("");
+        if docs::kind(&ws, &doc.path) == Kind::Contracts {
+            return self.hover_glob(text);
+        }
+        let Some(pair) = self.pair_of(&ws, uri) else {
+            return Ok(Value::Null);
+        };
         let Ok(entry) = serde_json::from_str::<Value>(text.trim()) else {
             return Ok(Value::Null);
         };
@@ -433,14 +439,64 @@ impl Server {
     }
 }
 
+impl Server {
+    /// Hover on a contracts line holding a `"glob"`: the files it selects, and their fate,
+    /// for each role and change known (the client's, those of the open manifests).
+    fn hover_glob(&self, line: &str) -> std::result::Result<Value, Failure> {
+        let re = regex::Regex::new(r#""glob"\s*:\s*("(?:[^"\\]|\\.)*")"#)
+            .map_err(|e| Failure::Curate(Error::Failed(e.to_string())))?;
+        let Some(glob) = re
+            .captures(line)
+            .and_then(|c| serde_json::from_str::<String>(c.get(1)?.as_str()).ok())
+        else {
+            return Ok(Value::Null);
+        };
+        let ws = self.workspace()?;
+        let mut pairs: BTreeSet<Pair> = self.named.iter().cloned().collect();
+        pairs.extend(self.docs.keys().filter_map(|u| self.pair_of(&ws, u)));
+        let mut parts = vec![format!("**{glob}**")];
+        if pairs.is_empty() {
+            parts.push("open a manifest (or name a role and change in the client's initializationOptions) to see what it selects".to_owned());
+        }
+        let source = crate::model::quoted(&glob);
+        for pair in pairs {
+            let target = Target {
+                role: pair.role,
+                change: pair.change,
+                file: None,
+            };
+            let (ws, s) = self.settings(&target)?;
+            let compiled = crate::compile::compile(&ws, &CompileSettings { explain: true, ..s })?;
+            let selected: Vec<String> = compiled
+                .candidates
+                .iter()
+                .filter(|t| t.source.starts_with("contextFiles[") && t.source.ends_with(&source))
+                .map(|t| format!("- {} · {}", t.file, t.fate))
+                .collect();
+            parts.push(format!(
+                "{} for {}: {}",
+                target.role,
+                target.change,
+                if selected.is_empty() {
+                    "selects nothing".to_owned()
+                } else {
+                    format!("{} file(s)\n{}", selected.len(), selected.join("\n"))
+                }
+            ));
+        }
+        let value = super::redacted(&parts.join("\n\n"));
+        Ok(json!({"contents": {"kind": "markdown", "value": value}}))
+    }
+}
+
 /// What a compile made of `file` (a path, or a drop's glob): kept with its lines, tokens,
 /// reason and the rung it was cut to; dropped, indexed or excluded, and why.
 fn fate(c: &Compiled, file: &str) -> String {
     let head = format!("**{file}** · {} for {}\n\n", c.role_name, c.change);
     if let Some(k) = c.kept.iter().find(|k| k.entry.file == file) {
         let rung = k.degraded.as_ref().map_or_else(
-            || "whole selection".to_owned(),
-            |d| format!("cut to {:?} (from {} lines)", d.to, d.from_lines),
+            || "as selected".to_owned(),
+            |d| format!("cut to {} (from {} lines)", d.to.describe(), d.from_lines),
         );
         return format!(
             "{head}kept · {} lines · about {} tokens · {} · {}\n\nrung: {rung}\n\nreason: {}",

@@ -355,3 +355,61 @@ fn a_secret_in_an_overrides_line_never_reaches_the_editor() {
     assert!(message.contains("<secret"), "{message}");
     c.stop();
 }
+
+#[test]
+fn the_contracts_show_their_schema_errors_at_their_place_and_a_glob_what_it_selects() {
+    let repo = Repo::fixture("aiws-basic");
+    let rel = "contracts/workflow-delegation-contracts.json";
+    let embedded =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel))
+            .unwrap();
+    repo.write(rel, &embedded);
+    let mut client = Client::start(&repo);
+    let u = uri(&repo, rel);
+    open(&mut client, &u, &embedded);
+    assert_eq!(client.diagnostics(&u), Vec::<Value>::new());
+
+    // Typed: a glob that is not a string, where `check` puts it (line 59, column 11).
+    let broken = embedded.replacen("\"glob\": \"AI_PROJECT.md\"", "\"glob\": 7", 1);
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": u, "version": 2}, "contentChanges": [{"text": broken}]}),
+    );
+    let d = client.diagnostics(&u);
+    let first = embedded
+        .lines()
+        .position(|l| l.contains("\"glob\": \"AI_PROJECT.md\""))
+        .unwrap();
+    assert!(!d.is_empty(), "{d:?}");
+    assert_eq!(
+        d[0]["range"]["start"],
+        json!({"line": first, "character": 10}),
+        "{d:?}"
+    );
+    assert!(
+        d[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("7 is not of type \"string\""),
+        "{d:?}"
+    );
+
+    // The glob of REQUIREMENTS.md, for the role and change of an open manifest.
+    assert_eq!(repo.compile_worker(&[]).code, 0);
+    let m = uri(&repo, WORKER_MANIFEST);
+    open(&mut client, &m, &repo.read(WORKER_MANIFEST));
+    let line = embedded
+        .lines()
+        .position(|l| l.contains("\"glob\": \"REQUIREMENTS.md\""))
+        .unwrap();
+    let h = client.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": u}, "position": {"line": line, "character": 12}}),
+    );
+    let hover = h["result"]["contents"]["value"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{h}"));
+    assert!(hover.contains("worker for add-auth: 1 file(s)"), "{hover}");
+    assert!(hover.contains("- REQUIREMENTS.md · "), "{hover}");
+    client.stop();
+}
