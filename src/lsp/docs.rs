@@ -90,6 +90,13 @@ pub fn pair_of(ws: &Workspace, rel: &str) -> Option<Pair> {
     (ws.manifest_path(&pair.change, &pair.role) == rel).then_some(pair)
 }
 
+/// The change whose folder (under the changes root) holds `rel`, a file of it.
+pub fn change_of(ws: &Workspace, rel: &str) -> Option<String> {
+    let rest = rel.strip_prefix(&format!("{}/", ws.changes_root))?;
+    let (id, inside) = rest.split_once('/')?;
+    (!inside.is_empty() && crate::settings::check_change_id(id).is_ok()).then(|| id.to_owned())
+}
+
 /// One problem at a 1-based line and column (characters).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {

@@ -46,6 +46,9 @@ struct Target {
     change: String,
     #[serde(default)]
     file: Option<String>,
+    /// A task file, as `--task-file` (preview only).
+    #[serde(default)]
+    task_file: Option<String>,
 }
 
 impl Server {
@@ -190,17 +193,94 @@ impl Server {
     /// A lens on the first line of a manifest, its lock or overrides file: the preview.
     fn code_lens(&self, p: &Value) -> Value {
         let uri = p["textDocument"]["uri"].as_str().unwrap_or("");
-        let Some(pair) = self.workspace().ok().and_then(|ws| self.pair_of(&ws, uri)) else {
+        let Ok(ws) = self.workspace() else {
             return json!([]);
         };
-        json!([{
-            "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
-            "command": {
-                "title": format!("Preview {}'s prompt for {}", pair.role, pair.change),
-                "command": "curate.preview",
-                "arguments": [{"role": pair.role, "change": pair.change}],
-            },
-        }])
+        let targets = self.lens_targets(&ws, uri);
+        Value::Array(
+            targets
+                .into_iter()
+                .map(|t| {
+                    let title = format!("Preview {}'s prompt for {}", t.role, t.change);
+                    let mut argument = json!({"role": t.role, "change": t.change});
+                    if let Some(f) = t.task_file {
+                        argument["task_file"] = Value::String(f);
+                    }
+                    json!({
+                        "range": {"start": {"line": 0, "character": 0},
+                                  "end": {"line": 0, "character": 0}},
+                        "command": {"title": title, "command": "curate.preview",
+                                    "arguments": [argument]},
+                    })
+                })
+                .collect(),
+        )
+    }
+
+    /// The previews a document's first line offers: a manifest's (its lock's, its overrides
+    /// file's) own; a task file's, with it, for its `your_role`; a file of a change folder
+    /// (a plan), each role's that has a manifest for the change, and the client's.
+    fn lens_targets(&self, ws: &Workspace, uri: &str) -> Vec<Target> {
+        let Some(doc) = self.docs.get(uri) else {
+            return Vec::new();
+        };
+        let kind = docs::kind(ws, &doc.path);
+        if let Kind::Manifest(p) | Kind::Lock(p) | Kind::Overrides(p) = kind {
+            return vec![Target {
+                role: p.role,
+                change: p.change,
+                file: None,
+                task_file: None,
+            }];
+        }
+        let rel = ws.relative(&doc.path).unwrap_or_default();
+        let change =
+            docs::change_of(ws, &rel).or_else(|| self.named.as_ref().map(|n| n.change.clone()));
+        let Some(change) = change else {
+            return Vec::new();
+        };
+        if kind == Kind::Task {
+            let task = crate::task::parse(doc.text.as_bytes(), &doc.path).ok();
+            let role = task
+                .map(|t| t.your_role)
+                .filter(|r| !r.is_empty())
+                .or_else(|| self.named.as_ref().map(|n| n.role.clone()));
+            return role
+                .map(|role| Target {
+                    role,
+                    change,
+                    file: None,
+                    task_file: Some(rel),
+                })
+                .into_iter()
+                .collect();
+        }
+        let mut roles: BTreeSet<String> = self
+            .named
+            .iter()
+            .filter(|n| n.change == change)
+            .map(|n| n.role.clone())
+            .collect();
+        if docs::change_of(ws, &rel).is_some()
+            && let Ok(contracts) = ws.load_contracts()
+        {
+            roles.extend(
+                contracts
+                    .roles
+                    .iter()
+                    .filter(|r| ws.root.join(ws.manifest_path(&change, &r.id)).is_file())
+                    .map(|r| r.id.clone()),
+            );
+        }
+        roles
+            .into_iter()
+            .map(|role| Target {
+                role,
+                change: change.clone(),
+                file: None,
+                task_file: None,
+            })
+            .collect()
     }
 
     /// "add to <role>'s context for <change>" and "drop from it", for every role and change
@@ -284,7 +364,14 @@ impl Server {
     /// The compile settings of `t`, as `curate preview --role R --change C` resolves them.
     fn settings(&self, t: &Target) -> Result<(Workspace, CompileSettings)> {
         let (ws, change) = self.workspace()?.for_change(&t.change)?;
-        let o = CompileOptions::defaults(&ws, &t.role, &change);
+        let task_file = match &t.task_file {
+            Some(f) => Some(crate::trust::admit::contained(&ws.root, "task_file", f)?),
+            None => None,
+        };
+        let o = CompileOptions {
+            task_file,
+            ..CompileOptions::defaults(&ws, &t.role, &change)
+        };
         let s = CompileSettings::resolve(&ws, &o)?;
         Ok((ws, s))
     }
@@ -431,6 +518,7 @@ impl Server {
             role: pair.role,
             change: pair.change,
             file: None,
+            task_file: None,
         };
         let (ws, s) = self.settings(&target)?;
         let compiled = crate::compile::compile(&ws, &s)?;
@@ -464,6 +552,7 @@ impl Server {
                 role: pair.role,
                 change: pair.change,
                 file: None,
+                task_file: None,
             };
             let (ws, s) = self.settings(&target)?;
             let compiled = crate::compile::compile(&ws, &CompileSettings { explain: true, ..s })?;

@@ -13,9 +13,10 @@
 //!   is typed (their parsers), and on manifests and locks from `check` (on open and save:
 //!   `check` reads the files); cleared when fixed;
 //! - `curate.preview` (`workspace/executeCommand`, arguments `{role, change}`): the prompt
-//!   `curate preview --role R --change C` prints, byte for byte; a code lens on a manifest's
-//!   and an overrides file's first line runs it;
-//! - hover on a manifest or overrides entry: what the compile makes of its file;
+//!   `curate preview --role R --change C` prints, byte for byte; a code lens on the first
+//!   line of a manifest (its lock, its overrides file), a plan and a task file runs it;
+//! - hover on a manifest or overrides entry: what the compile makes of its file; on a
+//!   contracts glob: the files it selects;
 //! - code actions "add to <role>'s context for <change>" / "drop from it", appended to the
 //!   overrides file (`curate.add` / `curate.drop`); "adopt" on a manifest edited by hand
 //!   (`curate.adopt`, as `curate compile --adopt`).

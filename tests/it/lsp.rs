@@ -413,3 +413,57 @@ fn the_contracts_show_their_schema_errors_at_their_place_and_a_glob_what_it_sele
     assert!(hover.contains("- REQUIREMENTS.md · "), "{hover}");
     client.stop();
 }
+
+#[test]
+fn a_plan_and_a_task_file_offer_the_preview_on_their_first_line() {
+    let repo = Repo::fixture("aiws-basic");
+    assert_eq!(repo.compile_worker(&[]).code, 0);
+    let task = "changes/add-auth/worker-task.json";
+    let task_text = r#"{"task_id": "login-1", "title": "Login", "your_role": "worker", "files_owned": ["src/auth/login.ts"], "files_readonly": [], "success_criteria": ["tests pass"]}"#;
+    repo.write(task, task_text);
+    let mut client = Client::start(&repo);
+
+    let plan = "changes/add-auth/plan/session-20261120-auth-refactor.md";
+    let p = uri(&repo, plan);
+    open(&mut client, &p, &repo.read(plan));
+    let lens = client.request("textDocument/codeLens", json!({"textDocument": {"uri": p}}));
+    let args: Vec<Value> = lens["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["command"]["arguments"][0].clone())
+        .collect();
+    assert_eq!(
+        args,
+        vec![json!({"role": "worker", "change": "add-auth"})],
+        "the role whose manifest the change has"
+    );
+
+    let t = uri(&repo, task);
+    open(&mut client, &t, task_text);
+    assert_eq!(client.diagnostics(&t), Vec::<Value>::new());
+    let lens = client.request("textDocument/codeLens", json!({"textDocument": {"uri": t}}));
+    let command = lens["result"][0]["command"].clone();
+    assert_eq!(
+        command["arguments"][0],
+        json!({"role": "worker", "change": "add-auth", "task_file": task})
+    );
+    let answer = client.request("workspace/executeCommand", command);
+    let cli = repo
+        .curate()
+        .args(["preview", "--role", "worker", "--change", "add-auth"])
+        .args(["--task-file", task])
+        .run();
+    assert_eq!(cli.code, 0, "{}", cli.stderr);
+    assert_eq!(answer["result"], cli.stdout.as_str(), "byte for byte");
+
+    // A task file's own errors, as typed.
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": t, "version": 2},
+               "contentChanges": [{"text": "{\"task_id\": \"x\", \"colour\": 1}"}]}),
+    );
+    let d = client.diagnostics(&t);
+    assert_eq!(d.len(), 1, "{d:?}");
+    client.stop();
+}
