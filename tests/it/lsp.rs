@@ -467,3 +467,41 @@ fn a_plan_and_a_task_file_offer_the_preview_on_their_first_line() {
     assert_eq!(d.len(), 1, "{d:?}");
     client.stop();
 }
+
+#[test]
+fn add_to_context_writes_only_a_repository_file_that_is_no_secret_and_bad_params_are_errors() {
+    let repo = Repo::fixture("aiws-basic");
+    let mut client = Client::start(&repo);
+    let before = repo.snapshot_tree();
+    for file in ["../outside.md", "/etc/passwd", ".env", "config/server.key"] {
+        let r = client.request(
+            "workspace/executeCommand",
+            json!({"command": "curate.add",
+                   "arguments": [{"role": "worker", "change": "add-auth", "file": file}]}),
+        );
+        assert!(r["error"]["message"].as_str().is_some(), "{file}: {r}");
+    }
+    for params in [
+        json!({"command": "curate.preview"}),
+        json!({"command": "curate.preview", "arguments": [{"role": "worker"}]}),
+        json!({"command": "curate.nothing", "arguments": [{"role": "worker", "change": "add-auth"}]}),
+        json!([]),
+    ] {
+        let r = client.request("workspace/executeCommand", params.clone());
+        assert_eq!(r["error"]["code"], -32602, "{params}: {r}");
+    }
+    // Documents the server cannot place, and requests on them, change nothing.
+    client.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": "untitled:1", "languageId": "json", "version": 1, "text": "{"}}),
+    );
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": 7}}),
+    );
+    let h = client.request("textDocument/hover", json!([]));
+    assert_eq!(h["result"], Value::Null, "{h}");
+    assert_eq!(repo.snapshot_tree(), before, "nothing written");
+    assert!(preview(&mut client)["result"].as_str().is_some());
+    client.stop();
+}
