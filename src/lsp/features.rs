@@ -34,6 +34,8 @@ pub struct Server {
     root: WorkspaceOptions,
     docs: BTreeMap<String, Doc>,
     pending: BTreeSet<String>,
+    /// When the oldest edit still waiting for its diagnostics came.
+    pending_since: Option<std::time::Instant>,
     /// The role and change the client named (`initializationOptions`).
     named: Option<Pair>,
 }
@@ -57,6 +59,7 @@ impl Server {
             root,
             docs: BTreeMap::new(),
             pending: BTreeSet::new(),
+            pending_since: None,
             named: None,
         }
     }
@@ -66,8 +69,14 @@ impl Server {
         !self.pending.is_empty()
     }
 
+    /// How long the oldest edit waiting for its diagnostics has waited.
+    pub fn waited(&self) -> std::time::Duration {
+        self.pending_since.map(|t| t.elapsed()).unwrap_or_default()
+    }
+
     /// The diagnostics of the documents edited since they were last computed.
     pub fn publish_pending(&mut self) -> Vec<Notification> {
+        self.pending_since = None;
         let uris = std::mem::take(&mut self.pending);
         let ws = self.workspace().ok();
         uris.iter()
@@ -129,6 +138,8 @@ impl Server {
                 if let (Some(doc), Some(text)) = (self.docs.get_mut(&uri), text) {
                     text.clone_into(&mut doc.text);
                     self.pending.insert(uri);
+                    self.pending_since
+                        .get_or_insert_with(std::time::Instant::now);
                 }
                 Vec::new()
             }

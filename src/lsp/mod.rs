@@ -40,6 +40,9 @@ use crate::settings::WorkspaceOptions;
 /// How long the text must rest after an edit before its diagnostics are computed.
 const DEBOUNCE: Duration = Duration::from_millis(250);
 
+/// The longest diagnostics wait while messages keep coming (a client that never rests).
+const MAX_WAIT: Duration = Duration::from_secs(2);
+
 /// The commands the server runs (`workspace/executeCommand`).
 pub const COMMANDS: [&str; 4] = [
     "curate.preview",
@@ -59,6 +62,11 @@ pub fn serve(root: WorkspaceOptions) -> Result<()> {
     });
     let mut shutting_down = false;
     loop {
+        if server.waited() >= MAX_WAIT {
+            for n in server.publish_pending() {
+                send(&mut out, &n.into())?;
+            }
+        }
         let wait = if server.pending() {
             incoming.recv_timeout(DEBOUNCE)
         } else {
