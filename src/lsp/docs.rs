@@ -119,7 +119,23 @@ pub fn problems(ws: &Workspace, path: &Path, kind: &Kind, text: &str) -> Vec<Pro
         Kind::Contracts => {
             crate::stages::contract::parse(text.as_bytes(), Path::new(&shown)).map(|_| ())
         }
-        Kind::Manifest(p) | Kind::Lock(p) => return checked(ws, p, &shown),
+        Kind::Lock(p) => {
+            // A lock that does not read is no lock to `check` (it says so on the manifest):
+            // its own problem is shown here, at its place.
+            return match serde_json::from_str::<crate::stages::manifest::Lock>(text) {
+                Ok(_) => checked(ws, p, &shown),
+                Err(e) => vec![Problem {
+                    line: e.line().max(1),
+                    column: e.column().max(1),
+                    error: true,
+                    message: format!(
+                        "not a lock curate reads: {}; `curate compile` writes it anew",
+                        crate::util::jsonpos::json_message(&e)
+                    ),
+                }],
+            };
+        }
+        Kind::Manifest(p) => return checked(ws, p, &shown),
         Kind::Other => Ok(()),
     };
     parsed.err().map(|e| of_error(&e)).unwrap_or_default()

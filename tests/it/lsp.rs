@@ -505,3 +505,37 @@ fn add_to_context_writes_only_a_repository_file_that_is_no_secret_and_bad_params
     assert!(preview(&mut client)["result"].as_str().is_some());
     client.stop();
 }
+
+#[test]
+fn a_lock_that_does_not_read_is_shown_at_its_place() {
+    let repo = Repo::fixture("aiws-basic");
+    assert_eq!(repo.compile_worker(&[]).code, 0);
+    let lock = "changes/add-auth/analysis/worker-context.lock.json";
+    let good = repo.read(lock);
+    let mut client = Client::start(&repo);
+    let u = uri(&repo, lock);
+    open(&mut client, &u, &good);
+    assert_eq!(client.diagnostics(&u), Vec::<Value>::new());
+    let broken = good.replacen("\"digest\": \"", "\"digest\": 7, \"x\": \"", 1);
+    repo.write(lock, &broken);
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": u, "version": 2}, "contentChanges": [{"text": broken}]}),
+    );
+    client.notify("textDocument/didSave", json!({"textDocument": {"uri": u}}));
+    let d = client.diagnostics(&u);
+    let line = broken
+        .lines()
+        .position(|l| l.contains("\"digest\": 7"))
+        .unwrap();
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0]["range"]["start"]["line"], line, "{d:?}");
+    assert!(
+        d[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("not a lock curate reads"),
+        "{d:?}"
+    );
+    client.stop();
+}
