@@ -539,3 +539,59 @@ fn a_lock_that_does_not_read_is_shown_at_its_place() {
     );
     client.stop();
 }
+
+#[test]
+fn a_hover_on_an_overrides_drop_says_what_it_dropped_and_drop_from_it_writes_one() {
+    let repo = Repo::fixture("aiws-basic");
+    assert_eq!(repo.compile_worker(&[]).code, 0);
+    let kept = "changes/add-auth/analysis/impact.md";
+    assert!(repo.read(WORKER_MANIFEST).contains(kept));
+    let mut client = Client::start(&repo);
+    let before = preview(&mut client)["result"].clone();
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri(&repo, kept)},
+               "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+               "context": {"diagnostics": []}}),
+    );
+    // No manifest open and no role named by the client: nothing to offer.
+    assert_eq!(actions["result"], json!([]), "{actions}");
+    let m = uri(&repo, WORKER_MANIFEST);
+    open(&mut client, &m, &repo.read(WORKER_MANIFEST));
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri(&repo, kept)},
+               "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+               "context": {"diagnostics": []}}),
+    );
+    let drop = actions["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"] == "drop from worker's context for add-auth")
+        .unwrap_or_else(|| panic!("{actions}"))
+        .clone();
+    let done = client.request("workspace/executeCommand", drop["command"].clone());
+    assert!(done["result"].as_str().is_some(), "{done}");
+    let text = repo.read(OVERRIDES);
+    assert_eq!(
+        text,
+        format!("{{\"drop\":\"{kept}\",\"why\":\"dropped in the editor\"}}\n")
+    );
+    let o = uri(&repo, OVERRIDES);
+    open(&mut client, &o, &text);
+    let h = client.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": o}, "position": {"line": 0, "character": 3}}),
+    );
+    let hover = h["result"]["contents"]["value"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{h}"));
+    assert!(hover.contains(&format!("dropped: {kept}")), "{hover}");
+    let after = preview(&mut client)["result"].clone();
+    assert!(
+        after.is_string() && after != before,
+        "the next preview changed"
+    );
+    client.stop();
+}
