@@ -640,34 +640,7 @@ impl Config {
         }
         origins.insert("roles", roles_origin);
 
-        let on_not_ready_env = e
-            .value("CURATE_ON_NOT_READY")
-            .map(|v| match v.trim() {
-                "warn" => Ok(OnNotReady::Warn),
-                "deny" => Ok(OnNotReady::Deny),
-                _ => Err(bad("CURATE_ON_NOT_READY", &v, "warn or deny")),
-            })
-            .transpose()?;
-        let (on_not_ready, o) = pick(
-            None,
-            on_not_ready_env,
-            file.and_then(|f| f.hook.as_ref())
-                .and_then(|h| h.on_not_ready),
-            None,
-            OnNotReady::Warn,
-        );
-        origins.insert("hook.on_not_ready", o);
-        let hook = file.and_then(|f| f.hook.as_ref());
-        let (ad_hoc, o) = pick(None, None, hook.and_then(|h| h.ad_hoc), None, true);
-        origins.insert("hook.ad_hoc", o);
-        let (ad_hoc_tokens, o) = pick(
-            None,
-            None,
-            hook.and_then(|h| h.ad_hoc_tokens),
-            None,
-            DEFAULT_TASK_TOKENS,
-        );
-        origins.insert("hook.ad_hoc_tokens", o);
+        let (on_not_ready, ad_hoc, ad_hoc_tokens) = hook_settings(file, &e, &mut origins)?;
 
         Ok(Config {
             profile,
@@ -806,6 +779,44 @@ impl Config {
         }
         rows
     }
+}
+
+/// `[hook]`: what a hook does when not READY (`CURATE_ON_NOT_READY`), and the ad-hoc
+/// dispatch's switch and budget.
+fn hook_settings(
+    file: Option<&File>,
+    e: &Env<'_>,
+    origins: &mut BTreeMap<&'static str, Origin>,
+) -> Result<(OnNotReady, bool, u64)> {
+    let on_not_ready_env = e
+        .value("CURATE_ON_NOT_READY")
+        .map(|v| match v.trim() {
+            "warn" => Ok(OnNotReady::Warn),
+            "deny" => Ok(OnNotReady::Deny),
+            _ => Err(bad("CURATE_ON_NOT_READY", &v, "warn or deny")),
+        })
+        .transpose()?;
+    let (on_not_ready, o) = pick(
+        None,
+        on_not_ready_env,
+        file.and_then(|f| f.hook.as_ref())
+            .and_then(|h| h.on_not_ready),
+        None,
+        OnNotReady::Warn,
+    );
+    origins.insert("hook.on_not_ready", o);
+    let hook = file.and_then(|f| f.hook.as_ref());
+    let (ad_hoc, o) = pick(None, None, hook.and_then(|h| h.ad_hoc), None, true);
+    origins.insert("hook.ad_hoc", o);
+    let (ad_hoc_tokens, o) = pick(
+        None,
+        None,
+        hook.and_then(|h| h.ad_hoc_tokens),
+        None,
+        DEFAULT_TASK_TOKENS,
+    );
+    origins.insert("hook.ad_hoc_tokens", o);
+    Ok((on_not_ready, ad_hoc, ad_hoc_tokens))
 }
 
 /// `[select] task` and `task_tokens` (or `CURATE_TASK`, `CURATE_TASK_TOKENS`): off unless

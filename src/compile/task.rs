@@ -63,7 +63,7 @@ pub(super) fn with_task_words(
             kind: f.kind.to_owned(),
             sections: f.sections,
             reason: Some(f.reason),
-            origin: Origin::TaskWords,
+            origin: Origin::TaskWords(f.score),
             merged: Vec::new(),
         });
     }
@@ -139,11 +139,11 @@ fn precedents(
     let root = format!("{}/", ws.changes_root);
     let own = format!("{root}{}/", s.change);
     let mut folders: std::collections::BTreeMap<String, Vec<&String>> =
-        std::collections::BTreeMap::default();
+        std::collections::BTreeMap::new();
     for list in under(universe, &root).iter().filter(|p| {
         std::path::Path::new(p.as_str())
             .extension()
-            .is_some_and(|e| e == "jsonl")
+            .is_some_and(|e| e.eq_ignore_ascii_case("jsonl"))
             && !p.starts_with(&own)
     }) {
         let Some((dir, _)) = list.rsplit_once('/') else {

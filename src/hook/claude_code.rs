@@ -14,23 +14,11 @@ const START_CONTEXT_MAX: usize = 4_000;
 /// The answer to one hook input (`None`: print nothing).
 #[must_use]
 pub fn answer(input: &[u8], o: &WorkspaceOptions, trace: &Trace) -> Option<Value> {
-    let Ok(v) = serde_json::from_slice::<Value>(input) else {
-        let cwd = crate::hook::first_field(input, "cwd");
-        return crate::hook::malformed(cwd.as_deref(), o, trace, "not one JSON object");
+    let (v, event) = match crate::hook::read_input(input, o, trace, event, NO_EVENT, folder) {
+        Ok(read) => read,
+        Err(answer) => return answer,
     };
-    let bad = |what: &str| crate::hook::malformed(folder(&v), o, trace, what);
-    let Some(event) = event(&v) else {
-        return bad("no \"hook_event_name\" string");
-    };
-    let cwd = v.get("cwd");
-    if cwd.is_some_and(|c| !c.is_string())
-        || folder(&v).is_some_and(|c| std::path::Path::new(c).is_file())
-    {
-        trace.note(|t| t.event = Some(event.to_owned()));
-        return bad("\"cwd\" is no folder");
-    }
-    trace.note(|t| t.event = Some(event.to_owned()));
-    match event {
+    match event.as_str() {
         "PreToolUse" => pre_tool_use(&v, o, trace),
         "SubagentStart" => subagent_start(&v, o, trace),
         "PostToolUse" => post_tool_use(&v, o, trace),
@@ -39,6 +27,10 @@ pub fn answer(input: &[u8], o: &WorkspaceOptions, trace: &Trace) -> Option<Value
 }
 
 /// The input's event (`hook_event_name`; VS Code's agent may spell it `hookEventName`).
+/// What is said of an input with no event.
+pub const NO_EVENT: &str = "no \"hook_event_name\" string";
+
+/// The input's event (`hook_event_name`, or VS Code's `hookEventName`).
 pub fn event(v: &Value) -> Option<&str> {
     str_field(v, "hook_event_name").or_else(|| str_field(v, "hookEventName"))
 }

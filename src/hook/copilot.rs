@@ -45,21 +45,19 @@ pub fn event(v: &Value) -> Option<&'static str> {
 /// The answer to one hook input (`None`: print nothing).
 #[must_use]
 pub fn answer(input: &[u8], o: &WorkspaceOptions, trace: &Trace) -> Option<Value> {
-    let Ok(v) = serde_json::from_slice::<Value>(input) else {
-        let cwd = crate::hook::first_field(input, "cwd");
-        return crate::hook::malformed(cwd.as_deref(), o, trace, "not one JSON object");
+    let (v, event) = match crate::hook::read_input(
+        input,
+        o,
+        trace,
+        event,
+        "neither \"toolName\" nor \"agentName\"",
+        super::claude_code::folder,
+    ) {
+        Ok(read) => read,
+        Err(answer) => return answer,
     };
-    let folder = v.get("cwd").and_then(Value::as_str);
+    let folder = super::claude_code::folder(&v);
     let bad = |what: &str| crate::hook::malformed(folder, o, trace, what);
-    let Some(event) = event(&v) else {
-        return bad("neither \"toolName\" nor \"agentName\"");
-    };
-    trace.note(|t| t.event = Some(event.to_owned()));
-    if v.get("cwd").is_some_and(|c| !c.is_string())
-        || folder.is_some_and(|c| std::path::Path::new(c).is_file())
-    {
-        return bad("\"cwd\" is no folder");
-    }
     if event == "subagentStart" {
         return subagent_start(&v, o, trace);
     }

@@ -31,21 +31,12 @@ pub fn glance(v: &Value) -> Option<String> {
 /// The answer to one hook input (`None`: print nothing).
 #[must_use]
 pub fn answer(input: &[u8], o: &WorkspaceOptions, trace: &Trace) -> Option<Value> {
-    let folder = super::claude_code::folder;
-    let Ok(v) = serde_json::from_slice::<Value>(input) else {
-        let cwd = crate::hook::first_field(input, "cwd");
-        return crate::hook::malformed(cwd.as_deref(), o, trace, "not one JSON object");
+    use super::claude_code::{NO_EVENT, event, folder};
+    let (v, event) = match crate::hook::read_input(input, o, trace, event, NO_EVENT, folder) {
+        Ok(read) => read,
+        Err(answer) => return answer,
     };
     let bad = |what: &str| crate::hook::malformed(folder(&v), o, trace, what);
-    let Some(event) = super::claude_code::event(&v) else {
-        return bad("no \"hook_event_name\" string");
-    };
-    trace.note(|t| t.event = Some(event.to_owned()));
-    if v.get("cwd").is_some_and(|c| !c.is_string())
-        || folder(&v).is_some_and(|c| std::path::Path::new(c).is_file())
-    {
-        return bad("\"cwd\" is no folder");
-    }
     if event != "BeforeTool" {
         return None;
     }

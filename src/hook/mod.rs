@@ -562,6 +562,34 @@ fn known_roles(ws: &Workspace) -> Option<impl Fn(&str) -> bool + '_> {
     })
 }
 
+/// A hook input as one JSON object with its event (by `event`), the event noted in
+/// `trace`; `cwd`, when there, a folder (by `folder`). `Err`: the answer to give — nothing,
+/// the malformed input logged (`missing`: what is said when the event is not found).
+pub fn read_input(
+    input: &[u8],
+    o: &WorkspaceOptions,
+    trace: &Trace,
+    event: fn(&serde_json::Value) -> Option<&str>,
+    missing: &str,
+    folder: fn(&serde_json::Value) -> Option<&str>,
+) -> std::result::Result<(serde_json::Value, String), Option<serde_json::Value>> {
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(input) else {
+        let cwd = first_field(input, "cwd");
+        return Err(malformed(cwd.as_deref(), o, trace, "not one JSON object"));
+    };
+    let bad = |what: &str| Err(malformed(folder(&v), o, trace, what));
+    let Some(found) = event(&v).map(str::to_owned) else {
+        return bad(missing);
+    };
+    trace.note(|t| t.event = Some(found.clone()));
+    if v.get("cwd").is_some_and(|c| !c.is_string())
+        || folder(&v).is_some_and(|c| Path::new(c).is_file())
+    {
+        return bad("\"cwd\" is no folder");
+    }
+    Ok((v, found))
+}
+
 /// The change of a dispatch: a `change:` prompt line, the workflow's own line (Trellis'
 /// `Active task: <path>`), `CURATE_CHANGE`, the session's binding, the repository's
 /// binding, the change the workflow's own tools work on (spec-kit's current feature);
@@ -677,9 +705,35 @@ pub fn prepare(d: &Dispatch<'_>, o: &WorkspaceOptions, trace: &Trace) -> Option<
     };
     let options = CompileOptions {
         task_file,
+        task_text: prompt_as_text(&ws, d.prompt, trace),
         ..CompileOptions::defaults(&ws, &role, &change)
     };
     finish(&ws, &options, d, trace, theirs)
+}
+
+/// The lead's prompt as the task's text, when the task's words are on (`[select] task`):
+/// recorded in the lock, so a prompt that holds a secret is left out (and the log says so).
+fn prompt_as_text(
+    ws: &Workspace,
+    prompt: &str,
+    trace: &Trace,
+) -> Option<crate::settings::TextSource> {
+    if ws.config.task_tokens == 0 || prompt.trim().is_empty() {
+        return None;
+    }
+    match crate::trust::admit::rules().map(|r| r.scan(prompt.as_bytes())) {
+        Ok(None) => Some(crate::settings::TextSource::Prompt(prompt.to_owned())),
+        Ok(Some(hit)) => {
+            trace.note(|t| {
+                t.reason = Some(format!(
+                    "the prompt is not read as the task's text: it holds a secret ({} on line {})",
+                    hit.rule, hit.line
+                ));
+            });
+            None
+        }
+        Err(_) => None,
+    }
 }
 
 /// Compiles `o` (writing the manifest and lock) and renders the dispatch's prompt: READY,

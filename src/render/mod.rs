@@ -323,6 +323,12 @@ pub fn render_to_with(
     ctx.insert("role", job.role_name);
     ctx.insert("change", job.change);
     ctx.insert("manifest_path", job.manifest_path);
+    // A hook's ad-hoc dispatch: no change, so no role's artifact targets to keep to.
+    ctx.insert(
+        "ad_hoc",
+        &job.manifest_path
+            .starts_with(&format!("{}/", crate::state::DISPATCHES)),
+    );
     ctx.insert("lang", job.lang.code());
     ctx.insert("owned", &job.owned);
     ctx.insert("readonly", &job.readonly);

@@ -165,6 +165,24 @@ fn archived_form(id: &str) -> Option<(&str, &str)> {
     (is_month(month) && !task.contains('/')).then_some((month, task))
 }
 
+/// `<task>/workstreams/<n>` (a task kept inside another's folder, as AgentDash keeps a
+/// task's batches): the folder that holds it under `.trellis/tasks/`, and its name. Every
+/// part a plain name; the first not `archive` (see [`archived_form`]).
+fn nested_form(id: &str) -> Option<(&str, &str)> {
+    let id = id.trim_end_matches('/');
+    let id = id.strip_prefix(".trellis/tasks/").unwrap_or(id);
+    let (parent, task) = id.rsplit_once('/')?;
+    let plain = |part: &str| {
+        part.len() <= 128
+            && part.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && part
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+    };
+    (!parent.starts_with("archive/") && parent != "archive" && id.split('/').all(plain))
+        .then_some((parent, task))
+}
+
 impl Workflow for Trellis {
     fn name(&self) -> &'static str {
         "trellis"
@@ -206,7 +224,7 @@ impl Workflow for Trellis {
     /// `archive/2026-11/<task>` (the path `task.py list-archive` lists under) and
     /// `.trellis/tasks/<task>/` (as `task.py current` prints it) are the task.
     fn normalize_id<'a>(&self, id: &'a str) -> &'a str {
-        match archived_form(id) {
+        match archived_form(id).or_else(|| nested_form(id)) {
             Some((_, task)) => task,
             None => {
                 let id = id.trim_end_matches('/');
@@ -216,9 +234,11 @@ impl Workflow for Trellis {
     }
 
     /// `archive/2026-11/<task>` is that month's task, even when a live task or another
-    /// month's has the same name.
+    /// month's has the same name; `<task>/workstreams/<n>` is the task in that folder.
     fn pinned(&self, id: &str) -> Option<String> {
-        archived_form(id).map(|(month, _)| format!("{ARCHIVE}/{month}"))
+        archived_form(id)
+            .map(|(month, _)| format!("{ARCHIVE}/{month}"))
+            .or_else(|| nested_form(id).map(|(parent, _)| format!("{TASKS}/{parent}")))
     }
 
     /// Trellis' agents and its own injectors read the task from the dispatch prompt's
@@ -530,6 +550,26 @@ mod tests {
         );
         assert_eq!(t.pinned("12-01-login"), None);
         assert_eq!(t.pinned("archive/26-11/x"), None);
+    }
+
+    #[test]
+    fn a_task_kept_in_another_tasks_folder_is_pinned_there() {
+        let t = Trellis;
+        let id = "04-20-big-task/workstreams/2";
+        assert_eq!(t.normalize_id(id), "2");
+        assert_eq!(
+            t.pinned(id).as_deref(),
+            Some(".trellis/tasks/04-20-big-task/workstreams")
+        );
+        assert_eq!(
+            t.pinned(".trellis/tasks/04-20-big-task/workstreams/2/")
+                .as_deref(),
+            Some(".trellis/tasks/04-20-big-task/workstreams")
+        );
+        // Never a way out, nor a name that is no name.
+        for bad in ["../x/y", "a/../b", "a//b", "a/.hidden", "archive/x/y"] {
+            assert_eq!(t.pinned(bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -379,3 +379,67 @@ fn ad_hoc_dispatches_are_bounded_and_stay_in_a_real_folder() {
     assert_eq!((out.code, out.stdout.as_str()), (0, ""));
     assert!(!repo.root.join(".curate/state/dispatches").exists());
 }
+
+#[test]
+fn with_the_tasks_words_on_a_hook_reads_the_leads_prompt_as_text() {
+    let repo = Repo::fixture("aiws-basic");
+    repo.write(
+        ".curate/config.toml",
+        "[select]\ntask = true\n[roles]\n\"general-purpose\" = \"worker\"\n",
+    );
+    let prompt = "change: add-auth\nThe CSV lexer in src/tokenizer.rs must not change.";
+    let out = dispatch(&repo, prompt);
+    assert_eq!(out.code, 0, "{}", out.all());
+    let p = out.json()["hookSpecificOutput"]["updatedInput"]["prompt"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        p.contains("=== src/tokenizer.rs === (named in the prompt:2)"),
+        "{p}"
+    );
+    // Recorded in the lock: the same dispatch gives the same bytes, and check agrees.
+    assert_eq!(dispatch(&repo, prompt).stdout, out.stdout);
+    let check = repo.curate().args(["check", "--stale"]).run();
+    assert_eq!(check.code, 0, "{}{}", check.stdout, check.stderr);
+    // A prompt that holds a secret is not read as text; the dispatch is still curated.
+    let token = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+    let secret = dispatch(&repo, &format!("{prompt}\nuse {token}"));
+    assert_eq!(secret.code, 0);
+    let p = secret.json()["hookSpecificOutput"]["updatedInput"]["prompt"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(!p.contains("(named in the prompt"), "{p}");
+    assert_eq!(
+        p.matches(&token).count(),
+        1,
+        "only the lead's own prompt holds it"
+    );
+    assert!(!repo.read(".curate/state/hooks.jsonl").contains(&token));
+}
+
+#[test]
+fn explain_shows_how_each_file_of_the_tasks_words_scored() {
+    let repo = plain();
+    let out = with_text(
+        &repo,
+        "Lock accounts after five failed logins; see auth/lockout.ts\n",
+        &["--dry-run", "--explain"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let all = out.all();
+    assert!(
+        all.contains("\"src/auth/lockout.ts\" ← the task's words (named): kept"),
+        "{all}"
+    );
+    let ranked = all
+        .lines()
+        .find(|l| l.contains("\"docs/auth.md\" ← the task's words (BM25 "))
+        .unwrap_or_else(|| panic!("{all}"));
+    // The best ranked file scores the best score.
+    let (_, rest) = ranked.split_once("(BM25 ").unwrap();
+    let (score, rest) = rest.split_once(" of the best ").unwrap();
+    let (best, _) = rest.split_once(')').unwrap();
+    assert_eq!(score, best, "{ranked}");
+}

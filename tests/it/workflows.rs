@@ -2829,3 +2829,55 @@ fn trellis_research_notes_are_in_the_implement_and_check_baselines() {
         "{report}"
     );
 }
+
+#[test]
+fn trellis_a_task_kept_in_another_tasks_folder_is_a_change() {
+    let repo = Repo::fixture("trellis");
+    let batch = format!("{CURATED}/workstreams/1");
+    repo.write(
+        &format!("{batch}/prd.md"),
+        "# Batch 1\n\nThe limiter's store.\n",
+    )
+    .write(
+        &format!("{batch}/implement.jsonl"),
+        "{\"file\": \"src/store/userStore.ts\", \"reason\": \"the store\"}\n",
+    );
+    let id = "11-28-login-rate-limit/workstreams/1";
+    let report = compile(&repo, &["--role", "implement", "--change", id]);
+    assert_eq!(report["manifest"], format!("{batch}/implement.jsonl"));
+    assert!(files(&report).contains(&"src/store/userStore.ts".to_owned()));
+    let written = repo.read(&format!("{batch}/implement.jsonl"));
+    // As Trellis' hook names it, by its path; and again: the same bytes.
+    let again = compile(
+        &repo,
+        &[
+            "--role",
+            "implement",
+            "--change",
+            &format!(".trellis/tasks/{id}"),
+        ],
+    );
+    assert_eq!(again["manifest"], report["manifest"]);
+    assert_eq!(repo.read(&format!("{batch}/implement.jsonl")), written);
+    // A batch that is not there is BLOCKED where it was looked for; a way out is no id.
+    let missing = repo
+        .curate()
+        .args([
+            "--role",
+            "implement",
+            "--change",
+            "11-28-login-rate-limit/workstreams/9",
+        ])
+        .run();
+    assert_eq!(missing.code, 3, "{}", missing.all());
+    assert!(
+        missing.all().contains(&format!("{CURATED}/workstreams/9")),
+        "{}",
+        missing.all()
+    );
+    let out = repo
+        .curate()
+        .args(["--role", "implement", "--change", "../outside/x"])
+        .run();
+    assert_eq!(out.code, 2, "{}", out.all());
+}

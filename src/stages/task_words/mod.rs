@@ -62,6 +62,8 @@ pub struct Found {
     pub sections: Sections,
     pub tokens: u64,
     pub reason: String,
+    /// How it scored (`named`, `BM25 7.31 of the best 9.12`), for `--explain`.
+    pub score: String,
 }
 
 /// Lines of a named file shown around a line the text points at, on each side.
@@ -81,6 +83,8 @@ const MAX_READ: usize = 20_000;
 /// A file offered to the budget, and why.
 struct Offer {
     path: String,
+    /// How it scored, for `--explain`.
+    score: String,
     /// Lines the text points at (shown with [`AROUND`] lines on each side).
     lines: Vec<u64>,
     kind: &'static str,
@@ -103,6 +107,7 @@ pub fn select(i: &Inputs<'_>) -> Vec<Found> {
             lines: n.lines,
             kind: "referenced",
             reason: format!("named in {}", n.at),
+            score: "named".to_owned(),
         })
         .collect();
     let query = query(i.texts);
@@ -117,16 +122,24 @@ pub fn select(i: &Inputs<'_>) -> Vec<Found> {
             lines: Vec::new(),
             kind: "related",
             reason: format!("listed by similar tasks: {}", names(&l.by)),
+            score: format!(
+                "listed by {} similar tasks, score {:.2}",
+                l.by.len(),
+                l.score
+            ),
         });
     }
     let sources = sources(i.texts);
-    for r in ranked(i, &query, &taken) {
+    let ranked = ranked(i, &query, &taken);
+    let best = ranked.first().map_or(0.0, |r| r.score);
+    for r in ranked {
         let words: Vec<String> = r.matched.iter().take(3).map(|w| format!("{w:?}")).collect();
         offers.push(Offer {
             path: r.path,
             lines: Vec::new(),
             kind: "related",
             reason: format!("matches {} ({sources})", words.join(", ")),
+            score: format!("BM25 {:.2} of the best {best:.2}", r.score),
         });
     }
     fit(i, offers)
@@ -156,6 +169,7 @@ fn fit(i: &Inputs<'_>, offers: Vec<Offer>) -> Vec<Found> {
             sections,
             tokens,
             reason: o.reason,
+            score: o.score,
         });
     }
     out

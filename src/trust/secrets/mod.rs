@@ -35,10 +35,13 @@ mod decoded;
 mod keywords;
 mod layout;
 mod names;
+mod shapes;
 mod spec;
 mod utf16;
 mod validate;
 
+#[cfg(test)]
+mod corpus_tests;
 #[cfg(test)]
 mod gitleaks_tests;
 #[cfg(test)]

@@ -5,6 +5,11 @@
 
 use regex::bytes::Captures;
 
+use super::shapes::{
+    is_camel_identifier, is_code_constant, is_dotted_identifier, is_identifier_like, is_uuid,
+    is_version_like,
+};
+
 /// Post-match validation applied to a candidate before it counts as a hit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Check {
@@ -79,7 +84,11 @@ pub fn passes(
         }),
         Check::UrlPassword => real_url_password(group("user"), group("pass"), group("host")),
         Check::Generic => {
-            assignment_context(caps, haystack, false) && generic_literal(value, min_entropy)
+            assignment_context(caps, haystack, false) && {
+                let credential = names_a_credential(caps, haystack);
+                generic_literal(value, min_entropy, credential)
+                    || (credential && is_uuid(value) && random_uuid(value))
+            }
         }
         Check::Password => {
             assignment_context(caps, haystack, true) && password_literal(value, min_entropy)
@@ -131,6 +140,11 @@ const KNOWN_EXAMPLES: &[&[u8]] = &[
     b"conta1n3rize14",
     // Docker's documentation example swarm join token (`docker swarm join --token ...`).
     b"3pu6hszjas19xyp7ghgosyx9k8atbfcr8p2is99znpy26u2lkl",
+    // Mailgun's documentation example API key.
+    b"3ax6xnjp29jd6fds4gc373sgvjxteol0",
+    // The UUID of RFC 4122's and Wikipedia's examples, and the nil UUID.
+    b"123e4567-e89b-12d3",
+    b"00000000-0000-",
     // Digests of the empty input (SHA-256, SHA-1, MD5), common test values.
     b"e3b0c44298fc1c149afbf4c8996fb924",
     b"da39a3ee5e6b4b0d3255bfef95601890",
@@ -1100,6 +1114,11 @@ fn assignment_context(caps: &Captures<'_>, haystack: &[u8], password: bool) -> b
     {
         return false;
     }
+    // A name that is one part of a colon path (`arn:aws:secretsmanager:…:secret:prod/db-x1Y2`,
+    // a URN) is no variable: what follows its `:` is the path's next part.
+    if op == b":" && name_follows_colon(haystack, whole.start()) {
+        return false;
+    }
     let ident = identifier(haystack, whole.start(), op_match.start());
     let lower = ident.to_ascii_lowercase();
     if IDENT_DENY.iter().any(|word| contains(&lower, word)) {
@@ -1116,6 +1135,17 @@ fn assignment_context(caps: &Captures<'_>, haystack: &[u8], password: bool) -> b
     !IDENT_DENY_SUFFIX
         .iter()
         .any(|suffix| lower.ends_with(suffix))
+}
+
+/// Whether the identifier that ends at or runs through `start` comes right after a `:`.
+fn name_follows_colon(haystack: &[u8], start: usize) -> bool {
+    let before = haystack.get(..start).unwrap_or_default();
+    let head = before
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        .count();
+    before.len() > head && before.get(before.len() - head - 1) == Some(&b':')
 }
 
 /// The identifier a candidate is assigned to: the name bytes before the
@@ -1140,7 +1170,7 @@ fn identifier(haystack: &[u8], start: usize, op_start: usize) -> Vec<u8> {
 /// Whether a value assigned to a secret-like name looks like a real secret:
 /// long, high-entropy, letters and digits, and not a placeholder, template,
 /// reference, path, identifier, UUID or encoded text.
-fn generic_literal(value: &[u8], min_entropy: f64) -> bool {
+fn generic_literal(value: &[u8], min_entropy: f64, credential: bool) -> bool {
     if value.len() < 10 || value.len() > 512 || !has_letter_and_digit(value) {
         return false;
     }
@@ -1178,7 +1208,49 @@ fn generic_literal(value: &[u8], min_entropy: f64) -> bool {
     if encoded_text(value) || has_sequence(value, 6) {
         return false;
     }
+    // Hex digits carry at most 4 bits a byte: 32 random ones fall under 3.5 bits one time in
+    // six (Datadog, Bugsnag and Twilio keys are hex), so hex under a name that says it holds
+    // a credential is held to 3.0 (under `keys:` in prose it is more often an encoding).
+    let min_entropy = if credential && value.len() >= 20 && value.iter().all(u8::is_ascii_hexdigit)
+    {
+        min_entropy.min(3.0)
+    } else {
+        min_entropy
+    };
     shannon_entropy(value) >= min_entropy
+}
+
+/// Whether the name a value is assigned to says it holds a credential (`SCW_SECRET_KEY`,
+/// `POSTMARK_SERVER_TOKEN`, `apiKey`), not merely a key: a UUID under such a name is one
+/// (Postmark, Scaleway, Snyk and Heroku keys are UUIDs), under `key` or `id` it is an id.
+fn names_a_credential(caps: &Captures<'_>, haystack: &[u8]) -> bool {
+    let (Some(whole), Some(op)) = (caps.get(0), caps.name("op")) else {
+        return false;
+    };
+    let lower = identifier(haystack, whole.start(), op.start()).to_ascii_lowercase();
+    [
+        &b"token"[..],
+        b"secret",
+        b"apikey",
+        b"api_key",
+        b"api-key",
+        b"auth_key",
+        b"authkey",
+        b"access_key",
+        b"accesskey",
+    ]
+    .iter()
+    .any(|word| contains(&lower, word))
+}
+
+/// A UUID drawn at random (version 4: 122 random bits), not a documented example or a
+/// run of one digit.
+fn random_uuid(value: &[u8]) -> bool {
+    value.get(14) == Some(&b'4')
+        && !KNOWN_EXAMPLES
+            .iter()
+            .any(|example| contains(value, example))
+        && shannon_entropy(value) >= 3.0
 }
 
 /// Whether a value assigned to a password-like name looks like a real
@@ -1326,168 +1398,6 @@ fn has_format_percent(bytes: &[u8]) -> bool {
                 .get(index + 1..index + 3)
                 .is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit))
     })
-}
-
-/// Identifiers and paths rather than secrets: `STRIPE_KEY_V2`,
-/// `config.auth.client2`, `prod/db/main-2024`: every segment between
-/// separators is all letters or all digits.
-fn is_identifier_like(value: &[u8]) -> bool {
-    let mut segments = value
-        .split(|byte| matches!(byte, b'_' | b'-' | b'.' | b'/' | b':'))
-        .filter(|segment| !segment.is_empty())
-        .peekable();
-    let mut count = 0usize;
-    let mut all_plain = true;
-    while let Some(segment) = segments.next() {
-        count += 1;
-        // A word, a number, or a word with a numeric suffix (`client2`).
-        let letters = segment
-            .iter()
-            .position(|byte| !byte.is_ascii_alphabetic())
-            .unwrap_or(segment.len());
-        let plain = segment
-            .get(letters..)
-            .is_some_and(|rest| rest.iter().all(u8::is_ascii_digit));
-        all_plain &= plain;
-        if !all_plain && segments.peek().is_some() {
-            return false;
-        }
-    }
-    count >= 2 && all_plain
-}
-
-/// A dotted name (`k8s.replicaset.uid`, OpenTelemetry's semantic-convention attribute
-/// keys): lower-case segments starting with a letter, at least half of them plain words.
-fn is_dotted_identifier(value: &[u8]) -> bool {
-    let segments: Vec<&[u8]> = value.split(|b| *b == b'.').collect();
-    segments.len() >= 2
-        && segments.iter().all(|segment| {
-            segment.first().is_some_and(u8::is_ascii_lowercase)
-                && segment
-                    .iter()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'_')
-        })
-        && 2 * segments
-            .iter()
-            .filter(|segment| segment.iter().all(|b| b.is_ascii_lowercase() || *b == b'_'))
-            .count()
-            >= segments.len()
-}
-
-/// A camel-case identifier (`oidExtKeyUsageMicrosoftKeyRecovery3`, `transportCredsForS2A`):
-/// letters and digits only, at least three words of two or more lower-case letters, two of
-/// them starting with a capital (a random lower-case value has long runs but no humps), and
-/// those words at least four fifths of it. Random base62 is mostly short runs.
-fn is_camel_identifier(value: &[u8]) -> bool {
-    if !value.iter().all(u8::is_ascii_alphanumeric) {
-        return false;
-    }
-    let (mut words, mut humps, mut covered, mut index) = (0usize, 0usize, 0usize, 0usize);
-    while index < value.len() {
-        let start = index;
-        if value.get(index).is_some_and(u8::is_ascii_uppercase) {
-            index += 1;
-        }
-        let lower = value
-            .get(index..)
-            .unwrap_or_default()
-            .iter()
-            .take_while(|b| b.is_ascii_lowercase())
-            .count();
-        if lower >= 2 {
-            humps += usize::from(index > start);
-            index += lower;
-            words += 1;
-            covered += index - start;
-        } else {
-            index = start + 1;
-        }
-    }
-    words >= 3 && humps >= 2 && 5 * covered >= 4 * value.len()
-}
-
-/// `8-4-4-4-12` hex digits.
-fn is_uuid(value: &[u8]) -> bool {
-    value.len() == 36
-        && value.iter().enumerate().all(|(i, b)| {
-            if matches!(i, 8 | 13 | 18 | 23) {
-                *b == b'-'
-            } else {
-                b.is_ascii_hexdigit()
-            }
-        })
-}
-
-/// A constant of code, not a literal secret: a number with a type suffix (`16384u32`,
-/// `0x8031005Cu32`, `2i32`) or another constant's SCREAMING_SNAKE name
-/// (`FLG_ADDREG_64BITKEY`).
-fn is_code_constant(value: &[u8]) -> bool {
-    let number = {
-        let body = value
-            .strip_prefix(b"0x")
-            .or_else(|| value.strip_prefix(b"0X"))
-            .unwrap_or(value);
-        let hex = body.len() < value.len();
-        // Decimal digits, or hex ones after `0x`: a hex secret without `0x` is no number.
-        let digits = body
-            .iter()
-            .take_while(|b| {
-                **b == b'_'
-                    || if hex {
-                        b.is_ascii_hexdigit()
-                    } else {
-                        b.is_ascii_digit()
-                    }
-            })
-            .count();
-        let suffix = body.get(digits..).unwrap_or_default();
-        digits > 0
-            && matches!(
-                suffix,
-                b"" | b"u8"
-                    | b"u16"
-                    | b"u32"
-                    | b"u64"
-                    | b"u128"
-                    | b"usize"
-                    | b"i8"
-                    | b"i16"
-                    | b"i32"
-                    | b"i64"
-                    | b"i128"
-                    | b"isize"
-                    | b"f32"
-                    | b"f64"
-                    | b"u"
-                    | b"l"
-                    | b"ul"
-                    | b"ull"
-                    | b"ll"
-                    | b"L"
-                    | b"UL"
-                    | b"ULL"
-                    | b"LL"
-            )
-    };
-    let screaming = value.contains(&b'_')
-        && value.first().is_some_and(u8::is_ascii_uppercase)
-        && value
-            .iter()
-            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_');
-    number || screaming
-}
-
-/// Version strings and dates: digits and dots with an optional `v`.
-fn is_version_like(value: &[u8]) -> bool {
-    let body = value.strip_prefix(b"v").unwrap_or(value);
-    let dots = memchr::memchr_iter(b'.', body).count();
-    // `1.2.3`, or a packaging version with a suffix (`4.13+dfsg1-1+deb12u1`).
-    let suffixed = dots >= 1 && body.iter().any(|b| matches!(b, b'+' | b'-' | b'~'));
-    (dots >= 2 || suffixed)
-        && body
-            .split(|b| *b == b'-' || *b == b'+')
-            .next()
-            .is_some_and(|core| core.iter().all(|b| b.is_ascii_digit() || *b == b'.'))
 }
 
 pub fn has_letter_and_digit(bytes: &[u8]) -> bool {
