@@ -1,11 +1,13 @@
 //! The Language Server (`curate lsp`): curate in any editor with an LSP client, on stdin and
 //! stdout, a front-end beside the command line, the hooks and the MCP server.
 //!
-//! Built on `lsp-server` and `lsp-types` (rust-analyzer's, maintained with it): synchronous,
-//! so no async runtime for a server whose every answer is one library call. Its framing
-//! ([`lsp_server::Message`]) is used, but not its stdio threads: their reader stops the
-//! server at the first malformed message, and here a malformed message is answered with a
-//! parse error and the server reads on ([`transport`]).
+//! Built on `lsp-server` (rust-analyzer's, maintained with it): synchronous, so no async
+//! runtime for a server whose every answer is one library call (`tower-lsp` would bring
+//! one). Its messages ([`lsp_server::Message`]) are used, but not its stdio threads: their
+//! reader stops the server at the first malformed message, and here a malformed message is
+//! answered with a parse error and the server reads on ([`transport`]). The few fields read
+//! of each request are taken from its JSON as it comes, so a field of the wrong type is a
+//! missing one, never a failed request.
 //!
 //! What it offers, each the library call of a command (`crate::ops`), never a second
 //! implementation:
