@@ -26,6 +26,7 @@ pub mod criteria;
 pub mod error;
 pub mod hook;
 pub mod hosts;
+pub mod lsp;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod model;

@@ -301,6 +301,12 @@ pub enum Command {
         after_help = "Registered by `claude mcp add --transport stdio curate -- curate mcp` or `curate init --host mcp`; see docs/mcp.md."
     )]
     Mcp,
+    /// Serve diagnostics, hover and the prompt preview to an editor (LSP on stdio).
+    ///
+    /// Any editor with an LSP client starts it; it stops (exit 0) at `exit` or when stdin
+    /// ends.
+    #[command(after_help = "Set-up for VS Code, Neovim, Helix and Zed: see docs/editors.md.")]
+    Lsp,
     /// Keep the `--related` index in memory and follow changes: runs stamp only what changed.
     ///
     /// Linux (inotify). Stays in the foreground; Ctrl-C or SIGTERM ends it.

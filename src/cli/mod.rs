@@ -53,6 +53,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Use(a)) => commands::use_change::run(&g, &a),
         Some(Command::Doctor) => commands::doctor::run(&g),
         Some(Command::Mcp) => commands::mcp::run(&g),
+        Some(Command::Lsp) => commands::lsp::run(&g),
         Some(Command::Watch) => commands::watch::run(&g),
         Some(Command::Completions { shell }) => commands::completions::completions(shell),
         Some(Command::Man) => commands::completions::man(),

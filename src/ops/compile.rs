@@ -295,6 +295,34 @@ fn overrides_bound<'a>(ws: &'a Workspace, s: &CompileSettings) -> Bound<'a> {
     }
 }
 
+/// Appends `lines` (overrides-file lines, checked by the caller) to the overrides file of
+/// `s`, made when missing, in one atomic write: what `--adopt` and the editor's "add to
+/// context" / "drop from it" write. Returns the file's bytes before (`None`: there was none).
+///
+/// # Errors
+/// An overrides file outside the repository, or one that cannot be read or written.
+pub fn append_overrides(
+    ws: &Workspace,
+    s: &CompileSettings,
+    lines: &[String],
+) -> Result<Option<Vec<u8>>> {
+    let path = &s.overrides.path;
+    let before = read_repo_file(&ws.root, path)?;
+    let mut text = before
+        .as_deref()
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .unwrap_or_default();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    for l in lines {
+        text.push_str(l);
+        text.push('\n');
+    }
+    atomic::write_bounded(path, overrides_bound(ws, s), text.as_bytes())?;
+    Ok(before)
+}
+
 fn adopt_edits(
     ws: &Workspace,
     s: &CompileSettings,
@@ -329,20 +357,7 @@ fn adopt_edits(
             ws.overrides_path(&s.change, &s.role)
         )));
     }
-    let path = &s.overrides.path;
-    let before = read_repo_file(&ws.root, path)?;
-    let mut text = before
-        .as_deref()
-        .map(|b| String::from_utf8_lossy(b).into_owned())
-        .unwrap_or_default();
-    if !text.is_empty() && !text.ends_with('\n') {
-        text.push('\n');
-    }
-    for l in &lines {
-        text.push_str(l);
-        text.push('\n');
-    }
-    atomic::write_bounded(path, overrides_bound(ws, s), text.as_bytes())?;
+    let before = append_overrides(ws, s, &lines)?;
     Ok(Adopted {
         said: format!(
             "adopted {} hand edit{} into {}\n",

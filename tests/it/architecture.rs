@@ -27,7 +27,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("reports", &["report"]),
     ("rendering", &["render"]),
     ("operations", &["ops", "warm"]),
-    ("front-ends", &["hook", "mcp"]),
+    ("front-ends", &["hook", "lsp", "mcp"]),
     ("the command line", &["cli"]),
 ];
 

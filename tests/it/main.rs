@@ -21,6 +21,8 @@ mod errors;
 mod hook_hosts;
 mod hooks;
 mod kiro;
+mod lsp;
+mod lsp_nvim;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod openspec_cli;

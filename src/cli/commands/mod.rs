@@ -8,6 +8,7 @@ pub mod contracts;
 pub mod doctor;
 pub mod hook;
 pub mod init;
+pub mod lsp;
 pub mod mcp;
 pub mod receipt;
 pub mod render;
