@@ -10,31 +10,11 @@
 use crate::Repo;
 
 fn files(repo: &Repo, args: &[&str]) -> (Vec<(String, String)>, serde_json::Value) {
-    let out = repo
-        .curate()
-        .args(args)
-        .args(["--format", "json", "--max-files", "0"])
-        .run();
-    assert_eq!(out.code, 0, "{args:?}: {}", out.all());
-    let report = out.json();
-    let list = report["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            (
-                e["file"].as_str().unwrap().to_owned(),
-                e["kind"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
-    (list, report)
+    crate::listed(repo, args, "kind")
 }
 
 fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
-    list.iter()
-        .map(|(f, k)| ((*f).to_owned(), (*k).to_owned()))
-        .collect()
+    crate::pairs(list)
 }
 
 const ALWAYS: [(&str, &str); 3] = [

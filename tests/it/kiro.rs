@@ -12,31 +12,11 @@ use crate::Repo;
 const AUTH: &str = ".kiro/specs/user-authentication";
 
 fn entries(repo: &Repo, args: &[&str]) -> (Vec<(String, String)>, serde_json::Value) {
-    let out = repo
-        .curate()
-        .args(args)
-        .args(["--format", "json", "--max-files", "0"])
-        .run();
-    assert_eq!(out.code, 0, "{args:?}: {}", out.all());
-    let report = out.json();
-    let files = report["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            (
-                e["file"].as_str().unwrap().to_owned(),
-                e["priority"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
-    (files, report)
+    crate::listed(repo, args, "priority")
 }
 
 fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
-    list.iter()
-        .map(|(f, p)| ((*f).to_owned(), (*p).to_owned()))
-        .collect()
+    crate::pairs(list)
 }
 
 #[test]

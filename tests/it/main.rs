@@ -296,3 +296,38 @@ impl Output {
 pub const WORKER_MANIFEST: &str = "changes/add-auth/analysis/worker-context.jsonl";
 /// Its lock.
 pub const WORKER_LOCK: &str = "changes/add-auth/analysis/worker-context.lock.json";
+
+/// A compile's report (`--format json`, no file cap) and its entries as (file, `field`) pairs;
+/// the compile must exit 0.
+pub fn listed(
+    repo: &Repo,
+    args: &[&str],
+    field: &str,
+) -> (Vec<(String, String)>, serde_json::Value) {
+    let out = repo
+        .curate()
+        .args(args)
+        .args(["--format", "json", "--max-files", "0"])
+        .run();
+    assert_eq!(out.code, 0, "{args:?}: {}", out.all());
+    let report = out.json();
+    let list = report["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["file"].as_str().unwrap().to_owned(),
+                e[field].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    (list, report)
+}
+
+/// `(file, value)` pairs as owned strings, to compare with [`listed`]'s.
+pub fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|(f, v)| ((*f).to_owned(), (*v).to_owned()))
+        .collect()
+}
