@@ -176,23 +176,8 @@ fn a_dev_load_always_file_that_is_not_there_is_a_warning_at_its_line() {
 #[test]
 fn the_hook_gives_the_developer_its_story_in_bmads_words() {
     let repo = Repo::fixture("bmad");
-    let input = serde_json::json!({
-        "session_id": "s",
-        "hook_event_name": "PreToolUse",
-        "tool_name": "Agent",
-        "cwd": repo.root,
-        "tool_input": {"prompt": "Develop the story.\nchange: 1.1", "subagent_type": "dev"},
-    });
-    let out = repo
-        .curate()
-        .args(["hook", "claude-code"])
-        .stdin(input.to_string().as_bytes())
-        .run();
-    assert_eq!(out.code, 0, "{}", out.all());
-    let v = out.json();
-    let p = v["hookSpecificOutput"]["updatedInput"]["prompt"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{v}"));
+    let p = crate::dispatched(&repo, "Develop the story.\nchange: 1.1", "dev");
+    let p = p.as_str();
     assert!(p.contains("=== docs/stories/1.1.story.md ==="), "{p}");
     assert!(
         p.contains("=== docs/architecture/coding-standards.md ==="),

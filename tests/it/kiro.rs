@@ -169,23 +169,8 @@ fn a_steering_inclusion_kiro_does_not_know_is_a_warning_at_its_line() {
 #[test]
 fn the_hook_gives_a_kiro_spec_in_kiros_words() {
     let repo = Repo::fixture("kiro");
-    let input = serde_json::json!({
-        "session_id": "s",
-        "hook_event_name": "PreToolUse",
-        "tool_name": "Agent",
-        "cwd": repo.root,
-        "tool_input": {"prompt": "Do task 1.\nchange: user-authentication", "subagent_type": "worker"},
-    });
-    let out = repo
-        .curate()
-        .args(["hook", "claude-code"])
-        .stdin(input.to_string().as_bytes())
-        .run();
-    assert_eq!(out.code, 0, "{}", out.all());
-    let v = out.json();
-    let p = v["hookSpecificOutput"]["updatedInput"]["prompt"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{v}"));
+    let p = crate::dispatched(&repo, "Do task 1.\nchange: user-authentication", "worker");
+    let p = p.as_str();
     assert!(p.contains(&format!("=== {AUTH}/tasks.md ===")), "{p}");
     assert!(p.contains("=== .kiro/steering/product.md ==="), "{p}");
     assert!(!p.contains("order-history"), "{p}");

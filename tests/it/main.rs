@@ -331,3 +331,27 @@ pub fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
         .map(|(f, v)| ((*f).to_owned(), (*v).to_owned()))
         .collect()
 }
+
+/// The prompt Claude Code's sub-agent gets when the lead dispatches `agent` with `prompt`
+/// (`curate hook claude-code` on a `PreToolUse` of `Agent`); the hook must exit 0 and
+/// rewrite it.
+pub fn dispatched(repo: &Repo, prompt: &str, agent: &str) -> String {
+    let input = serde_json::json!({
+        "session_id": "s",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Agent",
+        "cwd": repo.root,
+        "tool_input": {"prompt": prompt, "subagent_type": agent},
+    });
+    let out = repo
+        .curate()
+        .args(["hook", "claude-code"])
+        .stdin(input.to_string().as_bytes())
+        .run();
+    assert_eq!(out.code, 0, "{}", out.all());
+    let v = out.json();
+    v["hookSpecificOutput"]["updatedInput"]["prompt"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{v}"))
+        .to_owned()
+}
