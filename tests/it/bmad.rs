@@ -177,7 +177,6 @@ fn a_dev_load_always_file_that_is_not_there_is_a_warning_at_its_line() {
 fn the_hook_gives_the_developer_its_story_in_bmads_words() {
     let repo = Repo::fixture("bmad");
     let p = crate::dispatched(&repo, "Develop the story.\nchange: 1.1", "dev");
-    let p = p.as_str();
     assert!(p.contains("=== docs/stories/1.1.story.md ==="), "{p}");
     assert!(
         p.contains("=== docs/architecture/coding-standards.md ==="),

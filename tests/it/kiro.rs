@@ -170,7 +170,6 @@ fn a_steering_inclusion_kiro_does_not_know_is_a_warning_at_its_line() {
 fn the_hook_gives_a_kiro_spec_in_kiros_words() {
     let repo = Repo::fixture("kiro");
     let p = crate::dispatched(&repo, "Do task 1.\nchange: user-authentication", "worker");
-    let p = p.as_str();
     assert!(p.contains(&format!("=== {AUTH}/tasks.md ===")), "{p}");
     assert!(p.contains("=== .kiro/steering/product.md ==="), "{p}");
     assert!(!p.contains("order-history"), "{p}");
