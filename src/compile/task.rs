@@ -104,21 +104,16 @@ pub(super) fn task_texts(
         });
     }
     let folder = format!("{}/{}/", ws.changes_root, s.change);
-    let documents: Vec<&String> = universe
+    let documents = under(universe, &folder)
         .iter()
-        .filter(|p| p.starts_with(&folder) && !scope.is_own_file(p))
-        .filter(|p| is_document(p))
-        .take(MAX_TASK_DOCUMENTS)
-        .collect();
+        .filter(|p| !scope.is_own_file(p) && is_document(p))
+        .take(MAX_TASK_DOCUMENTS);
     for p in documents {
-        let Ok(rp) = RepoPath::new(p) else {
-            continue;
-        };
-        if let Ok(bytes) = admit::admit(&ws.root, &rp, s.max_file_size, rules) {
+        if let Some(text) = read_text(ws, s, rules, p) {
             texts.push(task_words::Text {
                 source: p.clone(),
                 dir: p.rsplit_once('/').map(|(d, _)| d.to_owned()),
-                text: String::from_utf8_lossy(&bytes).into_owned(),
+                text,
             });
         }
     }
@@ -154,11 +149,7 @@ fn precedents(
             folders.entry(folder.to_owned()).or_default().push(list);
         }
     }
-    let read = |p: &str| {
-        let rp = RepoPath::new(p).ok()?;
-        let bytes = admit::admit(&ws.root, &rp, s.max_file_size, rules).ok()?;
-        Some(String::from_utf8_lossy(&bytes).into_owned())
-    };
+    let read = |p: &str| read_text(ws, s, rules, p);
     let in_universe = |p: &str| universe.binary_search_by(|u| u.as_str().cmp(p)).is_ok();
     let folders: Vec<(String, Vec<&String>)> = folders.into_iter().take(MAX_PRECEDENTS).collect();
     folders
@@ -197,6 +188,18 @@ fn precedents(
             })
         })
         .collect()
+}
+
+/// The text of the repository file `path`, when admission lets it in (lossy UTF-8).
+fn read_text(
+    ws: &Workspace,
+    s: &CompileSettings,
+    rules: &crate::trust::secrets::ContentRules,
+    path: &str,
+) -> Option<String> {
+    let rp = RepoPath::new(path).ok()?;
+    let bytes = admit::admit(&ws.root, &rp, s.max_file_size, rules).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// The files of the sorted `universe` whose path starts with `prefix`.

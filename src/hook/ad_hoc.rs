@@ -4,7 +4,7 @@
 //! `[hook] ad_hoc_tokens`; the manifest and lock go to `.curate/state/dispatches/<id>/`
 //! (ignored by git, the oldest removed first). `[hook] ad_hoc = false` turns it off.
 
-use super::{CompileOptions, Dispatch, Prepared, Trace, finish, normalize_role};
+use super::{CompileOptions, Dispatch, Prepared, Trace, finish, known_roles, normalize_role};
 use crate::settings::TextSource;
 use crate::settings::Workspace;
 use crate::state;
@@ -36,11 +36,7 @@ pub fn allowed(ws: &Workspace) -> bool {
 pub fn role(ws: &Workspace, d: &Dispatch<'_>) -> Option<String> {
     let agent = normalize_role(d.agent_type?);
     let role = HOST_TYPES.iter().find(|(t, _)| *t == agent)?.1;
-    let contracts = ws.load_contracts().ok()?;
-    contracts
-        .role(ws.config.contract_role(role))
-        .is_ok()
-        .then(|| role.to_owned())
+    known_roles(ws)?(role).then(|| role.to_owned())
 }
 
 /// Compiles the dispatch as the change `adhoc-<12 hex digits of the role and prompt>`
