@@ -355,3 +355,20 @@ pub fn dispatched(repo: &Repo, prompt: &str, agent: &str) -> String {
         .unwrap_or_else(|| panic!("{v}"))
         .to_owned()
 }
+
+/// A compile's report (`--format json`); the compile must exit 0.
+pub fn report(repo: &Repo, args: &[&str]) -> serde_json::Value {
+    let out = repo.curate().args(args).args(["--format", "json"]).run();
+    assert_eq!(out.code, 0, "{args:?}: {}", out.all());
+    out.json()
+}
+
+/// The files of a report's entries, in order.
+pub fn report_files(report: &serde_json::Value) -> Vec<String> {
+    report["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["file"].as_str().unwrap().to_owned())
+        .collect()
+}

@@ -5,24 +5,9 @@
 //! (date-numbered features, `20260217-import-finishing`): `--role worker --change <feature>`
 //! gave the constitution and that feature's documents only, twice the same bytes.
 
-use crate::Repo;
+use crate::{Repo, report as json, report_files as files};
 
 const LOGIN: &str = "specs/001-user-login";
-
-fn json(repo: &Repo, args: &[&str]) -> serde_json::Value {
-    let out = repo.curate().args(args).args(["--format", "json"]).run();
-    assert_eq!(out.code, 0, "{args:?}: {}", out.all());
-    out.json()
-}
-
-fn files(report: &serde_json::Value) -> Vec<String> {
-    report["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["file"].as_str().unwrap().to_owned())
-        .collect()
-}
 
 #[test]
 fn a_spec_kit_feature_gives_the_constitution_and_its_own_documents() {

@@ -12,7 +12,7 @@
 //! `=== path ===\n` + the content cut at `max_file_bytes` on a character boundary + a
 //! notice when cut.
 
-use crate::Repo;
+use crate::{Repo, report as compile, report_files as files};
 
 /// Trellis' `task.py validate` on one jsonl file: its errors (empty = it passes).
 fn trellis_validate(repo: &Repo, rel: &str) -> Vec<String> {
@@ -104,21 +104,6 @@ fn trellis_injects(repo: &Repo, rel: &str, cap: usize) -> Vec<(String, u64)> {
         }
     }
     out
-}
-
-fn compile(repo: &Repo, args: &[&str]) -> serde_json::Value {
-    let out = repo.curate().args(args).args(["--format", "json"]).run();
-    assert_eq!(out.code, 0, "{}", out.all());
-    out.json()
-}
-
-fn files(report: &serde_json::Value) -> Vec<String> {
-    report["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["file"].as_str().unwrap().to_owned())
-        .collect()
 }
 
 const CURATED: &str = ".trellis/tasks/11-28-login-rate-limit";
