@@ -306,7 +306,7 @@ pub fn check_template(template: &str) -> std::result::Result<(), String> {
 
 /// The text `curate init --profile` writes: the profile, and what it sets, as comments.
 #[must_use]
-pub fn template(profile: Wf, root: &Path) -> String {
+pub fn template(profile: Wf, root: &crate::trust::tree::Tree) -> String {
     let mut text = format!(
         "# curate settings. Flags and CURATE_* environment variables override them;\n\
          # `curate config show` prints the result and where each value came from.\n\

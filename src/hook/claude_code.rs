@@ -101,7 +101,7 @@ fn pre_tool_use(v: &Value, o: &WorkspaceOptions, trace: &Trace) -> Option<Value>
     {
         // Copilot keeps a rewrite in the lead's history: curate's own Copilot entry hands
         // the context to the sub-agent's start instead, once.
-        trace.note(|t| t.root = Some(ws.root.clone()));
+        trace.note(|t| t.root = Some(ws.root.to_path_buf()));
         return trace.skip(&format!(
             "Copilot CLI runs curate's own entry ({}): one injection",
             crate::hosts::COPILOT_PATH
@@ -203,7 +203,7 @@ pub fn subagent_start(v: &Value, o: &WorkspaceOptions, trace: &Trace) -> Option<
     let session = session_of(v)?;
     let agent_type = normalize_role(str_field(v, "agent_type")?);
     let ws = crate::hook::workspace(folder(v).map(std::path::Path::new), o)?;
-    trace.note(|t| t.root = Some(ws.root.clone()));
+    trace.note(|t| t.root = Some(ws.root.to_path_buf()));
     let alias = ws.config.contract_role(&agent_type).to_owned();
     let names = [agent_type.as_str(), alias.as_str()];
     let Some(crumb) = crate::state::take_breadcrumb(&ws.root, session, &names) else {

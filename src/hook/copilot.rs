@@ -139,7 +139,7 @@ fn subagent_start(v: &Value, o: &WorkspaceOptions, trace: &Trace) -> Option<Valu
         .and_then(Value::as_str)
         .map(std::path::Path::new);
     let ws = crate::hook::workspace(folder, o)?;
-    trace.note(|t| t.root = Some(ws.root.clone()));
+    trace.note(|t| t.root = Some(ws.root.to_path_buf()));
     let alias = ws.config.contract_role(&agent).to_owned();
     let Some(crumb) = crate::state::take_breadcrumb(&ws.root, session, &[&agent, &alias]) else {
         return trace.skip("no breadcrumb of this session and agent");

@@ -52,7 +52,7 @@ pub fn after_edit(
         return trace.skip("the edit touches no list");
     }
     let ws = workspace(cwd, o)?;
-    trace.note(|t| t.root = Some(ws.root.clone()));
+    trace.note(|t| t.root = Some(ws.root.to_path_buf()));
     let w = ws.workflow();
     if !w.authored() {
         return trace.skip(&format!("the {} workflow has no author's list", w.name()));
@@ -213,7 +213,7 @@ fn task_named(ws: &Workspace, tasks: &str, cwd: Option<&Path>, word: &str) -> Op
             && ws.root.join(tasks).join(word).is_dir())
         .then(|| word.to_owned());
     }
-    let rel = if Path::new(word).is_absolute() || cwd.is_some_and(|c| c != ws.root) {
+    let rel = if Path::new(word).is_absolute() || cwd.is_some_and(|c| c != ws.root.path()) {
         let full = if Path::new(word).is_absolute() {
             PathBuf::from(word)
         } else {

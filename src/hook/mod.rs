@@ -125,7 +125,7 @@ pub fn refuse(host: &str, why: &str, options: &WorkspaceOptions) {
     let event = field(&["hook_event_name", "hookEventName", "event"]);
     let trace = Trace::default();
     trace.note(|o| {
-        o.root = workspace(cwd.as_deref().map(Path::new), options).map(|w| w.root);
+        o.root = workspace(cwd.as_deref().map(Path::new), options).map(|w| w.root.to_path_buf());
         o.event = event;
         o.reason = Some(why.to_owned());
     });
@@ -182,7 +182,7 @@ pub fn run(host: Host, options: WorkspaceOptions) -> Option<String> {
     // Off, the input is still read (within the deadline), for the log's event and folder.
     let off = disabled();
     if off {
-        trace.note(|o| o.root = workspace(None, &options).map(|w| w.root));
+        trace.note(|o| o.root = workspace(None, &options).map(|w| w.root.to_path_buf()));
     }
     let (tx, rx) = mpsc::channel();
     let worker_trace = trace.clone();
@@ -271,7 +271,7 @@ fn note_off(host: Host, input: &[u8], options: &WorkspaceOptions, trace: &Trace)
     trace.note(|o| {
         o.event = event.map(str::to_owned);
         if let Some(ws) = root {
-            o.root = Some(ws.root);
+            o.root = Some(ws.root.to_path_buf());
         }
     });
 }
@@ -294,7 +294,7 @@ pub fn malformed<T>(
         }
     });
     if trace.get().root.is_none() {
-        let root = workspace(cwd.as_deref(), options).map(|w| w.root);
+        let root = workspace(cwd.as_deref(), options).map(|w| w.root.to_path_buf());
         trace.note(|o| o.root = root);
     }
     trace.skip(&format!("malformed input: {what}"))
@@ -641,7 +641,7 @@ pub fn prepare(d: &Dispatch<'_>, o: &WorkspaceOptions, trace: &Trace) -> Option<
     let Some(ws) = workspace(d.cwd.as_deref(), o) else {
         return trace.skip("no repository found");
     };
-    trace.note(|t| t.root = Some(ws.root.clone()));
+    trace.note(|t| t.root = Some(ws.root.to_path_buf()));
     crate::warm::lang(ws.config.lang);
     // The workflow's own injector put the list in already (OpenCode runs curate after it):
     // the list is still written, for the dispatches after this one and the workflow's own
@@ -796,7 +796,7 @@ fn finish(
     let prompt = compose(&role, &change, &bundle, d.prompt, (files, lines, tokens));
     Some(Prepared::Ready {
         prompt,
-        root: ws.root.clone(),
+        root: ws.root.to_path_buf(),
         crumb: crate::state::Breadcrumb {
             session: d.session.unwrap_or_default().to_owned(),
             role,

@@ -304,7 +304,7 @@ impl ReadAhead {
     /// Made for these entries, in this order, with these caps.
     pub(super) fn serves(&self, job: &Job<'_>) -> bool {
         let shared = &self.excerpt.shared;
-        shared.root == job.ws.root
+        shared.root.as_path() == job.ws.root.path()
             && shared.max_file_size == job.max_file_size
             && self.excerpt.caps == job.caps
             && shared.order.len() == job.kept.len()

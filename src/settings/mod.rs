@@ -24,6 +24,7 @@ use crate::stages::contract;
 use crate::stages::manifest::Lock;
 use crate::stages::overrides::{self, Upsert};
 use crate::task::{self, Task};
+use crate::trust::tree::Tree;
 use crate::util::read::{INPUT_CAP, read_capped, read_stdin};
 
 /// Where curate runs.
@@ -31,8 +32,8 @@ use crate::util::read::{INPUT_CAP, read_capped, read_stdin};
 pub struct Workspace {
     /// The working folder (after `-C`), canonical.
     pub cwd: PathBuf,
-    /// The repository root, canonical.
-    pub root: PathBuf,
+    /// The repository root, canonical, with what this run's workflow read there.
+    pub root: Tree,
     /// The changes root, repository-relative, `/`-separated.
     pub changes_root: String,
     /// True when `--changes-dir` named it; else it is chosen per change
@@ -423,11 +424,12 @@ impl Workspace {
                 start.display()
             )));
         }
-        let root = cwd
-            .ancestors()
-            .find(|a| a.join(".git").exists())
-            .unwrap_or(&cwd)
-            .to_owned();
+        let root = Tree::new(
+            cwd.ancestors()
+                .find(|a| a.join(".git").exists())
+                .unwrap_or(&cwd)
+                .to_owned(),
+        );
         let flag_changes = match &o.changes_dir {
             Some(dir) => {
                 let abs = if dir.is_absolute() {

@@ -7,3 +7,4 @@ pub mod admit;
 pub mod redact;
 pub mod secrets;
 pub mod spool;
+pub mod tree;

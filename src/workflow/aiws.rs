@@ -2,7 +2,7 @@
 //! `.aiws/changes/archive/<id>/`), the manifest where its OpenCode plugin reads it,
 //! `changes/<id>/analysis/<role>-context.jsonl` from the repository root.
 
-use std::path::Path;
+use crate::trust::tree::Tree;
 
 use super::{Located, Workflow, direct};
 
@@ -16,7 +16,7 @@ impl Workflow for Aiws {
         "aiws"
     }
 
-    fn detect(&self, root: &Path) -> Option<String> {
+    fn detect(&self, root: &Tree) -> Option<String> {
         let version = recorded_version(root)?;
         if version >= FIRST {
             return Some(format!(".aiws/manifest.json (aiws {})", show(version)));
@@ -31,7 +31,7 @@ impl Workflow for Aiws {
         })
     }
 
-    fn locate(&self, root: &Path, id: &str, _run: Option<&str>) -> Option<Located> {
+    fn locate(&self, root: &Tree, id: &str, _run: Option<&str>) -> Option<Located> {
         direct(root, ".aiws/changes", id).or_else(|| direct(root, ".aiws/changes/archive", id))
     }
 
@@ -46,9 +46,9 @@ impl Workflow for Aiws {
 
 /// The aiws version `.aiws/manifest.json` records (`version`, `aiws_version` or
 /// `aiwsVersion`), as three numbers.
-pub fn recorded_version(root: &Path) -> Option<(u64, u64, u64)> {
+pub fn recorded_version(root: &Tree) -> Option<(u64, u64, u64)> {
     let path = root.join(".aiws/manifest.json");
-    let bytes = crate::trust::admit::read_repo_file(root, &path).ok()??;
+    let bytes = root.read(&path).ok()??;
     version_in(&serde_json::from_slice(&bytes).ok()?)
 }
 
@@ -66,9 +66,9 @@ fn version_in(value: &serde_json::Value) -> Option<(u64, u64, u64)> {
 /// JSON, or an `aiws_version` whose value is no version (`"aiws_version": 96`). With its
 /// position. A manifest without that key is not a problem here (nothing to detect).
 #[must_use]
-pub fn manifest_problem(root: &Path) -> Option<(crate::model::Pos, String)> {
+pub fn manifest_problem(root: &Tree) -> Option<(crate::model::Pos, String)> {
     let path = root.join(".aiws/manifest.json");
-    let bytes = crate::trust::admit::read_repo_file(root, &path).ok()??;
+    let bytes = root.read(&path).ok()??;
     let text = String::from_utf8_lossy(&bytes);
     let value: serde_json::Value = match serde_json::from_str(&text) {
         Ok(v) => v,

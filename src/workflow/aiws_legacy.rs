@@ -2,7 +2,7 @@
 //! manifest at `changes/<id>/analysis/<role>-context.jsonl`. A workspace recording such a
 //! version whose changes are under `.aiws/changes/` (aipper/relay) has the `aiws` layout.
 
-use std::path::Path;
+use crate::trust::tree::Tree;
 
 use super::aiws::{recorded_version, show};
 use super::{Located, Workflow, direct};
@@ -14,7 +14,7 @@ impl Workflow for AiwsLegacy {
         "aiws-legacy"
     }
 
-    fn detect(&self, root: &Path) -> Option<String> {
+    fn detect(&self, root: &Tree) -> Option<String> {
         let version = recorded_version(root)?;
         // Its changes are under `changes/`; a workspace with `.aiws/changes/` and no
         // `changes/` keeps them where aiws ≥ 0.0.96 does (see `Aiws`). With both, the one
@@ -27,7 +27,7 @@ impl Workflow for AiwsLegacy {
             .then(|| format!(".aiws/manifest.json (aiws {})", show(version)))
     }
 
-    fn locate(&self, root: &Path, id: &str, _run: Option<&str>) -> Option<Located> {
+    fn locate(&self, root: &Tree, id: &str, _run: Option<&str>) -> Option<Located> {
         direct(root, "changes", id)
     }
 

@@ -10,6 +10,8 @@
 
 use std::path::Path;
 
+use crate::trust::tree::Tree;
+
 use super::simple_yaml::{self, Map, Value};
 use super::{Derived, Located, Selection, SettingsWarning, Workflow, is_dir};
 use crate::model::{Lang, Priority, Sections};
@@ -27,11 +29,11 @@ impl Workflow for Bmad {
         "bmad"
     }
 
-    fn detect(&self, root: &Path) -> Option<String> {
+    fn detect(&self, root: &Tree) -> Option<String> {
         (is_dir(root, ".bmad-core") && root.join(CONFIG).is_file()).then(|| CONFIG.to_owned())
     }
 
-    fn locate(&self, root: &Path, id: &str, _run: Option<&str>) -> Option<Located> {
+    fn locate(&self, root: &Tree, id: &str, _run: Option<&str>) -> Option<Located> {
         let stories = Config::read(root).stories;
         match matching(root, &stories, id).as_slice() {
             [one] => Some(Located {
@@ -42,7 +44,7 @@ impl Workflow for Bmad {
         }
     }
 
-    fn ambiguous(&self, root: &Path, id: &str, _run: Option<&str>) -> Option<String> {
+    fn ambiguous(&self, root: &Tree, id: &str, _run: Option<&str>) -> Option<String> {
         let stories = Config::read(root).stories;
         let found = matching(root, &stories, id);
         (found.len() > 1).then(|| {
@@ -58,7 +60,7 @@ impl Workflow for Bmad {
         Some(STORIES)
     }
 
-    fn roots_in(&self, root: &Path) -> Vec<String> {
+    fn roots_in(&self, root: &Tree) -> Vec<String> {
         vec![Config::read(root).stories]
     }
 
@@ -67,7 +69,7 @@ impl Workflow for Bmad {
     }
 
     /// The stories there are, by their file names without `.md`.
-    fn change_ids(&self, root: &Path, changes_root: &str) -> Vec<String> {
+    fn change_ids(&self, root: &Tree, changes_root: &str) -> Vec<String> {
         stories(root, changes_root)
     }
 
@@ -103,7 +105,7 @@ impl Workflow for Bmad {
         include_str!("../../contracts/workflows/bmad.json")
     }
 
-    fn derived_for(&self, root: &Path, change: &Located, for_: &Selection<'_>) -> Vec<Derived> {
+    fn derived_for(&self, root: &Tree, change: &Located, for_: &Selection<'_>) -> Vec<Derived> {
         let config = Config::read(root);
         let story = format!("{}/{}.md", change.changes_root, change.folder);
         let mut out = Vec::new();
@@ -156,7 +158,7 @@ impl Workflow for Bmad {
         out
     }
 
-    fn settings_warnings(&self, root: &Path) -> Vec<SettingsWarning> {
+    fn settings_warnings(&self, root: &Tree) -> Vec<SettingsWarning> {
         let config = Config::read(root);
         config
             .dev_load_always
@@ -196,8 +198,9 @@ struct Config {
 }
 
 impl Config {
-    fn read(root: &Path) -> Config {
-        let text = crate::trust::admit::read_repo_file(root, &root.join(CONFIG))
+    fn read(root: &Tree) -> Config {
+        let text = root
+            .read(&root.join(CONFIG))
             .ok()
             .flatten()
             .map(|b| String::from_utf8_lossy(&b).into_owned())
@@ -250,7 +253,7 @@ impl Config {
     /// The PRD for story `story` (a file name without `.md`): its epic's shard (the
     /// `epicFilePattern` with the story's epic number) and the shards' `index.md`, or the
     /// whole PRD.
-    fn prd_for(&self, root: &Path, story: &str) -> Vec<(String, String)> {
+    fn prd_for(&self, root: &Tree, story: &str) -> Vec<(String, String)> {
         let Some((dir, pattern)) = &self.prd_sharded else {
             return vec![(
                 self.prd_file.clone(),
@@ -334,8 +337,8 @@ fn matching(root: &Path, dir: &str, id: &str) -> Vec<String> {
 
 /// The files the story's `## Dev Notes` name as `[Source: <path>#…]`, where they are:
 /// as written, under `docs/`, or beside the sharded architecture's or PRD's folder.
-fn dev_note_sources(root: &Path, story: &str, config: &Config) -> Vec<String> {
-    let Ok(Some(bytes)) = crate::trust::admit::read_repo_file(root, &root.join(story)) else {
+fn dev_note_sources(root: &Tree, story: &str, config: &Config) -> Vec<String> {
+    let Ok(Some(bytes)) = root.read(&root.join(story)) else {
         return Vec::new();
     };
     let text = String::from_utf8_lossy(&bytes);

@@ -1,7 +1,7 @@
 //! curate's own layout (the seed's): `changes/<id>/` with `plan/`, `analysis/`, `evidence/`,
 //! or the same under `.aiws/changes/`; the manifest beside the change's analysis.
 
-use std::path::Path;
+use crate::trust::tree::Tree;
 
 use super::{Located, Workflow, direct};
 
@@ -16,11 +16,11 @@ impl Workflow for Curate {
     }
 
     /// The plain layout is what is left when no other workflow shows.
-    fn detect(&self, _root: &Path) -> Option<String> {
+    fn detect(&self, _root: &Tree) -> Option<String> {
         None
     }
 
-    fn locate(&self, root: &Path, id: &str, _run: Option<&str>) -> Option<Located> {
+    fn locate(&self, root: &Tree, id: &str, _run: Option<&str>) -> Option<Located> {
         ROOTS.iter().find_map(|r| direct(root, r, id))
     }
 }

@@ -12,6 +12,8 @@
 
 use std::path::Path;
 
+use crate::trust::tree::Tree;
+
 use super::{Derived, Located, Workflow, folders, is_dir};
 use crate::model::{Lang, Priority, Sections};
 
@@ -21,7 +23,7 @@ pub struct Guild;
 /// a run that names its plan (its `run-state.json`'s `plan_slug`, or the plan's `run_id`)
 /// is taken over runs given the only plan for want of a name (`guild init` and ideation
 /// runs, a folder of research), which would otherwise all hold every lane.
-fn holding(root: &Path, id: &str, run: Option<&str>) -> Vec<String> {
+fn holding(root: &Tree, id: &str, run: Option<&str>) -> Vec<String> {
     let runs: Vec<String> = match run {
         Some(r) => vec![r.to_owned()],
         None => folders(root, RUNS),
@@ -43,7 +45,7 @@ fn holding(root: &Path, id: &str, run: Option<&str>) -> Vec<String> {
 
 /// True when run `run` names its plan: its `run-state.json` has a `plan_slug`, or its plan's
 /// front matter says `run_id: <run>`.
-fn names_its_plan(root: &Path, run: &str) -> bool {
+fn names_its_plan(root: &Tree, run: &str) -> bool {
     plan_slug(root, run).is_some_and(|(_, named)| named)
 }
 
@@ -55,13 +57,13 @@ impl Workflow for Guild {
         "guild"
     }
 
-    fn detect(&self, root: &Path) -> Option<String> {
+    fn detect(&self, root: &Tree) -> Option<String> {
         is_dir(root, ".guild").then(|| ".guild/".to_owned())
     }
 
     /// The run that holds lane `id` (its `run-state.json` lists it, or its plan has it), or
     /// `run` when named; the lane's results go to `.guild/context/<run-id>/`.
-    fn locate(&self, root: &Path, id: &str, run: Option<&str>) -> Option<Located> {
+    fn locate(&self, root: &Tree, id: &str, run: Option<&str>) -> Option<Located> {
         match holding(root, id, run).as_slice() {
             [one] => Some(Located {
                 changes_root: format!("{CONTEXT}/{one}"),
@@ -71,7 +73,7 @@ impl Workflow for Guild {
         }
     }
 
-    fn ambiguous(&self, root: &Path, id: &str, run: Option<&str>) -> Option<String> {
+    fn ambiguous(&self, root: &Tree, id: &str, run: Option<&str>) -> Option<String> {
         // A run named that is not there: that, not the lane, is what is wrong.
         if let Some(r) = run
             && !is_dir(root, &format!("{RUNS}/{r}"))
@@ -100,7 +102,7 @@ impl Workflow for Guild {
         Some(CONTEXT)
     }
 
-    fn change_ids(&self, root: &Path, _changes_root: &str) -> Vec<String> {
+    fn change_ids(&self, root: &Tree, _changes_root: &str) -> Vec<String> {
         let mut ids: Vec<String> = Vec::new();
         for run in folders(root, RUNS) {
             let Some((_, _, text)) = plan_of(root, &run) else {
@@ -122,12 +124,11 @@ impl Workflow for Guild {
 
     /// A run whose plan cannot be found: its `run-state.json` is not JSON, or names a plan
     /// that is not there. Its lanes are then in no plan, and the change is not found.
-    fn settings_warnings(&self, root: &Path) -> Vec<super::SettingsWarning> {
+    fn settings_warnings(&self, root: &Tree) -> Vec<super::SettingsWarning> {
         let mut out = Vec::new();
         for run in folders(root, RUNS) {
             let file = format!("{RUNS}/{run}/run-state.json");
-            let Ok(Some(bytes)) = crate::trust::admit::read_repo_file(root, &root.join(&file))
-            else {
+            let Ok(Some(bytes)) = root.read(&root.join(&file)) else {
                 continue;
             };
             let text = String::from_utf8_lossy(&bytes);
@@ -147,7 +148,7 @@ impl Workflow for Guild {
                     let plan = format!(".guild/plan/{slug}.md");
                     let there = crate::model::paths::is_name(slug)
                         && matches!(
-                            crate::trust::admit::read_repo_file(root, &root.join(&plan)),
+                            root.read(&root.join(&plan)),
                             Ok(Some(_))
                         );
                     if !there {
@@ -186,7 +187,7 @@ impl Workflow for Guild {
     }
 
     /// Every specialist of `.guild/agents/` is a lane's role: the worker's contract.
-    fn dynamic_roles(&self, root: &Path) -> Vec<(String, String)> {
+    fn dynamic_roles(&self, root: &Tree) -> Vec<(String, String)> {
         folders_files(root, ".guild/agents")
             .iter()
             .filter_map(|p| p.strip_prefix(".guild/agents/")?.strip_suffix(".md"))
@@ -195,7 +196,7 @@ impl Workflow for Guild {
             .collect()
     }
 
-    fn derived(&self, root: &Path, change: &Located) -> Vec<Derived> {
+    fn derived(&self, root: &Tree, change: &Located) -> Vec<Derived> {
         let Some(run) = change.changes_root.strip_prefix(&format!("{CONTEXT}/")) else {
             return Vec::new();
         };
@@ -313,7 +314,7 @@ impl Workflow for Guild {
     }
 
     /// The lane's receipts that do not exist yet, and the paths it names that it will create.
-    fn missing(&self, root: &Path, change: &Located) -> Vec<String> {
+    fn missing(&self, root: &Tree, change: &Located) -> Vec<String> {
         let Some(run) = change.changes_root.strip_prefix(&format!("{CONTEXT}/")) else {
             return Vec::new();
         };
@@ -333,7 +334,7 @@ impl Workflow for Guild {
         out
     }
 
-    fn template_values(&self, root: &Path, change: &Located) -> serde_json::Value {
+    fn template_values(&self, root: &Tree, change: &Located) -> serde_json::Value {
         let run = change
             .changes_root
             .strip_prefix(&format!("{CONTEXT}/"))
@@ -383,7 +384,7 @@ pub struct Lane {
 /// The plan of run `run`: its `run-state.json`'s `plan_slug`, else the plan whose front
 /// matter names the run, else the only plan; true unless it is the only plan for want of
 /// a name.
-fn plan_slug(root: &Path, run: &str) -> Option<(String, bool)> {
+fn plan_slug(root: &Tree, run: &str) -> Option<(String, bool)> {
     if let Some(slug) = state_slug(root, run) {
         return crate::model::paths::is_name(&slug).then_some((slug, true));
     }
@@ -397,7 +398,7 @@ fn plan_slug(root: &Path, run: &str) -> Option<(String, bool)> {
     let named: Vec<&String> = plans
         .iter()
         .filter(|slug| {
-            crate::trust::admit::read_repo_file(root, &root.join(format!(".guild/plan/{slug}.md")))
+            root.read(&root.join(format!(".guild/plan/{slug}.md")))
                 .ok()
                 .flatten()
                 .is_some_and(|b| names_run(&String::from_utf8_lossy(&b), run))
@@ -419,16 +420,16 @@ fn names_run(plan: &str, run: &str) -> bool {
 }
 
 /// The `plan_slug` of run `run`'s `run-state.json`, as written.
-fn state_slug(root: &Path, run: &str) -> Option<String> {
+fn state_slug(root: &Tree, run: &str) -> Option<String> {
     let state = root.join(format!("{RUNS}/{run}/run-state.json"));
-    let bytes = crate::trust::admit::read_repo_file(root, &state).ok()??;
+    let bytes = root.read(&state).ok()??;
     let v = serde_json::from_slice::<serde_json::Value>(&bytes).ok()?;
     v.get("plan_slug")?.as_str().map(str::to_owned)
 }
 
 /// Lane `task` of run `run`, from the run's plan.
 #[must_use]
-pub fn lane(root: &Path, run: &str, task: &str) -> Option<Lane> {
+pub fn lane(root: &Tree, run: &str, task: &str) -> Option<Lane> {
     let (slug, plan, text) = plan_of(root, run)?;
     let lines: Vec<&str> = text.lines().collect();
     lane_sections(&lines)
@@ -437,13 +438,13 @@ pub fn lane(root: &Path, run: &str, task: &str) -> Option<Lane> {
 }
 
 /// The plan of run `run`: its slug, its path and its text.
-fn plan_of(root: &Path, run: &str) -> Option<(String, String, String)> {
+fn plan_of(root: &Tree, run: &str) -> Option<(String, String, String)> {
     if !crate::model::paths::is_name(run) || !is_dir(root, &format!("{RUNS}/{run}")) {
         return None;
     }
     let (slug, _) = plan_slug(root, run)?;
     let plan = format!(".guild/plan/{slug}.md");
-    let bytes = crate::trust::admit::read_repo_file(root, &root.join(&plan)).ok()??;
+    let bytes = root.read(&root.join(&plan)).ok()??;
     let text = String::from_utf8_lossy(&bytes).into_owned();
     Some((slug, plan, text))
 }

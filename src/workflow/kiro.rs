@@ -8,6 +8,8 @@
 
 use std::path::Path;
 
+use crate::trust::tree::Tree;
+
 use super::simple_yaml::{self, Value};
 use super::{Derived, Located, Selection, SettingsWarning, Workflow, direct, is_dir};
 use crate::model::{Lang, Priority, Sections};
@@ -25,11 +27,11 @@ impl Workflow for Kiro {
         "kiro"
     }
 
-    fn detect(&self, root: &Path) -> Option<String> {
+    fn detect(&self, root: &Tree) -> Option<String> {
         is_dir(root, SPECS).then(|| format!("{SPECS}/"))
     }
 
-    fn locate(&self, root: &Path, id: &str, _run: Option<&str>) -> Option<Located> {
+    fn locate(&self, root: &Tree, id: &str, _run: Option<&str>) -> Option<Located> {
         direct(root, SPECS, id)
     }
 
@@ -64,11 +66,11 @@ impl Workflow for Kiro {
         include_str!("../../contracts/workflows/kiro.json")
     }
 
-    fn derived_for(&self, root: &Path, change: &Located, for_: &Selection<'_>) -> Vec<Derived> {
+    fn derived_for(&self, root: &Tree, change: &Located, for_: &Selection<'_>) -> Vec<Derived> {
         let mut text = for_.task_text.to_owned();
         for doc in ["requirements.md", "design.md", "tasks.md"] {
             let path = root.join(change.path()).join(doc);
-            if let Ok(Some(bytes)) = crate::trust::admit::read_repo_file(root, &path) {
+            if let Ok(Some(bytes)) = root.read(&path) {
                 text.push('\n');
                 text.push_str(&String::from_utf8_lossy(&bytes));
             }
@@ -79,7 +81,7 @@ impl Workflow for Kiro {
             .collect()
     }
 
-    fn settings_warnings(&self, root: &Path) -> Vec<SettingsWarning> {
+    fn settings_warnings(&self, root: &Tree) -> Vec<SettingsWarning> {
         steering(root)
             .into_iter()
             .filter_map(|s| {
@@ -199,7 +201,7 @@ fn names(text: &str, stem: &str) -> bool {
 }
 
 /// The steering files, in name order, with their inclusion.
-fn steering(root: &Path) -> Vec<Steering> {
+fn steering(root: &Tree) -> Vec<Steering> {
     use crate::util::read::{Entries, names_in};
     let Some(dir) = super::folder_inside(root, STEERING) else {
         return Vec::new();
@@ -212,7 +214,7 @@ fn steering(root: &Path) -> Vec<Steering> {
         .take(MAX_STEERING)
         .filter_map(|name| {
             let path = format!("{STEERING}/{name}");
-            let bytes = crate::trust::admit::read_repo_file(root, &root.join(&path)).ok()??;
+            let bytes = root.read(&root.join(&path)).ok()??;
             let (inclusion, line) = inclusion_of(&String::from_utf8_lossy(&bytes));
             Some(Steering {
                 stem: name.trim_end_matches(".md").to_owned(),

@@ -21,6 +21,8 @@ pub mod trellis;
 use std::fmt;
 use std::path::Path;
 
+pub use crate::trust::tree::Tree;
+
 use crate::model::Lang;
 
 /// The plain layout's manifest path template.
@@ -119,22 +121,22 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
 
     /// What the repository shows when it follows this workflow (the folder or file that
     /// gave it away), or `None`.
-    fn detect(&self, root: &Path) -> Option<String>;
+    fn detect(&self, root: &Tree) -> Option<String>;
 
     /// Finds the change `id` (already checked as a name) in this workflow's layout,
     /// archives included; `run` narrows it to one run where the workflow has runs (Guild).
-    fn locate(&self, root: &Path, id: &str, run: Option<&str>) -> Option<Located>;
+    fn locate(&self, root: &Tree, id: &str, run: Option<&str>) -> Option<Located>;
 
     /// Why `id` was not located although it is there more than once (Guild: a lane in two
     /// runs), with the option that picks one; `None` when it is simply not there.
-    fn ambiguous(&self, _root: &Path, _id: &str, _run: Option<&str>) -> Option<String> {
+    fn ambiguous(&self, _root: &Tree, _id: &str, _run: Option<&str>) -> Option<String> {
         None
     }
 
     /// The change the workflow's own tools would work on now, when no change is named (spec-kit:
     /// `.specify/feature.json`, `SPECIFY_FEATURE`, the current git branch), as a change id
     /// that is there; `None` when its tools name none.
-    fn current(&self, _root: &Path) -> Option<String> {
+    fn current(&self, _root: &Tree) -> Option<String> {
         None
     }
 
@@ -152,7 +154,7 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
 
     /// Changes roots the workflow's own settings name (BMAD: `devStoryLocation`), beside
     /// [`Workflow::changes_root`]: `check` looks there too.
-    fn roots_in(&self, _root: &Path) -> Vec<String> {
+    fn roots_in(&self, _root: &Tree) -> Vec<String> {
         Vec::new()
     }
 
@@ -165,7 +167,7 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
 
     /// The ids of the changes there are (not the archived ones), for a "did you mean" when
     /// a change is not found: the folders of `changes_root`.
-    fn change_ids(&self, root: &Path, changes_root: &str) -> Vec<String> {
+    fn change_ids(&self, root: &Tree, changes_root: &str) -> Vec<String> {
         folders(root, changes_root)
             .into_iter()
             .filter(|f| f != "archive")
@@ -174,7 +176,7 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
 
     /// What is wrong in the workflow's own settings that its tools pass over without a word
     /// (a cap that is not a number, which the consumer replaces by its default).
-    fn settings_warnings(&self, _root: &Path) -> Vec<SettingsWarning> {
+    fn settings_warnings(&self, _root: &Tree) -> Vec<SettingsWarning> {
         Vec::new()
     }
 
@@ -237,7 +239,7 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
     }
 
     /// Files derived from the change's content, added after the role's baseline.
-    fn derived(&self, _root: &Path, _change: &Located) -> Vec<Derived> {
+    fn derived(&self, _root: &Tree, _change: &Located) -> Vec<Derived> {
         Vec::new()
     }
 
@@ -245,26 +247,26 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
     /// [`Workflow::derived`] (Kiro: a steering file whose `fileMatchPattern` matches one of
     /// `selected`, or that `task_text` names; BMAD: what its `core-config.yaml` gives the
     /// role). `task_text`: `--task-text` and the task file's words.
-    fn derived_for(&self, _root: &Path, _change: &Located, _for: &Selection<'_>) -> Vec<Derived> {
+    fn derived_for(&self, _root: &Tree, _change: &Located, _for: &Selection<'_>) -> Vec<Derived> {
         Vec::new()
     }
 
     /// Role names found in the repository (Guild: each specialist of `.guild/agents/`),
     /// mapped to contract roles.
-    fn dynamic_roles(&self, _root: &Path) -> Vec<(String, String)> {
+    fn dynamic_roles(&self, _root: &Tree) -> Vec<(String, String)> {
         Vec::new()
     }
 
     /// Folders of the baseline that are not this change's (Trellis: the spec folders of a
     /// monorepo's other packages), each with why: what only the contracts bring from them is
     /// left out. Repository-relative, ending in `/`.
-    fn out_of_scope(&self, _root: &Path, _change: &Located) -> Vec<(String, String)> {
+    fn out_of_scope(&self, _root: &Tree, _change: &Located) -> Vec<(String, String)> {
         Vec::new()
     }
 
     /// What the change still lacks that its sub-agent will need (Guild: the receipt of a
     /// lane it depends on), each a warning.
-    fn missing(&self, _root: &Path, _change: &Located) -> Vec<String> {
+    fn missing(&self, _root: &Tree, _change: &Located) -> Vec<String> {
         Vec::new()
     }
 
@@ -277,7 +279,7 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
 
     /// Values a workflow's own templates use (`workflow.values`; Guild: the run id, spec
     /// and plan of a lane).
-    fn template_values(&self, _root: &Path, _change: &Located) -> serde_json::Value {
+    fn template_values(&self, _root: &Tree, _change: &Located) -> serde_json::Value {
         serde_json::Value::Null
     }
 
@@ -303,7 +305,7 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
     }
 
     /// The consumer's byte caps, read from the repository (`None`: it counts nothing).
-    fn byte_budget(&self, _root: &Path) -> Option<ByteBudget> {
+    fn byte_budget(&self, _root: &Tree) -> Option<ByteBudget> {
         None
     }
 
@@ -316,7 +318,7 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
 
     /// The bytes of the consumer's total its own injections of change `folder`
     /// (repository-relative) take, so that they still fit after curate's selection.
-    fn reserved_bytes(&self, _root: &Path, _folder: &str) -> u64 {
+    fn reserved_bytes(&self, _root: &Tree, _folder: &str) -> u64 {
         0
     }
 
@@ -324,13 +326,13 @@ pub trait Workflow: Sync + std::panic::RefUnwindSafe {
     /// reached, in its order: it reads `rows` (the list as curate writes it) and then change
     /// `folder`'s own files. `read` gives a listed file's bytes (`None`: the hook finds none).
     /// Empty where the consumer counts no total.
-    fn left_out(&self, _root: &Path, _folder: &str, _rows: &str, _read: Reader<'_>) -> Vec<String> {
+    fn left_out(&self, _root: &Tree, _folder: &str, _rows: &str, _read: Reader<'_>) -> Vec<String> {
         Vec::new()
     }
 
     /// The consumer's own injector, when one is installed in the repository (a path): curate
     /// then writes its result for it and does not inject a second time.
-    fn injector(&self, _root: &Path) -> Option<String> {
+    fn injector(&self, _root: &Tree) -> Option<String> {
         None
     }
 
@@ -393,14 +395,14 @@ pub fn parse(name: &str) -> Result<&'static dyn Workflow, String> {
 /// `.aiws/manifest.json` that is no JSON, or records its version as no version): the file,
 /// the place and the problem. Detection would pass over it without a word.
 #[must_use]
-pub fn unreadable_marker(root: &Path) -> Option<(&'static str, crate::model::Pos, String)> {
+pub fn unreadable_marker(root: &Tree) -> Option<(&'static str, crate::model::Pos, String)> {
     aiws::manifest_problem(root).map(|(pos, problem)| (".aiws/manifest.json", pos, problem))
 }
 
 /// The workflows the repository shows, each with its evidence, in [`ALL`]'s order (the
 /// plain layout is never listed: it is what is left).
 #[must_use]
-pub fn detect(root: &Path) -> Vec<(&'static dyn Workflow, String)> {
+pub fn detect(root: &Tree) -> Vec<(&'static dyn Workflow, String)> {
     ALL.iter()
         .copied()
         .filter(|w| w.name() != plain().name())
@@ -412,7 +414,7 @@ pub fn detect(root: &Path) -> Vec<(&'static dyn Workflow, String)> {
 /// that says where the change is and how to use it.
 #[must_use]
 pub fn elsewhere(
-    root: &Path,
+    root: &Tree,
     id: &str,
     except: &dyn Workflow,
 ) -> Vec<(&'static dyn Workflow, String)> {

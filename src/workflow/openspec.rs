@@ -5,6 +5,8 @@
 
 use std::path::Path;
 
+use crate::trust::tree::Tree;
+
 use super::{Derived, Located, Selection, SettingsWarning, Workflow, direct, folders, is_dir};
 use crate::model::{Lang, Priority};
 
@@ -22,11 +24,11 @@ impl Workflow for OpenSpec {
         true
     }
 
-    fn detect(&self, root: &Path) -> Option<String> {
+    fn detect(&self, root: &Tree) -> Option<String> {
         is_dir(root, CHANGES).then(|| format!("{CHANGES}/"))
     }
 
-    fn locate(&self, root: &Path, id: &str, _run: Option<&str>) -> Option<Located> {
+    fn locate(&self, root: &Tree, id: &str, _run: Option<&str>) -> Option<Located> {
         let archive = format!("{CHANGES}/archive");
         direct(root, CHANGES, id)
             // An archived change by its whole dated name; an undated folder in the archive
@@ -54,7 +56,7 @@ impl Workflow for OpenSpec {
 
     /// The live changes, then the archived ones by their own names (`--change <name>`
     /// finds the newest archive of it), for a "did you mean".
-    fn change_ids(&self, root: &Path, changes_root: &str) -> Vec<String> {
+    fn change_ids(&self, root: &Tree, changes_root: &str) -> Vec<String> {
         let mut ids: Vec<String> = folders(root, changes_root)
             .into_iter()
             .filter(|f| f != "archive")
@@ -104,7 +106,7 @@ impl Workflow for OpenSpec {
     }
 
     /// The current spec of every capability the change's delta specs touch.
-    fn derived(&self, root: &Path, change: &Located) -> Vec<Derived> {
+    fn derived(&self, root: &Tree, change: &Located) -> Vec<Derived> {
         capabilities(root, &format!("{}/specs", change.path()))
             .into_iter()
             .map(|capability| Derived {
@@ -122,9 +124,9 @@ impl Workflow for OpenSpec {
 
     /// The spec stores `openspec/config.yaml` references (`references:`): OpenSpec reads
     /// them from its own store folders, outside the repository, which curate never reads.
-    fn settings_warnings(&self, root: &Path) -> Vec<SettingsWarning> {
+    fn settings_warnings(&self, root: &Tree) -> Vec<SettingsWarning> {
         let config = "openspec/config.yaml";
-        let Ok(Some(bytes)) = crate::trust::admit::read_repo_file(root, &root.join(config)) else {
+        let Ok(Some(bytes)) = root.read(&root.join(config)) else {
             return Vec::new();
         };
         let text = String::from_utf8_lossy(&bytes);
@@ -171,7 +173,7 @@ impl Workflow for OpenSpec {
     /// The change's files a project schema (`openspec/schemas/<name>/schema.yaml`) does not
     /// generate: `openspec instructions` does not list them, so the default baseline's
     /// globs do not either.
-    fn out_of_scope(&self, root: &Path, change: &Located) -> Vec<(String, String)> {
+    fn out_of_scope(&self, root: &Tree, change: &Located) -> Vec<(String, String)> {
         let schema = Schema::of(root, &change.path());
         if !schema.custom {
             return Vec::new();
@@ -196,7 +198,7 @@ impl Workflow for OpenSpec {
     /// artifact's outputs in the change's schema (its `.openspec.yaml`, else
     /// `openspec/config.yaml`, else `spec-driven`), for the worker; with a project schema,
     /// for every role (the default baseline knows none of its artifacts).
-    fn derived_for(&self, root: &Path, change: &Located, for_: &Selection<'_>) -> Vec<Derived> {
+    fn derived_for(&self, root: &Tree, change: &Located, for_: &Selection<'_>) -> Vec<Derived> {
         let schema = Schema::of(root, &change.path());
         if !schema.custom && for_.role != "worker" {
             return Vec::new();
@@ -250,9 +252,9 @@ impl Schema {
     /// `openspec/config.yaml`'s, else `spec-driven`; then the project's schema of that
     /// name, else the built-in one. A schema found in neither (OpenSpec's user-level schemas
     /// are outside the repository, never read) counts as the built-in one.
-    fn of(root: &Path, change: &str) -> Schema {
+    fn of(root: &Tree, change: &str) -> Schema {
         let read = |rel: &str| {
-            crate::trust::admit::read_repo_file(root, &root.join(rel))
+            root.read(&root.join(rel))
                 .ok()
                 .flatten()
                 .map(|b| String::from_utf8_lossy(&b).into_owned())
@@ -292,7 +294,7 @@ impl Schema {
 
     /// Each artifact's files in the change (`resolveArtifactOutputs`: a path, or a glob's
     /// matches in byte order), in the schema's order, each once, as `(artifact, path)`.
-    fn outputs(&self, root: &Path, change: &str) -> Vec<(String, String)> {
+    fn outputs(&self, root: &Tree, change: &str) -> Vec<(String, String)> {
         let files = change_files(root, change);
         let mut out: Vec<(String, String)> = Vec::new();
         for (id, generates) in &self.artifacts {

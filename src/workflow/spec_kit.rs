@@ -11,6 +11,8 @@
 
 use std::path::Path;
 
+use crate::trust::tree::Tree;
+
 use super::{Located, Workflow, direct, folders, is_dir};
 use crate::model::Lang;
 
@@ -24,7 +26,7 @@ impl Workflow for SpecKit {
         "spec-kit"
     }
 
-    fn detect(&self, root: &Path) -> Option<String> {
+    fn detect(&self, root: &Tree) -> Option<String> {
         let constitution = ".specify/memory/constitution.md";
         if root.join(constitution).is_file() {
             Some(constitution.to_owned())
@@ -33,7 +35,7 @@ impl Workflow for SpecKit {
         }
     }
 
-    fn locate(&self, root: &Path, id: &str, _run: Option<&str>) -> Option<Located> {
+    fn locate(&self, root: &Tree, id: &str, _run: Option<&str>) -> Option<Located> {
         direct(root, SPECS, id).or_else(|| match by_prefix(root, id).as_slice() {
             [one] => direct(root, SPECS, one),
             _ => None,
@@ -42,7 +44,7 @@ impl Workflow for SpecKit {
 
     /// Several features with the number named (spec-kit refuses them too: "Multiple spec
     /// directories found with prefix").
-    fn ambiguous(&self, root: &Path, id: &str, _run: Option<&str>) -> Option<String> {
+    fn ambiguous(&self, root: &Tree, id: &str, _run: Option<&str>) -> Option<String> {
         let found = by_prefix(root, id);
         (found.len() > 1).then(|| {
             format!(
@@ -76,7 +78,7 @@ impl Workflow for SpecKit {
         }
     }
 
-    fn current(&self, root: &Path) -> Option<String> {
+    fn current(&self, root: &Tree) -> Option<String> {
         current_feature(root, &|name| std::env::var(name).ok())
     }
 
@@ -148,7 +150,7 @@ fn by_prefix(root: &Path, id: &str) -> Vec<String> {
 
 /// The feature spec-kit's scripts would work on (see the module's words), when it names a
 /// feature folder that is there; `env` reads the environment.
-fn current_feature(root: &Path, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+fn current_feature(root: &Tree, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
     let set = |name: &str| {
         env(name)
             .map(|v| v.trim().to_owned())
@@ -168,9 +170,8 @@ fn current_feature(root: &Path, env: &dyn Fn(&str) -> Option<String>) -> Option<
 }
 
 /// `.specify/feature.json`'s `feature_directory`, as `/speckit.specify` records it.
-fn feature_json(root: &Path) -> Option<String> {
-    let bytes =
-        crate::trust::admit::read_repo_file(root, &root.join(".specify/feature.json")).ok()??;
+fn feature_json(root: &Tree) -> Option<String> {
+    let bytes = root.read(&root.join(".specify/feature.json")).ok()??;
     let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
     value
         .get("feature_directory")?
@@ -230,7 +231,7 @@ mod tests {
         }
         std::fs::create_dir_all(root.join(".specify")).unwrap();
         let none = |_: &str| None;
-        assert_eq!(current_feature(&root, &none), None);
+        assert_eq!(current_feature(&Tree::new(root.clone()), &none), None);
         let git = |args: &[&str]| {
             std::process::Command::new("git")
                 .arg("-C")
@@ -247,10 +248,13 @@ mod tests {
             "HEAD",
             "refs/heads/feat/002-other-name"
         ]));
-        assert_eq!(current_feature(&root, &none).as_deref(), Some("002-search"));
+        assert_eq!(
+            current_feature(&Tree::new(root.clone()), &none).as_deref(),
+            Some("002-search")
+        );
         let feature = |name: &str| (name == "SPECIFY_FEATURE").then(|| "001".to_owned());
         assert_eq!(
-            current_feature(&root, &feature).as_deref(),
+            current_feature(&Tree::new(root.clone()), &feature).as_deref(),
             Some("001-login")
         );
         std::fs::write(
@@ -259,19 +263,19 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            current_feature(&root, &feature).as_deref(),
+            current_feature(&Tree::new(root.clone()), &feature).as_deref(),
             Some("003-export")
         );
         let dir_env = |name: &str| {
             (name == "SPECIFY_FEATURE_DIRECTORY").then(|| "specs/001-login".to_owned())
         };
         assert_eq!(
-            current_feature(&root, &dir_env).as_deref(),
+            current_feature(&Tree::new(root.clone()), &dir_env).as_deref(),
             Some("001-login")
         );
         // A branch that names no feature there names none.
         std::fs::remove_file(root.join(".specify/feature.json")).unwrap();
         assert!(git(&["symbolic-ref", "HEAD", "refs/heads/main"]));
-        assert_eq!(current_feature(&root, &none), None);
+        assert_eq!(current_feature(&Tree::new(root.clone()), &none), None);
     }
 }

@@ -8,7 +8,7 @@
 //! its result into the same file as rows Trellis reads (its header and notes are rows
 //! without a `file` key, which Trellis skips), and budgets in Trellis' bytes.
 
-use std::path::Path;
+use crate::trust::tree::Tree;
 
 use crate::model::Lang;
 
@@ -47,10 +47,10 @@ const INJECTORS: [&str; 4] = [
 /// True when a Trellis injector is installed and none of those installed reads byte caps
 /// (`context_injection` / `max_total_bytes`): the hooks of Trellis 0.6.x inline each file
 /// whole, however large.
-fn installed_hooks_cap_nothing(root: &Path) -> bool {
-    let hooks: Vec<Vec<u8>> = INJECTORS
+fn installed_hooks_cap_nothing(root: &Tree) -> bool {
+    let hooks: Vec<crate::trust::tree::Bytes> = INJECTORS
         .iter()
-        .filter_map(|p| crate::trust::admit::read_repo_file(root, &root.join(p)).ok()?)
+        .filter_map(|p| root.read(&root.join(p)).ok()?)
         .collect();
     let caps = |text: &[u8]| {
         memchr::memmem::find(text, b"max_total_bytes").is_some()
@@ -90,14 +90,12 @@ struct Artifact {
 
 /// The task `folder`'s `prd.md`, `design.md` and `implement.md` that are there, in the
 /// hook's order, cut at `cap`.
-fn artifact_blocks(root: &Path, folder: &str, cap: u64) -> Vec<Artifact> {
+fn artifact_blocks(root: &Tree, folder: &str, cap: u64) -> Vec<Artifact> {
     ARTIFACTS
         .iter()
         .filter_map(|(name, title, reason)| {
             let path = format!("{folder}/{name}");
-            let bytes = crate::trust::admit::read_repo_file(root, &root.join(&path))
-                .ok()
-                .flatten()?;
+            let bytes = root.read(&root.join(&path)).ok().flatten()?;
             let (size, injected) = (
                 bytes.len() as u64,
                 crate::stages::measure::cut_len(&bytes, cap),
@@ -188,7 +186,7 @@ impl Workflow for Trellis {
         "trellis"
     }
 
-    fn detect(&self, root: &Path) -> Option<String> {
+    fn detect(&self, root: &Tree) -> Option<String> {
         if is_dir(root, TASKS) {
             Some(format!("{TASKS}/"))
         } else {
@@ -196,7 +194,7 @@ impl Workflow for Trellis {
         }
     }
 
-    fn locate(&self, root: &Path, id: &str, _run: Option<&str>) -> Option<Located> {
+    fn locate(&self, root: &Tree, id: &str, _run: Option<&str>) -> Option<Located> {
         direct(root, TASKS, id).or_else(|| {
             // The newest month first: a task archived twice is the later one.
             folders(root, ARCHIVE)
@@ -282,7 +280,7 @@ impl Workflow for Trellis {
         block(path, path, injected, whole, cap)
     }
 
-    fn reserved_bytes(&self, root: &Path, folder: &str) -> u64 {
+    fn reserved_bytes(&self, root: &Tree, folder: &str) -> u64 {
         let Some(caps) = self.byte_budget(root) else {
             return 0;
         };
@@ -297,7 +295,7 @@ impl Workflow for Trellis {
     /// folder's `.md` files as [`crate::stages::authored::directory_members`] gives them),
     /// each cut at the per-file cap, then `prd.md`, `design.md` and `implement.md` cut at the
     /// per-artifact cap, against the total.
-    fn left_out(&self, root: &Path, folder: &str, rows: &str, read: Reader<'_>) -> Vec<String> {
+    fn left_out(&self, root: &Tree, folder: &str, rows: &str, read: Reader<'_>) -> Vec<String> {
         let Some(caps) = self.byte_budget(root).filter(|c| c.total > 0) else {
             return Vec::new();
         };
@@ -336,16 +334,14 @@ impl Workflow for Trellis {
 
     /// In a monorepo (`packages:` in `.trellis/config.yaml`), the spec folders of the
     /// packages the task is not in (`.trellis/spec/<package>/`).
-    fn out_of_scope(&self, root: &Path, change: &Located) -> Vec<(String, String)> {
-        let read = |rel: &str| {
-            crate::trust::admit::read_repo_file(root, &root.join(rel))
-                .ok()
-                .flatten()
-        };
+    fn out_of_scope(&self, root: &Tree, change: &Located) -> Vec<(String, String)> {
+        let read = |rel: &str| root.read(&root.join(rel)).ok().flatten();
         let config = read(CONFIG).map(|b| String::from_utf8_lossy(&b).into_owned());
         let task = read(&format!("{}/task.json", change.path()));
-        let Some((package, packages)) = task_package(&config.unwrap_or_default(), task.as_deref())
-        else {
+        let Some((package, packages)) = task_package(
+            &config.unwrap_or_default(),
+            task.as_deref().map(Vec::as_slice),
+        ) else {
             return Vec::new();
         };
         packages
@@ -360,7 +356,7 @@ impl Workflow for Trellis {
             .collect()
     }
 
-    fn injector(&self, root: &Path) -> Option<String> {
+    fn injector(&self, root: &Tree) -> Option<String> {
         INJECTORS
             .iter()
             .find(|p| root.join(p).is_file())
@@ -374,12 +370,13 @@ impl Workflow for Trellis {
     /// The hook's byte caps (`.trellis/config.yaml`'s `context_injection:`, else Trellis'
     /// defaults); none when every hook installed is of a generation that has none (0.6.x
     /// hooks inline every file whole): curate's line cap bounds the list then.
-    fn byte_budget(&self, root: &Path) -> Option<ByteBudget> {
+    fn byte_budget(&self, root: &Tree) -> Option<ByteBudget> {
         if installed_hooks_cap_nothing(root) {
             return None;
         }
         let path = root.join(CONFIG);
-        let text = crate::trust::admit::read_repo_file(root, &path)
+        let text = root
+            .read(&path)
             .ok()
             .flatten()
             .map(|b| String::from_utf8_lossy(&b).into_owned())
@@ -387,8 +384,8 @@ impl Workflow for Trellis {
         Some(budget_of(&text))
     }
 
-    fn settings_warnings(&self, root: &Path) -> Vec<super::SettingsWarning> {
-        let Ok(Some(bytes)) = crate::trust::admit::read_repo_file(root, &root.join(CONFIG)) else {
+    fn settings_warnings(&self, root: &Tree) -> Vec<super::SettingsWarning> {
+        let Ok(Some(bytes)) = root.read(&root.join(CONFIG)) else {
             return Vec::new();
         };
         let text = String::from_utf8_lossy(&bytes);
