@@ -86,6 +86,71 @@ pub fn human(
         c.contracts_source,
         c.workflow.describe()
     );
+    files_table(c, style, &mut out);
+    if explain {
+        let _ = writeln!(out, "candidates:");
+        for t in &c.candidates {
+            let _ = writeln!(out, "  {} ← {}: {}", quoted(&t.file), t.source, t.fate);
+        }
+    }
+    if verbose {
+        for n in &c.notes {
+            let _ = writeln!(out, "note: {}", n.text);
+        }
+    }
+    let (files, lines, tokens) = c.totals();
+    let status = match c.status {
+        crate::stages::budget::Status::Ready => style.good(c.status.name()),
+        _ => style.error(c.status.name()),
+    };
+    let cap = |n: u64| {
+        if n == 0 {
+            "no cap".to_owned()
+        } else {
+            n.to_string()
+        }
+    };
+    let _ = writeln!(
+        out,
+        "totals: {files} files, {lines} lines, {tokens} tokens (caps: {} files, {} lines{}) · {status}",
+        cap(c.caps.max_files),
+        cap(c.caps.max_lines),
+        if c.caps.max_tokens > 0 {
+            format!(", {} tokens", c.caps.max_tokens)
+        } else {
+            String::new()
+        } + &if c.caps.max_bytes > 0 {
+            format!(", {} bytes", c.caps.max_bytes)
+        } else {
+            String::new()
+        }
+    );
+    for w in c.warnings() {
+        let _ = writeln!(out, "{} {}", style.warn("warning:"), w.text);
+    }
+    match c.status {
+        crate::stages::budget::Status::Blocked => blocked_advice(c, again, &mut out),
+        crate::stages::budget::Status::OverBudget => {
+            let _ = write!(out, "{}", over_budget_advice(c));
+        }
+        crate::stages::budget::Status::Ready => {}
+    }
+    if !outcome.is_empty() {
+        let _ = writeln!(out, "{outcome}");
+    }
+    let warnings = c.warnings().count();
+    if warnings > 0 {
+        let _ = writeln!(
+            out,
+            "{warnings} warning{}",
+            if warnings == 1 { "" } else { "s" }
+        );
+    }
+    out
+}
+
+/// One row a file: kept (and how), named only, dropped, excluded, in aligned columns.
+fn files_table(c: &Compiled, style: Style, out: &mut String) {
     // Columns are counted as a terminal shows them (`é` one, `测` two), not in bytes.
     let width = c
         .kept
@@ -172,102 +237,45 @@ pub fn human(
             style.dim(&format!("excluded: {}", e.reason))
         );
     }
-    if explain {
-        let _ = writeln!(out, "candidates:");
-        for t in &c.candidates {
-            let _ = writeln!(out, "  {} ← {}: {}", quoted(&t.file), t.source, t.fate);
-        }
-    }
-    if verbose {
-        for n in &c.notes {
-            let _ = writeln!(out, "note: {}", n.text);
-        }
-    }
-    let (files, lines, tokens) = c.totals();
-    let status = match c.status {
-        crate::stages::budget::Status::Ready => style.good(c.status.name()),
-        _ => style.error(c.status.name()),
-    };
-    let cap = |n: u64| {
-        if n == 0 {
-            "no cap".to_owned()
-        } else {
-            n.to_string()
-        }
-    };
+}
+
+/// Why a BLOCKED compile is blocked, where the change was looked for, and what to do.
+fn blocked_advice(c: &Compiled, again: Again<'_>, out: &mut String) {
     let _ = writeln!(
         out,
-        "totals: {files} files, {lines} lines, {tokens} tokens (caps: {} files, {} lines{}) · {status}",
-        cap(c.caps.max_files),
-        cap(c.caps.max_lines),
-        if c.caps.max_tokens > 0 {
-            format!(", {} tokens", c.caps.max_tokens)
+        "{}",
+        if c.workflow.missing_blocks {
+            "BLOCKED: the change does not exist where its workflow keeps changes; do not dispatch"
         } else {
-            String::new()
-        } + &if c.caps.max_bytes > 0 {
-            format!(", {} bytes", c.caps.max_bytes)
-        } else {
-            String::new()
+            "BLOCKED: nothing survived selection and exclusion; do not dispatch"
         }
     );
-    for w in c.warnings() {
-        let _ = writeln!(out, "{} {}", style.warn("warning:"), w.text);
-    }
-    match c.status {
-        crate::stages::budget::Status::Blocked => {
-            let _ = writeln!(
-                out,
-                "{}",
-                if c.workflow.missing_blocks {
-                    "BLOCKED: the change does not exist where its workflow keeps changes; do not dispatch"
-                } else {
-                    "BLOCKED: nothing survived selection and exclusion; do not dispatch"
-                }
-            );
-            if !c.workflow.looked.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "looked for the change in: {} ({} layout)",
-                    c.workflow.looked.join(", "),
-                    c.workflow.name
-                );
-            }
-            for other in &c.workflow.elsewhere {
-                let _ = writeln!(
-                    out,
-                    "the change is also at {} ({})",
-                    other.folder, other.workflow
-                );
-            }
-            if let Some(hint) = elsewhere_hint(c, again) {
-                let _ = writeln!(out, "hint: {hint}");
-            } else if nothing_matched(c) {
-                let _ = writeln!(
-                    out,
-                    "hint: no glob of the {} role in the contracts ({}) names a file here: \
-                     name the files (--owns, --reads, --add, a task file's files_owned), \
-                     or write contracts of your own (`curate init` writes the default, to edit)",
-                    c.role.id, c.contracts_source
-                );
-            }
-        }
-        crate::stages::budget::Status::OverBudget => {
-            let _ = write!(out, "{}", over_budget_advice(c));
-        }
-        crate::stages::budget::Status::Ready => {}
-    }
-    if !outcome.is_empty() {
-        let _ = writeln!(out, "{outcome}");
-    }
-    let warnings = c.warnings().count();
-    if warnings > 0 {
+    if !c.workflow.looked.is_empty() {
         let _ = writeln!(
             out,
-            "{warnings} warning{}",
-            if warnings == 1 { "" } else { "s" }
+            "looked for the change in: {} ({} layout)",
+            c.workflow.looked.join(", "),
+            c.workflow.name
         );
     }
-    out
+    for other in &c.workflow.elsewhere {
+        let _ = writeln!(
+            out,
+            "the change is also at {} ({})",
+            other.folder, other.workflow
+        );
+    }
+    if let Some(hint) = elsewhere_hint(c, again) {
+        let _ = writeln!(out, "hint: {hint}");
+    } else if nothing_matched(c) {
+        let _ = writeln!(
+            out,
+            "hint: no glob of the {} role in the contracts ({}) names a file here: \
+             name the files (--owns, --reads, --add, a task file's files_owned), \
+             or write contracts of your own (`curate init` writes the default, to edit)",
+            c.role.id, c.contracts_source
+        );
+    }
 }
 
 /// True when no file was even a candidate (none kept, cut, indexed or excluded), the

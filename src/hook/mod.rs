@@ -823,18 +823,12 @@ fn compile_list(
     let mode = Mode {
         write: true,
         renders: true,
+        take_hand_edit: true,
         ..Mode::default()
     };
-    match commit(ws, options, mode) {
-        Ok(c) => Ok((c.compiled, c.settings)),
-        Err(Error::HandEdited { path }) => {
-            let settings = CompileSettings::resolve(ws, options).map_err(|e| first_line(&e))?;
-            let compiled = render::from_manifest(ws, &settings, &ws.root.join(path))
-                .map_err(|e| first_line(&e))?;
-            Ok((compiled, settings))
-        }
-        Err(e) => Err(first_line(&e)),
-    }
+    commit(ws, options, mode)
+        .map(|c| (c.compiled, c.settings))
+        .map_err(|e| first_line(&e))
 }
 
 /// The first line of an error's message, for the hook log.

@@ -190,27 +190,160 @@ fn discover(ws: &Workspace) -> Vec<PathBuf> {
     out
 }
 
-fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<Finding>) {
-    // A path someone gave may hold a token: it is never shown.
-    let shown = crate::trust::redact::redact(&ws.shown(path));
-    // The entry being checked: its findings name its file, not only the manifest's line.
-    let entry: std::cell::RefCell<Option<String>> = std::cell::RefCell::new(None);
-    let mut add = |line: usize, severity: Severity, message: String| {
-        let message = match entry.borrow().as_deref() {
+/// The findings of one manifest: each names the manifest (redacted) and, while an entry is
+/// being checked, that entry's file.
+struct Findings<'a> {
+    out: &'a mut Vec<Finding>,
+    shown: String,
+    /// The entry being checked: its findings name its file, not only the manifest's line.
+    entry: Option<String>,
+}
+
+impl Findings<'_> {
+    fn add(&mut self, line: usize, severity: Severity, message: String) {
+        let message = match self.entry.as_deref() {
             Some(file) if !message.contains(&quoted(file)) => {
                 format!("entry {}: {message}", quoted(file))
             }
             _ => message,
         };
-        findings.push(Finding {
-            file: shown.clone(),
+        self.out.push(Finding {
+            file: self.shown.clone(),
             line,
             severity,
             message,
         });
+    }
+
+    /// An error under `--stale`, else a warning.
+    fn stale(&mut self, stale: bool, message: String) {
+        let severity = if stale {
+            Severity::Error
+        } else {
+            Severity::Warning
+        };
+        self.add(1, severity, message);
+    }
+}
+
+/// What every entry of one manifest is checked against.
+struct Context<'a> {
+    ws: &'a Workspace,
+    /// The workflow's author's list is also the manifest (Trellis).
+    authored: bool,
+    has_header: bool,
+    /// The archived change the manifest is in: its changes root and change.
+    archived: Option<(&'a str, &'a str)>,
+    stale: bool,
+    lock: Option<&'a manifest::Lock>,
+    caps: Caps,
+    max_file_size: u64,
+    encoding: crate::model::Encoding,
+    rules: &'a crate::trust::secrets::ContentRules,
+}
+
+/// What the entries add up to: the budget's items, the files changed since curation, the
+/// paths seen (with their line) for duplicates.
+#[derive(Default)]
+struct Tally {
+    items: Vec<Item>,
+    stale_files: Vec<(usize, String)>,
+    seen: Vec<(usize, String)>,
+}
+
+fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<Finding>) {
+    let mut f = Findings {
+        out: findings,
+        // A path someone gave may hold a token: it is never shown.
+        shown: crate::trust::redact::redact(&ws.shown(path)),
+        entry: None,
     };
-    // A manifest in the repository is read only from inside it; one named elsewhere is
-    // read where it was named. Either way bounded, and a regular file only.
+    let Some(text) = read_manifest(ws, path, &mut f) else {
+        return;
+    };
+    let authored = ws.workflow().authored();
+    let parsed = manifest::parse(&text);
+    if authored && parsed.header.is_none() {
+        // The author's own list, untouched by curate: the workflow's own rules judge it.
+        return;
+    }
+    for (line, column, message) in &parsed.errors {
+        f.add(
+            *line,
+            Severity::Error,
+            format!("column {column}: {message}"),
+        );
+    }
+    let rel = ws.relative(path);
+    // An archived change (`openspec archive`, `task.py archive`) is the record of what was
+    // given: it took its files along, and it is not compiled again, so nothing in it is stale.
+    let archived = rel
+        .as_deref()
+        .and_then(|rel| crate::workflow::archived_change(ws.workflow(), rel));
+    let stale = stale && archived.is_none();
+    let lock = rel
+        .as_deref()
+        .and_then(|r| manifest::read_lock(&ws.root, r));
+    let caps = judge_lock(&text, lock.as_ref(), stale, &mut f);
+    // The rules guard secrets: when they fail to build, nothing is read (fail closed).
+    let rules = match crate::trust::secrets::ContentRules::shared() {
+        Ok(rules) => rules,
+        Err(e) => {
+            f.add(1, Severity::Error, format!("cannot check entries: {e}"));
+            return;
+        }
+    };
+    let cx = Context {
+        ws,
+        authored,
+        has_header: parsed.header.is_some(),
+        archived,
+        stale,
+        lock: lock.as_ref(),
+        caps,
+        max_file_size: lock
+            .as_ref()
+            .map_or(crate::stages::measure::DEFAULT_MAX_FILE_SIZE, |l| {
+                l.inputs.max_file_size
+            }),
+        encoding: lock.as_ref().map_or(ws.encoding, |l| l.inputs.encoding),
+        rules,
+    };
+    let mut tally = Tally::default();
+    for (line, value) in &parsed.entries {
+        f.entry = None;
+        check_entry(&cx, *line, value, &mut f, &mut tally);
+    }
+    if parsed.entries.is_empty() {
+        f.add(
+            1,
+            Severity::Error,
+            "no entry: a manifest needs at least one".to_owned(),
+        );
+    }
+    f.entry = None;
+    for problem in over_budget(&tally.items, caps) {
+        f.add(1, Severity::Error, problem);
+    }
+    for (line, file) in tally.stale_files {
+        f.add(
+            line,
+            Severity::Error,
+            format!(
+                "stale: {} changed since curation; its sections may point at the wrong lines",
+                quoted(&file)
+            ),
+        );
+    }
+    if stale && let Some(l) = &lock {
+        replay(ws, l, &text, &mut f);
+    }
+}
+
+/// The manifest's text: one in the repository is read only from inside it; one named
+/// elsewhere is read where it was named. Either way bounded, and a regular file only.
+/// `None` (with its finding) when it cannot be read.
+fn read_manifest(ws: &Workspace, path: &Path, f: &mut Findings<'_>) -> Option<String> {
     let read = if path.starts_with(&ws.root) {
         crate::trust::admit::read_repo_file(&ws.root, path)
             .map_err(crate::error::Error::from)
@@ -224,8 +357,8 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
     } else {
         crate::util::read::read_capped(path, crate::util::read::INPUT_CAP).map_err(Into::into)
     };
-    let text = match read {
-        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+    match read {
+        Ok(b) => Some(String::from_utf8_lossy(&b).into_owned()),
         Err(e) => {
             let mut message = e.to_string();
             let mut source = std::error::Error::source(&e);
@@ -233,388 +366,352 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
                 message.push_str(&format!(": {s}"));
                 source = s.source();
             }
-            add(1, Severity::Error, format!("cannot read: {message}"));
-            return;
+            f.add(1, Severity::Error, format!("cannot read: {message}"));
+            None
         }
-    };
-    let authored = ws.workflow().authored();
-    let parsed = manifest::parse(&text);
-    if authored && parsed.header.is_none() {
-        // The author's own list, untouched by curate: the workflow's own rules judge it.
-        return;
     }
-    for (line, column, message) in &parsed.errors {
-        add(
-            *line,
-            Severity::Error,
-            format!("column {column}: {message}"),
-        );
-    }
-    let has_header = parsed.header.is_some();
-    let rel = ws.relative(path);
-    // An archived change (`openspec archive`, `task.py archive`) is the record of what was
-    // given: it took its files along, and it is not compiled again, so nothing in it is stale.
-    let archived = rel
-        .as_deref()
-        .and_then(|rel| crate::workflow::archived_change(ws.workflow(), rel));
-    let stale = stale && archived.is_none();
-    let lock = rel
-        .as_deref()
-        .and_then(|r| manifest::read_lock(&ws.root, r));
+}
+
+/// The manifest against its lock: edited by hand, no lock, a lock that describes another
+/// manifest. The caps to check against: the lock's, else the defaults.
+fn judge_lock(
+    text: &str,
+    lock: Option<&manifest::Lock>,
+    stale: bool,
+    f: &mut Findings<'_>,
+) -> Caps {
     // curate's own output (a header, or a lock beside it) that no longer matches its digest
     // was edited by a person; a seed-style manifest without either is simply hand-written.
     let claims_curate = text.starts_with(manifest::HEADER) || lock.is_some();
-    let hand_edited = claims_curate && !manifest::is_intact(&text);
+    let hand_edited = claims_curate && !manifest::is_intact(text);
     if hand_edited {
-        add(
-            1,
-            if stale {
-                Severity::Error
-            } else {
-                Severity::Warning
-            },
+        f.stale(
+            stale,
             "edited by hand: the manifest does not match the digest curate wrote".to_owned(),
         );
     }
-    let caps = match &lock {
-        Some(l) => l.inputs.caps,
-        None => {
-            add(
-                1,
-                Severity::Warning,
-                "no lock beside this manifest: checking against the default caps".to_owned(),
-            );
-            Caps::default()
-        }
-    };
-    if let Some(l) = &lock
-        && !hand_edited
-        && !l.matches(&text)
-    {
-        // A stale lock is a stale finding: an error under --stale.
-        add(
+    let Some(l) = lock else {
+        f.add(
             1,
-            if stale {
-                Severity::Error
-            } else {
-                Severity::Warning
-            },
+            Severity::Warning,
+            "no lock beside this manifest: checking against the default caps".to_owned(),
+        );
+        return Caps::default();
+    };
+    if !hand_edited && !l.matches(text) {
+        // A stale lock is a stale finding: an error under --stale.
+        f.stale(
+            stale,
             "the lock does not describe this manifest (stale lock)".to_owned(),
         );
     }
-    // The rules guard secrets: when they fail to build, nothing is read (fail closed).
-    let rules = match crate::trust::secrets::ContentRules::shared() {
-        Ok(rules) => rules,
-        Err(e) => {
-            add(1, Severity::Error, format!("cannot check entries: {e}"));
+    l.inputs.caps
+}
+
+/// One entry: no secret in it, its fields, its path, the file it names (there, admitted,
+/// its sections inside it), counted for the budget as the compile counts it.
+fn check_entry(cx: &Context<'_>, line: usize, value: &Value, f: &mut Findings<'_>, t: &mut Tally) {
+    let Some(obj) = value.as_object() else {
+        return;
+    };
+    let file = obj.get("file").and_then(Value::as_str);
+    if let Some(rule) = file.and_then(crate::trust::secrets::rule_of_text) {
+        // Never named: the finding is the line's.
+        f.add(
+            line,
+            Severity::Error,
+            format!("the entry's path holds a secret ({rule}); remove the line"),
+        );
+        return;
+    }
+    if let Some(hit) = cx
+        .rules
+        .scan(crate::trust::secrets::json_text(value).as_bytes())
+    {
+        // Its values are echoed by the findings below: none of them is made.
+        f.add(
+            line,
+            Severity::Error,
+            format!("the entry holds a secret ({}); remove the value", hit.rule),
+        );
+        return;
+    }
+    f.entry = file.map(str::to_owned);
+    // In a file that is also the author's list, a row without a file is the author's
+    // (Trellis' seed row, a drop), and a row curate did not mark is the author's entry.
+    let author_row =
+        cx.authored && obj.get(manifest::BY.0).and_then(Value::as_str) != Some(manifest::BY.1);
+    if cx.authored && !obj.contains_key("file") && !obj.contains_key("path") {
+        return;
+    }
+    if author_row && obj.get("type").and_then(Value::as_str) == Some("directory") {
+        let folder = obj.get("file").and_then(Value::as_str).unwrap_or_default();
+        if crate::stages::authored::directory_members(&cx.ws.root, &cx.moved(folder)).is_empty() {
+            f.add(
+                line,
+                Severity::Error,
+                format!("the folder {} holds no .md file", quoted(folder)),
+            );
+        }
+        return;
+    }
+    let Some((file, priority, sections)) = check_fields(cx, obj, author_row, line, f) else {
+        return;
+    };
+    let Some(repo_path) = check_path(cx, file, author_row, line, f, t) else {
+        return;
+    };
+    let normal = repo_path.as_str().to_owned();
+    let bytes = match admit(&cx.ws.root, &repo_path, cx.max_file_size, cx.rules) {
+        Ok(bytes) => bytes,
+        Err(refusal) => {
+            // An author's row that names a missing file too (curate kept it as written):
+            // Trellis' `task.py validate` fails on it, and so does this check.
+            f.add(line, Severity::Error, refusal_finding(&normal, &refusal));
             return;
         }
     };
-    let max_file_size = lock
-        .as_ref()
-        .map_or(crate::stages::measure::DEFAULT_MAX_FILE_SIZE, |l| {
-            l.inputs.max_file_size
+    let file_lines = measure::count_lines(&bytes);
+    let Some(sections) = sections else { return };
+    if let Some(ranges) = sections.as_ranges() {
+        for [s, e] in ranges {
+            if *e > file_lines {
+                f.add(
+                    line,
+                    Severity::Error,
+                    format!(
+                        "section [{s}, {e}] of {} runs past its {file_lines} lines",
+                        quoted(&normal)
+                    ),
+                );
+            }
+        }
+    }
+    // Counted as the compile counts them: on what a consumer that cuts files reads.
+    let chosen = measure::selected(&bytes, &sections);
+    let read = measure::consumed(&chosen, cx.caps.file_bytes);
+    let lines = if read.len() < chosen.len() {
+        measure::count_lines(read)
+    } else {
+        sections.line_count(file_lines)
+    };
+    let tokens = (cx.caps.max_tokens > 0).then(|| {
+        crate::stages::tokens::TokenCounter::count(&crate::stages::tokens::Fast(cx.encoding), read)
+    });
+    if let Some(priority) = priority {
+        t.items.push(Item {
+            priority,
+            lines,
+            tokens,
+            bytes: read.len() as u64,
         });
-    let mut items = Vec::new();
-    let mut stale_files = Vec::new();
-    let mut seen: Vec<(usize, String)> = Vec::new();
-    let encoding = lock.as_ref().map_or(ws.encoding, |l| l.inputs.encoding);
-    for (line, value) in &parsed.entries {
-        let line = *line;
-        let Some(obj) = value.as_object() else {
-            continue;
-        };
-        let file = obj.get("file").and_then(Value::as_str);
-        entry.replace(None);
-        if let Some(rule) = file.and_then(crate::trust::secrets::rule_of_text) {
-            // Never named: the finding is the line's.
-            add(
-                line,
-                Severity::Error,
-                format!("the entry's path holds a secret ({rule}); remove the line"),
-            );
-            continue;
-        }
-        if let Some(hit) = rules.scan(crate::trust::secrets::json_text(value).as_bytes()) {
-            // Its values are echoed by the findings below: none of them is made.
-            add(
-                line,
-                Severity::Error,
-                format!("the entry holds a secret ({}); remove the value", hit.rule),
-            );
-            continue;
-        }
-        entry.replace(file.map(str::to_owned));
-        // In a file that is also the author's list, a row without a file is the author's
-        // (Trellis' seed row, a drop), and a row curate did not mark is the author's entry.
-        let author_row =
-            authored && obj.get(manifest::BY.0).and_then(Value::as_str) != Some(manifest::BY.1);
-        if authored && !obj.contains_key("file") && !obj.contains_key("path") {
-            continue;
-        }
-        if author_row && obj.get("type").and_then(Value::as_str) == Some("directory") {
-            let folder = obj.get("file").and_then(Value::as_str).unwrap_or_default();
-            // Of an archived task, the folder is read where the task is now, as a file is.
-            let at = match archived {
-                Some((changes_root, change)) => crate::workflow::archived_path(
-                    &ws.root,
-                    ws.workflow(),
-                    changes_root,
-                    change,
-                    folder.to_owned(),
-                ),
-                None => folder.to_owned(),
-            };
-            if crate::stages::authored::directory_members(&ws.root, &at).is_empty() {
-                add(
-                    line,
-                    Severity::Error,
-                    format!("the folder {} holds no .md file", quoted(folder)),
-                );
-            }
-            continue;
-        }
-        // curate's own entries carry all five fields; a seed-style one (or an author's row)
-        // may leave out `sections` and `kind`.
-        let required: &[&str] = if author_row {
-            &["file"]
-        } else if has_header {
-            &["file", "reason", "sections", "priority", "kind"]
-        } else {
-            &["file", "reason", "priority"]
-        };
-        for key in required {
-            if !obj.contains_key(*key) {
-                add(line, Severity::Error, format!("missing field \"{key}\""));
-            }
-        }
-        let known: &[&str] = if authored {
-            &[
-                "file", "reason", "sections", "priority", "kind", "type", "by",
-            ]
-        } else {
-            &["file", "reason", "sections", "priority", "kind", "glob"]
-        };
-        for key in obj.keys() {
-            if !known.contains(&key.as_str()) {
-                add(
-                    line,
-                    Severity::Warning,
-                    format!("unknown field {}", quoted(key)),
-                );
-            }
-        }
-        let Some(file) = obj.get("file").and_then(Value::as_str) else {
-            add(
-                line,
-                Severity::Error,
-                "\"file\" must be a string".to_owned(),
-            );
-            continue;
-        };
-        for key in ["reason", "kind"] {
-            if let Some(v) = obj.get(key)
-                && !v.is_string()
-            {
-                add(line, Severity::Error, format!("\"{key}\" must be a string"));
-            }
-        }
-        let priority = match obj.get("priority") {
-            None => Some(Priority::Medium),
-            Some(p) => match p.as_str().and_then(Priority::parse) {
-                Some(p) => Some(p),
-                None => {
-                    add(
-                        line,
-                        Severity::Error,
-                        format!("unknown priority {p}: use high, medium or low"),
-                    );
-                    None
-                }
-            },
-        };
-        let sections = match obj.get("sections") {
-            None | Some(Value::Null) => Some(crate::model::Sections::Whole),
-            Some(s) => match serde_json::from_value::<Vec<[u64; 2]>>(s.clone())
-                .map_err(|e| e.to_string())
-                .and_then(crate::stages::overrides::checked_sections)
-            {
-                Ok(s) => Some(s),
-                Err(e) => {
-                    add(line, Severity::Error, format!("malformed sections: {e}"));
-                    None
-                }
-            },
-        };
-        let repo_path = match crate::model::paths::RepoPath::new(file) {
-            Ok(p) => p,
-            Err(e) => {
-                add(
-                    line,
-                    Severity::Error,
-                    format!("{} {}", quoted(file), e.problem()),
-                );
-                continue;
-            }
-        };
-        let normal = repo_path.as_str().to_owned();
-        let mut repo_path = repo_path;
-        // A change that was archived took its files along: a row naming one where the change
-        // was is read where it is now.
-        if let Some((changes_root, change)) = archived {
-            let moved = crate::workflow::archived_path(
-                &ws.root,
-                ws.workflow(),
+    }
+    if cx.stale
+        && let Some(l) = cx.lock
+        && let Some(le) = l.entries.iter().find(|e| e.file == normal)
+        && le.sha256 != crate::util::digest::hex(&bytes)
+    {
+        t.stale_files.push((line, normal));
+    }
+}
+
+impl Context<'_> {
+    /// A path of the manifest as it reads today: of an archived change, where the change
+    /// (which took its files along) is now.
+    fn moved(&self, path: &str) -> String {
+        match self.archived {
+            Some((changes_root, change)) => crate::workflow::archived_path(
+                &self.ws.root,
+                self.ws.workflow(),
                 changes_root,
                 change,
-                normal.clone(),
-            );
-            if let Ok(p) = crate::model::paths::RepoPath::new(&moved) {
-                repo_path = p;
-            }
-        }
-        // Trellis' hook joins an author's path to the root as written, so `./a` and `a//b`
-        // read the plain path (no `..` or `\` to resolve); other readers take the path as
-        // written: it must be the plain repository path.
-        let joined_as_written =
-            author_row && !file.contains('\\') && !file.split('/').any(|part| part == "..");
-        if normal != file && !joined_as_written {
-            add(
-                line,
-                Severity::Error,
-                format!(
-                    "{} is not a plain repository path: write {}",
-                    quoted(file),
-                    quoted(&normal)
-                ),
-            );
-        }
-        if let Some((first, _)) = seen.iter().find(|(_, p)| *p == normal) {
-            add(
-                line,
-                Severity::Error,
-                format!(
-                    "{} is listed twice (first on line {first})",
-                    quoted(&normal)
-                ),
-            );
-        }
-        seen.push((line, normal.clone()));
-        let normal = repo_path.as_str().to_owned();
-        let bytes = match admit(&ws.root, &repo_path, max_file_size, rules) {
-            Ok(bytes) => bytes,
-            Err(refusal) => {
-                // An author's row that names a missing file too (curate kept it as written):
-                // Trellis' `task.py validate` fails on it, and so does this check.
-                add(line, Severity::Error, refusal_finding(&normal, &refusal));
-                continue;
-            }
-        };
-        let file_lines = measure::count_lines(&bytes);
-        let Some(sections) = sections else { continue };
-        if let Some(ranges) = sections.as_ranges() {
-            for [s, e] in ranges {
-                if *e > file_lines {
-                    add(
-                        line,
-                        Severity::Error,
-                        format!(
-                            "section [{s}, {e}] of {} runs past its {file_lines} lines",
-                            quoted(&normal)
-                        ),
-                    );
-                }
-            }
-        }
-        // Counted as the compile counts them: on what a consumer that cuts files reads.
-        let chosen = measure::selected(&bytes, &sections);
-        let read = measure::consumed(&chosen, caps.file_bytes);
-        let lines = if read.len() < chosen.len() {
-            measure::count_lines(read)
-        } else {
-            sections.line_count(file_lines)
-        };
-        let tokens = (caps.max_tokens > 0).then(|| {
-            crate::stages::tokens::TokenCounter::count(&crate::stages::tokens::Fast(encoding), read)
-        });
-        if let Some(priority) = priority {
-            items.push(Item {
-                priority,
-                lines,
-                tokens,
-                bytes: read.len() as u64,
-            });
-        }
-        if stale
-            && let Some(l) = &lock
-            && let Some(le) = l.entries.iter().find(|e| e.file == normal)
-            && le.sha256 != crate::util::digest::hex(&bytes)
-        {
-            stale_files.push((line, normal.clone()));
+                path.to_owned(),
+            ),
+            None => path.to_owned(),
         }
     }
-    if parsed.entries.is_empty() {
-        add(
-            1,
+}
+
+/// An entry's fields: those required there, none unknown, each of its type. Its file, its
+/// priority and sections when they are valid; `None` when it names no file.
+fn check_fields<'v>(
+    cx: &Context<'_>,
+    obj: &'v serde_json::Map<String, Value>,
+    author_row: bool,
+    line: usize,
+    f: &mut Findings<'_>,
+) -> Option<(&'v str, Option<Priority>, Option<crate::model::Sections>)> {
+    // curate's own entries carry all five fields; a seed-style one (or an author's row)
+    // may leave out `sections` and `kind`.
+    let required: &[&str] = if author_row {
+        &["file"]
+    } else if cx.has_header {
+        &["file", "reason", "sections", "priority", "kind"]
+    } else {
+        &["file", "reason", "priority"]
+    };
+    for key in required {
+        if !obj.contains_key(*key) {
+            f.add(line, Severity::Error, format!("missing field \"{key}\""));
+        }
+    }
+    let known: &[&str] = if cx.authored {
+        &[
+            "file", "reason", "sections", "priority", "kind", "type", "by",
+        ]
+    } else {
+        &["file", "reason", "sections", "priority", "kind", "glob"]
+    };
+    for key in obj.keys() {
+        if !known.contains(&key.as_str()) {
+            f.add(
+                line,
+                Severity::Warning,
+                format!("unknown field {}", quoted(key)),
+            );
+        }
+    }
+    let Some(file) = obj.get("file").and_then(Value::as_str) else {
+        f.add(
+            line,
             Severity::Error,
-            "no entry: a manifest needs at least one".to_owned(),
+            "\"file\" must be a string".to_owned(),
         );
+        return None;
+    };
+    for key in ["reason", "kind"] {
+        if let Some(v) = obj.get(key)
+            && !v.is_string()
+        {
+            f.add(line, Severity::Error, format!("\"{key}\" must be a string"));
+        }
     }
-    entry.replace(None);
-    for problem in over_budget(&items, caps) {
-        add(1, Severity::Error, problem);
-    }
-    for (line, file) in stale_files {
-        add(
+    let priority = match obj.get("priority") {
+        None => Some(Priority::Medium),
+        Some(p) => p.as_str().and_then(Priority::parse).or_else(|| {
+            f.add(
+                line,
+                Severity::Error,
+                format!("unknown priority {p}: use high, medium or low"),
+            );
+            None
+        }),
+    };
+    let sections = match obj.get("sections") {
+        None | Some(Value::Null) => Some(crate::model::Sections::Whole),
+        Some(s) => match serde_json::from_value::<Vec<[u64; 2]>>(s.clone())
+            .map_err(|e| e.to_string())
+            .and_then(crate::stages::overrides::checked_sections)
+        {
+            Ok(s) => Some(s),
+            Err(e) => {
+                f.add(line, Severity::Error, format!("malformed sections: {e}"));
+                None
+            }
+        },
+    };
+    Some((file, priority, sections))
+}
+
+/// An entry's path: a plain repository path, listed once. The path to read (of an archived
+/// change, where it is now); `None` when it is no repository path.
+fn check_path(
+    cx: &Context<'_>,
+    file: &str,
+    author_row: bool,
+    line: usize,
+    f: &mut Findings<'_>,
+    t: &mut Tally,
+) -> Option<crate::model::paths::RepoPath> {
+    let repo_path = match crate::model::paths::RepoPath::new(file) {
+        Ok(p) => p,
+        Err(e) => {
+            f.add(
+                line,
+                Severity::Error,
+                format!("{} {}", quoted(file), e.problem()),
+            );
+            return None;
+        }
+    };
+    let normal = repo_path.as_str().to_owned();
+    // Trellis' hook joins an author's path to the root as written, so `./a` and `a//b`
+    // read the plain path (no `..` or `\` to resolve); other readers take the path as
+    // written: it must be the plain repository path.
+    let joined_as_written =
+        author_row && !file.contains('\\') && !file.split('/').any(|part| part == "..");
+    if normal != file && !joined_as_written {
+        f.add(
             line,
             Severity::Error,
             format!(
-                "stale: {} changed since curation; its sections may point at the wrong lines",
-                quoted(&file)
+                "{} is not a plain repository path: write {}",
+                quoted(file),
+                quoted(&normal)
             ),
         );
     }
-    // A file read from outside the repository cannot be read again from the lock.
-    let outside = lock.as_ref().and_then(|l| {
-        let file = |f: &Option<crate::model::FileRef>, what: &str| {
-            f.as_ref()
-                .filter(|f| f.outside)
-                .map(|f| format!("the {what} {} was", quoted(&f.path)))
-        };
-        file(&l.inputs.overrides, "overrides file")
-            .or_else(|| file(&l.inputs.task_file, "task file"))
-            .or_else(|| {
-                l.contracts
-                    .outside
-                    .then(|| format!("the contracts {} were", quoted(&l.contracts.source)))
-            })
-    });
-    if stale && let Some(what) = outside {
-        add(
+    if let Some((first, _)) = t.seen.iter().find(|(_, p)| *p == normal) {
+        f.add(
+            line,
+            Severity::Error,
+            format!(
+                "{} is listed twice (first on line {first})",
+                quoted(&normal)
+            ),
+        );
+    }
+    t.seen.push((line, normal.clone()));
+    // A change that was archived took its files along: a row naming one where the change
+    // was is read where it is now.
+    Some(
+        cx.archived
+            .and_then(|_| crate::model::paths::RepoPath::new(&cx.moved(&normal)).ok())
+            .unwrap_or(repo_path),
+    )
+}
+
+/// `--stale` with a lock: what a compile with the recorded inputs makes of them today. A
+/// file read from outside the repository cannot be read again from the lock.
+fn replay(ws: &Workspace, l: &manifest::Lock, text: &str, f: &mut Findings<'_>) {
+    let file = |r: &Option<crate::model::FileRef>, what: &str| {
+        r.as_ref()
+            .filter(|r| r.outside)
+            .map(|r| format!("the {what} {} was", quoted(&r.path)))
+    };
+    let outside = file(&l.inputs.overrides, "overrides file")
+        .or_else(|| file(&l.inputs.task_file, "task file"))
+        .or_else(|| {
+            l.contracts
+                .outside
+                .then(|| format!("the contracts {} were", quoted(&l.contracts.source)))
+        });
+    if let Some(what) = outside {
+        f.add(
             1,
             Severity::Warning,
             format!(
                 "stale check skipped: {what} read from outside the repository, so a compile with the recorded inputs cannot be run here"
             ),
         );
-    } else if stale && let Some(l) = &lock {
-        match recompile(ws, l) {
-            Ok(Some(new_text)) if new_text != text => add(
-                1,
-                Severity::Error,
-                format!(
-                    "stale: a compile with the recorded inputs would now write this manifest differently (run `{}`)",
-                    replay_command(ws, l)
-                ),
+        return;
+    }
+    match recompile(ws, l) {
+        Ok(Some(new_text)) if new_text != text => f.add(
+            1,
+            Severity::Error,
+            format!(
+                "stale: a compile with the recorded inputs would now write this manifest differently (run `{}`)",
+                replay_command(ws, l)
             ),
-            Ok(None) => add(
-                1,
-                Severity::Error,
-                "stale: a compile with the recorded inputs is no longer READY".to_owned(),
-            ),
-            Err(e) => add(1, Severity::Error, format!("stale check failed: {e}")),
-            Ok(Some(_)) => {}
-        }
+        ),
+        Ok(None) => f.add(
+            1,
+            Severity::Error,
+            "stale: a compile with the recorded inputs is no longer READY".to_owned(),
+        ),
+        Err(e) => f.add(1, Severity::Error, format!("stale check failed: {e}")),
+        Ok(Some(_)) => {}
     }
 }
 

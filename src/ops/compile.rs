@@ -27,6 +27,9 @@ pub struct Mode {
     pub force: bool,
     /// A render of the admitted text follows ([`CompileSettings::renders`]).
     pub renders: bool,
+    /// A hand edit is the person's curation, taken as it stands (the hooks): the result is
+    /// the manifest on disk read back, each file measured again; nothing is written.
+    pub take_hand_edit: bool,
 }
 
 /// The result of [`commit`].
@@ -108,6 +111,16 @@ pub fn commit(ws: &Workspace, o: &CompileOptions, mode: Mode) -> Result<Committe
                         )));
                     }
                 }
+            } else if mode.take_hand_edit && !mode.force {
+                return Ok(Committed {
+                    compiled: crate::render::from_manifest(ws, &s, &path)?,
+                    settings: s,
+                    written: false,
+                    outcome: format!(
+                        "{} was edited by hand: taken as it stands",
+                        compiled.manifest_path
+                    ),
+                });
             } else if !mode.force {
                 return Err(Error::HandEdited {
                     path: compiled.manifest_path.clone().into(),

@@ -1,31 +1,46 @@
-//! `curate doctor`: is every dispatch curated? The wiring of each host (the binary it runs,
+//! `doctor`: is every dispatch curated? The wiring of each host (the binary it runs,
 //! found as the host will look for it; the hook entries or the plugin), other injectors,
 //! the workflow detected, and the last hook runs of `.curate/state/hooks.jsonl`. Exit 1
 //! when a dispatch would go uncurated (a wired host whose binary is not found, a partial
 //! wiring, nothing wired, the last run of a host crashed or past its deadline).
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::cli::args::GlobalArgs;
-use crate::cli::exit::ExitCode;
-use crate::cli::printer::Printer;
-use crate::cli::resolve;
-use crate::error::Result;
+use std::path::PathBuf;
+
 use crate::hosts::{self, HostKind};
+use crate::settings::Workspace;
+use crate::stages::related::ask::Watching;
+use crate::state::HookRun;
 
 /// How many of the last hook runs are shown.
 const LAST_RUNS: usize = 10;
 
 /// One host's wiring as found.
-struct Wired {
-    host: &'static str,
-    file: &'static str,
+pub struct Wired {
+    pub host: &'static str,
+    pub file: &'static str,
     /// What is wired (events, the plugin, the server), empty: nothing.
-    entries: Vec<String>,
+    pub entries: Vec<String>,
     /// The program it runs, and where the host finds it.
-    program: Option<String>,
-    found: Option<std::path::PathBuf>,
-    problems: Vec<String>,
+    pub program: Option<String>,
+    pub found: Option<PathBuf>,
+    pub problems: Vec<String>,
+}
+
+/// What `doctor` found: each host's wiring, the other injectors, the last hook runs, the
+/// watcher, and the problems that leave a dispatch uncurated (none: ok).
+pub struct Diagnosis {
+    pub root: PathBuf,
+    pub workflow: &'static str,
+    /// This binary's path (redacted), and a warning about it.
+    pub binary: (String, Option<String>),
+    pub wired: Vec<Wired>,
+    pub injectors: Vec<String>,
+    pub runs: Vec<HookRun>,
+    /// `curate watch` for this repository; `None`: no cache folder.
+    pub watching: Option<Watching>,
+    pub problems: Vec<String>,
 }
 
 impl Wired {
@@ -41,10 +56,10 @@ impl Wired {
     }
 }
 
-/// Runs `curate doctor`.
-pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
-    let printer = Printer::new(g);
-    let ws = resolve::workspace_without_config(g)?;
+/// Looks at the wiring of every host in `ws` (resolved without its config: a broken config
+/// is one of the things a user runs `doctor` for).
+#[must_use]
+pub fn diagnose(ws: &Workspace) -> Diagnosis {
     let root = &ws.root;
     let read = |rel: &str| -> Option<String> {
         crate::trust::admit::read_repo_file(root, &root.join(rel))
@@ -140,7 +155,31 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
     wired.push(mcp);
     wired.extend(fourth_round(root, &read));
 
-    for w in &mut wired {
+    look_for_programs(&mut wired);
+    let injectors = hosts::other_injectors(root);
+    let runs = crate::state::last_hook_runs(root, LAST_RUNS);
+    let problems = problems(&wired, &runs);
+    let this = hosts::this_binary();
+    Diagnosis {
+        root: root.to_path_buf(),
+        workflow: ws.workflow().name(),
+        binary: (
+            crate::trust::redact::redact_path(&this.program),
+            this.warning,
+        ),
+        wired,
+        injectors,
+        runs,
+        // `curate watch` (docs/budgets.md#related-files): information, never a problem.
+        watching: crate::util::cache::DigestCache::default_dir()
+            .filter(|_| !ws.no_cache)
+            .map(|dir| crate::stages::related::ask::watching(&dir, root)),
+        problems,
+    }
+}
+/// Where each host finds the program it runs; a problem for one it does not find.
+fn look_for_programs(wired: &mut [Wired]) {
+    for w in wired.iter_mut() {
         if let Some(p) = &w.program {
             w.found = hosts::resolve_program(p, None);
             if w.found.is_none() {
@@ -163,9 +202,11 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
             }
         }
     }
+}
 
-    let injectors = hosts::other_injectors(root);
-    let runs = crate::state::last_hook_runs(root, LAST_RUNS);
+/// What leaves a dispatch uncurated: each host's problems, no host wired, a last hook run
+/// that crashed or ran past its deadline.
+fn problems(wired: &[Wired], runs: &[HookRun]) -> Vec<String> {
     let mut problems: Vec<String> = wired
         .iter()
         .flat_map(|w| w.problems.iter().map(move |p| format!("{}: {p}", w.host)))
@@ -191,135 +232,7 @@ pub fn run(g: &GlobalArgs) -> Result<ExitCode> {
             ));
         }
     }
-    let workflow = ws.workflow().name();
-    let this = hosts::this_binary();
-    // A path is shown with a token among its folders' names redacted, the rest kept.
-    let shown = |p: &std::path::Path| crate::trust::redact::redact_path(&p.display().to_string());
-    let program = crate::trust::redact::redact_path(&this.program);
-    // `curate watch` (docs/budgets.md#related-files): information, never a problem.
-    let watching = crate::util::cache::DigestCache::default_dir()
-        .filter(|_| !ws.no_cache)
-        .map(|dir| crate::stages::related::ask::watching(&dir, root));
-
-    if printer.json() {
-        let hosts: Vec<Value> = wired
-            .iter()
-            .map(|w| {
-                json!({
-                    "host": w.host,
-                    "file": w.file,
-                    "wired": !w.entries.is_empty(),
-                    "entries": w.entries,
-                    "program": w.program,
-                    "found": w.found.as_deref().map(shown),
-                    "problems": w.problems,
-                })
-            })
-            .collect();
-        printer.out_json_redacted(&json!({
-            "ok": problems.is_empty(),
-            "root": shown(root),
-            "workflow": workflow,
-            "binary": {"path": program, "warning": this.warning},
-            "hosts": hosts,
-            "other_injectors": injectors,
-            "last_hook_runs": runs,
-            "watch": watching.as_ref().map(|w| {
-                use crate::stages::related::ask::Watching;
-                match w {
-                    Watching::No => json!({"answering": false, "socket": null}),
-                    Watching::Answering(p) => json!({"answering": true, "socket": shown(p)}),
-                    Watching::Stale(p) => json!({"answering": false, "socket": shown(p)}),
-                    Watching::Stopped(p, pid) => json!({"answering": false, "stopped": pid, "socket": shown(p)}),
-                }
-            }),
-            "problems": problems,
-        }))?;
-    } else {
-        let mut text = format!("curate doctor · {} · workflow {workflow}\n", shown(root));
-        text.push_str(&format!("this binary: {program}\n"));
-        for w in &wired {
-            if w.entries.is_empty() {
-                text.push_str(&format!("{:<12} not wired ({})\n", w.host, w.file));
-                continue;
-            }
-            text.push_str(&format!(
-                "{:<12} {}: {}{}\n",
-                w.host,
-                w.file,
-                w.entries.join(", "),
-                match (&w.program, &w.found) {
-                    (Some(p), Some(f)) if p == &f.display().to_string() =>
-                        format!(" → {} (found)", crate::trust::redact::redact_path(p)),
-                    (Some(p), Some(f)) => format!(
-                        " → {} (found: {})",
-                        crate::trust::redact::redact_path(p),
-                        shown(f)
-                    ),
-                    (Some(p), None) => format!(" → {p} (NOT FOUND)"),
-                    (None, _) => String::new(),
-                }
-            ));
-        }
-        if injectors.is_empty() {
-            text.push_str("other injectors: none\n");
-        } else {
-            text.push_str(&format!("other injectors: {}\n", injectors.join(", ")));
-        }
-        if runs.is_empty() {
-            text.push_str("last hook runs: none logged (.curate/state/hooks.jsonl)\n");
-        } else {
-            text.push_str("last hook runs:\n");
-            for r in &runs {
-                text.push_str(&format!(
-                    "  {} {} {} {} {} {} {} ms{}\n",
-                    r.time,
-                    r.host,
-                    r.event,
-                    r.role.as_deref().unwrap_or("-"),
-                    r.change.as_deref().unwrap_or("-"),
-                    r.status,
-                    r.ms,
-                    r.reason
-                        .as_deref()
-                        .map(|x| format!(" ({x})"))
-                        .unwrap_or_default()
-                ));
-            }
-        }
-        {
-            use crate::stages::related::ask::Watching;
-            text.push_str(&match &watching {
-                Some(Watching::Answering(p)) => format!(
-                    "curate watch: answering at {} (--related runs stamp only what changed)\n",
-                    shown(p)
-                ),
-                Some(Watching::Stopped(p, pid)) => format!(
-                    "curate watch: stopped (pid {pid}, at {}): compiles rank alone; `kill -CONT {pid}` or end it\n",
-                    shown(p)
-                ),
-                Some(Watching::Stale(p)) => format!(
-                    "curate watch: not running; {} is a socket left by one that ended (the next curate watch replaces it)\n",
-                    shown(p)
-                ),
-                Some(Watching::No) => {
-                    "curate watch: not running (--related runs stamp every file)\n".to_owned()
-                }
-                None => "curate watch: no cache folder\n".to_owned(),
-            });
-        }
-        for p in &problems {
-            text.push_str(&format!("problem: {p}\n"));
-        }
-        text.push_str(if problems.is_empty() {
-            "ok: dispatches through the wired hosts are curated\n"
-        } else {
-            "not ok: a dispatch would go uncurated\n"
-        });
-        // Paths (the repository's, a binary's) may hold a token: shown redacted, as on stderr.
-        printer.out(&crate::trust::redact::redact(&text))?;
-    }
-    Ok(ExitCode::of_check(problems.is_empty()))
+    problems
 }
 
 /// The hosts of the fourth round: Codex, Copilot CLI, Gemini CLI.

@@ -6,12 +6,17 @@
 //!   what a compile makes of its lock's inputs today;
 //! - [`compile`]: compile a role's context for a change and write the manifest and lock
 //!   (one compile at a time per manifest folder; the lock first, the manifest last);
+//! - [`doctor`]: is every dispatch curated: each host's wiring, the binary it runs, the
+//!   last hook runs;
 //! - [`preview`]: compile in memory and render a template into a string;
+//! - [`render`]: the compile (or a manifest read back) a render streams, its files read ahead;
 //! - [`verify`]: the files a worker touched stay in its write scope; its criteria pass;
 //! - [`watch`]: `curate watch`, the `--related` index kept in memory and told of changes.
 
 pub mod check;
 pub mod compile;
+pub mod doctor;
 pub mod preview;
+pub mod render;
 pub mod verify;
 pub mod watch;

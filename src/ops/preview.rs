@@ -1,21 +1,13 @@
 //! Preview: compile in memory and render a template into a string; nothing is written.
 //! What `curate preview --format json` prints and the MCP `preview` tool answers.
 
-use std::path::Path;
-
-use crate::compile::{Compiled, compile};
+use crate::compile::Compiled;
 use crate::error::Result;
 use crate::render::{self, ByteCaps, Job, Lang, Template};
 use crate::settings::{CompileSettings, Workspace};
 use crate::stages::budget::Status;
 
-/// What is previewed: a compile, or a manifest already written (`--manifest`: its entries
-/// read back, each file measured again; no warning about the manifest on disk).
-#[derive(Debug, Clone, Copy)]
-pub enum Source<'a> {
-    Compile,
-    Manifest(&'a Path),
-}
+pub use crate::ops::render::Source;
 
 /// A compile and, when READY, its prompt.
 #[derive(Debug)]
@@ -43,17 +35,16 @@ pub fn preview(
     caps: ByteCaps,
     again: &str,
 ) -> Result<Previewed> {
-    let (compiled, warnings) = match source {
-        Source::Compile => {
-            let compiled = compile(ws, s)?;
-            let warnings = render::manifest_warnings(ws, &compiled, again);
-            (compiled, warnings)
-        }
-        Source::Manifest(path) => (render::from_manifest(ws, s, path)?, Vec::new()),
-    };
+    let crate::ops::render::Prepared {
+        compiled,
+        warnings,
+        ahead,
+    } = crate::ops::render::prepare(ws, s, source, caps, again)?;
     let prompt = if compiled.status == Status::Ready {
         let job = Job::new(ws, s, &compiled, lang, caps);
-        Some(render::render_template_string(&job, &template()?)?)
+        let mut out = Vec::new();
+        render::render_to_with(&job, &template()?, &mut out, ahead)?;
+        Some(String::from_utf8_lossy(&out).into_owned())
     } else {
         None
     };

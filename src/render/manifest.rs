@@ -53,6 +53,7 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
         crate::trust::admit::HOLD_BYTES,
         crate::trust::spool::SPOOL_BYTES,
     );
+    let mut entries = Vec::new();
     for (line, value) in &parsed.entries {
         let entry: Entry = lenient_entry(value).map_err(|message| Error::Syntax {
             path: shown.clone().into(),
@@ -70,26 +71,30 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
             path: entry.file.clone(),
             problem: e.problem(),
         })?;
-        let reading = measure::Reading {
-            root: &ws.root,
-            limits: measure::Limits {
-                max_file_size: s.max_file_size,
-                cut_bytes: s.caps.file_bytes,
-            },
-            rules,
-            verdicts: &verdicts,
-            counter: &counter,
-            count_all: true,
-            held: &held,
-            known: &known,
-        };
-        let fates = measure::read_all(
-            reading,
-            &[(file.clone(), entry.sections.clone())],
-            &indicatif::ProgressBar::hidden(),
-        );
-        match fates.into_iter().next() {
-            Some(measure::Fate::Measured(m)) => kept.push(Kept {
+        entries.push((entry, file));
+    }
+    // Measured as a compile measures: every file at once, in parallel, in the manifest's order.
+    let reading = measure::Reading {
+        root: &ws.root,
+        limits: measure::Limits {
+            max_file_size: s.max_file_size,
+            cut_bytes: s.caps.file_bytes,
+        },
+        rules,
+        verdicts: &verdicts,
+        counter: &counter,
+        count_all: true,
+        held: &held,
+        known: &known,
+    };
+    let candidates: Vec<_> = entries
+        .iter()
+        .map(|(entry, file)| (file.clone(), entry.sections.clone()))
+        .collect();
+    let fates = measure::read_all(reading, &candidates, &indicatif::ProgressBar::hidden());
+    for ((entry, file), fate) in entries.into_iter().zip(fates) {
+        match fate {
+            measure::Fate::Measured(m) => kept.push(Kept {
                 entry: Entry {
                     file: file.to_string(),
                     sections: m.sections.clone(),
@@ -103,37 +108,16 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
                 cut_at: None,
                 sha256: m.sha256,
             }),
-            Some(measure::Fate::Excluded(reason)) => {
+            measure::Fate::Excluded(reason) => {
                 excluded.push(crate::model::Exclusion::new(file.as_str(), &reason));
             }
-            None => {}
         }
     }
     let _ = cache.save();
     let _ = verdicts.save();
     let _ = known.save();
     kept.sort_by_key(|k| k.entry.priority);
-    // What the compile named only (its lock says so), and the manifest, edited or not, does
-    // not hold: still not given, so still in the prompt's "Not given" list.
-    let indexed: Vec<compile::Dropped> = ws
-        .relative(path)
-        .and_then(|rel| crate::stages::manifest::read_lock(&ws.root, &rel))
-        .map(|lock| {
-            lock.indexed
-                .into_iter()
-                .filter(|n| !kept.iter().any(|k| k.entry.file == n.file))
-                .map(|n| compile::Dropped {
-                    by: n.rule.replace('_', " "),
-                    file: n.file,
-                    priority: n.priority.unwrap_or(crate::model::Priority::Low),
-                    kind: String::new(),
-                    lines: Some(n.lines),
-                    tokens: None,
-                    rule: n.rule,
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let indexed = still_not_given(ws, path, &kept);
     let status = if kept.is_empty() {
         Status::Blocked
     } else {
@@ -168,6 +152,29 @@ pub fn from_manifest(ws: &Workspace, s: &CompileSettings, path: &Path) -> Result
         workflow: crate::compile::Workflowed::of(ws),
         held: std::sync::Arc::new(held),
     })
+}
+
+/// What the compile named only (its lock says so), and the manifest, edited or not, does
+/// not hold: still not given, so still in the prompt's "Not given" list.
+fn still_not_given(ws: &Workspace, path: &Path, kept: &[Kept]) -> Vec<compile::Dropped> {
+    ws.relative(path)
+        .and_then(|rel| crate::stages::manifest::read_lock(&ws.root, &rel))
+        .map(|lock| {
+            lock.indexed
+                .into_iter()
+                .filter(|n| !kept.iter().any(|k| k.entry.file == n.file))
+                .map(|n| compile::Dropped {
+                    by: n.rule.replace('_', " "),
+                    file: n.file,
+                    priority: n.priority.unwrap_or(crate::model::Priority::Low),
+                    kind: String::new(),
+                    lines: Some(n.lines),
+                    tokens: None,
+                    rule: n.rule,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// An entry as the aiws plugin reads it: `priority` missing = medium, `kind` missing =

@@ -32,6 +32,7 @@ pub fn run(g: &GlobalArgs, a: &CompileArgs) -> Result<ExitCode> {
         adopt: a.adopt,
         force: a.force,
         renders: false,
+        take_hand_edit: false,
     };
     let Committed {
         compiled,

@@ -56,29 +56,24 @@ pub fn run(g: &GlobalArgs, a: &RenderArgs, preview: bool) -> Result<ExitCode> {
         total: a.max_total_bytes.unwrap_or(config.total),
     };
     let lang = a.lang.unwrap_or(ws.config.lang);
-    // A render that writes files' text reads them while the compile finishes and the
-    // context is made (the excerpts of a bulk bundle are most of its work).
-    let mut ahead = None;
     // Read once; an error is the render's, said after the compile's report.
     let resolved = render::Template::resolve(&ws, template, lang);
+    // A render that writes files' text reads them while the compile finishes and the
+    // context is made (the excerpts of a bulk bundle are most of its work).
     s.renders = resolved.as_ref().is_ok_and(render::Template::names_excerpt);
     if preview && printer.format == Format::Json {
         return preview_json(&ws, &s, a, resolved, lang, caps, printer);
     }
-    let reads_ahead = s.renders;
-    let compiled = match &a.manifest {
-        Some(m) => render::from_manifest(&ws, &s, &ws.arg_path(m))?,
-        None => compile::compile_then(&ws, &s, |kept, held| {
-            if reads_ahead {
-                ahead = render::ReadAhead::start(&ws.root, kept, held, s.max_file_size, caps).ok();
-            }
-        })?,
+    let manifest = a.manifest.as_ref().map(|m| ws.arg_path(m));
+    let source = match &manifest {
+        Some(m) => crate::ops::render::Source::Manifest(m),
+        None => crate::ops::render::Source::Compile,
     };
-    let warnings = if a.manifest.is_none() {
-        render::manifest_warnings(&ws, &compiled, &again())
-    } else {
-        Vec::new()
-    };
+    let crate::ops::render::Prepared {
+        compiled,
+        warnings,
+        ahead,
+    } = crate::ops::render::prepare(&ws, &s, source, caps, &again())?;
     if template == "handoff" && s.task.is_none() {
         return Err(Error::Usage(
             "the handoff template needs --task-file".to_owned(),
