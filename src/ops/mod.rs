@@ -8,6 +8,7 @@
 //!   (one compile at a time per manifest folder; the lock first, the manifest last);
 //! - [`doctor`]: is every dispatch curated: each host's wiring, the binary it runs, the
 //!   last hook runs;
+//! - [`init`]: the contracts, a workflow's config or a host's wiring written into a repository;
 //! - [`preview`]: compile in memory and render a template into a string;
 //! - [`render`]: the compile (or a manifest read back) a render streams, its files read ahead;
 //! - [`verify`]: the files a worker touched stay in its write scope; its criteria pass;
@@ -16,6 +17,7 @@
 pub mod check;
 pub mod compile;
 pub mod doctor;
+pub mod init;
 pub mod preview;
 pub mod render;
 pub mod verify;
