@@ -7,7 +7,8 @@
 //!    `stages::ignore`), then the files the workflow derives;
 //! 3. layer 2: the author's list (`author`), the overrides file, `--add`, `--drop` and
 //!    curation comments (`stages::overrides`);
-//! 4. related files around the owned ones (`stages::related`), what the consumer injects
+//! 4. related files around the owned ones (`stages::related`), then what the task's own
+//!    words name and talk about (`task`, `stages::task_words`); what the consumer injects
 //!    itself left out;
 //! 5. secrets by name, then the truth files that changed (`stages::truth`);
 //! 6. every file read once through the trust boundary and measured (`stages::measure`:
