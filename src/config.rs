@@ -526,41 +526,7 @@ impl Config {
         );
         origins.insert("sections", o);
 
-        let budget = file.and_then(|f| f.budget.as_ref());
-        let defaults = crate::model::Caps::default();
-        let (max_files, o) = pick(
-            None,
-            e.u64("CURATE_MAX_FILES")?,
-            budget.and_then(|b| b.max_files),
-            None,
-            defaults.max_files,
-        );
-        origins.insert("budget.max_files", o);
-        let (max_lines, o) = pick(
-            None,
-            e.u64("CURATE_MAX_LINES")?,
-            budget.and_then(|b| b.max_lines),
-            None,
-            defaults.max_lines,
-        );
-        origins.insert("budget.max_lines", o);
-        let (max_tokens, o) = pick(
-            None,
-            e.u64("CURATE_MAX_TOKENS")?,
-            budget.and_then(|b| b.max_tokens),
-            None,
-            0,
-        );
-        origins.insert("budget.max_tokens", o);
-        let degrade_env = e.bool("CURATE_DEGRADE")?;
-        let (degrade, o) = pick(
-            None,
-            degrade_env,
-            budget.and_then(|b| b.degrade),
-            None,
-            true,
-        );
-        origins.insert("budget.degrade", o);
+        let (max_files, max_lines, max_tokens, degrade) = budget_settings(file, &e, &mut origins)?;
         let (related_tokens, o) = pick(
             None,
             e.u64("CURATE_RELATED_TOKENS")?,
@@ -576,69 +542,11 @@ impl Config {
             e.u64("CURATE_TASK_TOKENS")?,
         );
         origins.insert("select.task_tokens", o);
-        let encoding_env = e
-            .value("CURATE_ENCODING")
-            .map(|v| match v.trim() {
-                "o200k_base" => Ok(Encoding::O200kBase),
-                "cl100k_base" => Ok(Encoding::Cl100kBase),
-                _ => Err(bad("CURATE_ENCODING", &v, "o200k_base or cl100k_base")),
-            })
-            .transpose()?;
-        let (encoding, o) = pick(
-            given.encoding,
-            encoding_env,
-            budget.and_then(|b| b.encoding),
-            None,
-            Encoding::O200kBase,
-        );
-        origins.insert("budget.encoding", o);
+        let encoding = encoding_setting(file, given, &e, &mut origins)?;
 
-        let render = file.and_then(|f| f.render.as_ref());
-        let lang_env = e
-            .value("CURATE_LANG")
-            .map(|v| match v.trim() {
-                "en" => Ok(Lang::En),
-                "zh" => Ok(Lang::Zh),
-                _ => Err(bad("CURATE_LANG", &v, "en or zh")),
-            })
-            .transpose()?;
-        let (lang, o) = pick(None, lang_env, render.and_then(|r| r.lang), None, Lang::En);
-        origins.insert("render.lang", o);
-        let (max_file_bytes, o) = pick(
-            None,
-            e.u64("CURATE_MAX_FILE_BYTES")?,
-            render.and_then(|r| r.max_file_bytes),
-            None,
-            0,
-        );
-        origins.insert("render.max_file_bytes", o);
-        let (max_total_bytes, o) = pick(
-            None,
-            e.u64("CURATE_MAX_TOTAL_BYTES")?,
-            render.and_then(|r| r.max_total_bytes),
-            None,
-            0,
-        );
-        origins.insert("render.max_total_bytes", o);
+        let (lang, max_file_bytes, max_total_bytes) = render_settings(file, &e, &mut origins)?;
 
-        let mut roles: BTreeMap<String, String> = profile
-            .roles()
-            .iter()
-            .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
-            .collect();
-        let mut roles_origin = if roles.is_empty() {
-            Origin::Default
-        } else {
-            Origin::Profile
-        };
-        if let Some(own) = file
-            .and_then(|f| f.roles.as_ref())
-            .filter(|r| !r.is_empty())
-        {
-            roles.extend(own.iter().map(|(k, v)| (k.clone(), v.get_ref().clone())));
-            roles_origin = Origin::File;
-        }
-        origins.insert("roles", roles_origin);
+        let roles = roles_of(profile, file, &mut origins);
 
         let (on_not_ready, ad_hoc, ad_hoc_tokens) = hook_settings(file, &e, &mut origins)?;
 
@@ -779,6 +687,140 @@ impl Config {
         }
         rows
     }
+}
+
+/// `[budget]`'s caps: files, lines, tokens, and whether the ladder lowers files.
+fn budget_settings(
+    file: Option<&File>,
+    e: &Env<'_>,
+    origins: &mut BTreeMap<&'static str, Origin>,
+) -> Result<(u64, u64, u64, bool)> {
+    let budget = file.and_then(|f| f.budget.as_ref());
+    let defaults = crate::model::Caps::default();
+    let (max_files, o) = pick(
+        None,
+        e.u64("CURATE_MAX_FILES")?,
+        budget.and_then(|b| b.max_files),
+        None,
+        defaults.max_files,
+    );
+    origins.insert("budget.max_files", o);
+    let (max_lines, o) = pick(
+        None,
+        e.u64("CURATE_MAX_LINES")?,
+        budget.and_then(|b| b.max_lines),
+        None,
+        defaults.max_lines,
+    );
+    origins.insert("budget.max_lines", o);
+    let (max_tokens, o) = pick(
+        None,
+        e.u64("CURATE_MAX_TOKENS")?,
+        budget.and_then(|b| b.max_tokens),
+        None,
+        0,
+    );
+    origins.insert("budget.max_tokens", o);
+    let degrade_env = e.bool("CURATE_DEGRADE")?;
+    let (degrade, o) = pick(
+        None,
+        degrade_env,
+        budget.and_then(|b| b.degrade),
+        None,
+        true,
+    );
+    origins.insert("budget.degrade", o);
+    Ok((max_files, max_lines, max_tokens, degrade))
+}
+
+/// The encoding tokens are counted in (`--encoding`, `CURATE_ENCODING`, `[budget]`).
+fn encoding_setting(
+    file: Option<&File>,
+    given: &Given,
+    e: &Env<'_>,
+    origins: &mut BTreeMap<&'static str, Origin>,
+) -> Result<Encoding> {
+    let budget = file.and_then(|f| f.budget.as_ref());
+    let encoding_env = e
+        .value("CURATE_ENCODING")
+        .map(|v| match v.trim() {
+            "o200k_base" => Ok(Encoding::O200kBase),
+            "cl100k_base" => Ok(Encoding::Cl100kBase),
+            _ => Err(bad("CURATE_ENCODING", &v, "o200k_base or cl100k_base")),
+        })
+        .transpose()?;
+    let (encoding, o) = pick(
+        given.encoding,
+        encoding_env,
+        budget.and_then(|b| b.encoding),
+        None,
+        Encoding::O200kBase,
+    );
+    origins.insert("budget.encoding", o);
+    Ok(encoding)
+}
+
+/// `[render]`: the language of the templates, the byte caps of a file and of the whole.
+fn render_settings(
+    file: Option<&File>,
+    e: &Env<'_>,
+    origins: &mut BTreeMap<&'static str, Origin>,
+) -> Result<(Lang, u64, u64)> {
+    let render = file.and_then(|f| f.render.as_ref());
+    let lang_env = e
+        .value("CURATE_LANG")
+        .map(|v| match v.trim() {
+            "en" => Ok(Lang::En),
+            "zh" => Ok(Lang::Zh),
+            _ => Err(bad("CURATE_LANG", &v, "en or zh")),
+        })
+        .transpose()?;
+    let (lang, o) = pick(None, lang_env, render.and_then(|r| r.lang), None, Lang::En);
+    origins.insert("render.lang", o);
+    let (max_file_bytes, o) = pick(
+        None,
+        e.u64("CURATE_MAX_FILE_BYTES")?,
+        render.and_then(|r| r.max_file_bytes),
+        None,
+        0,
+    );
+    origins.insert("render.max_file_bytes", o);
+    let (max_total_bytes, o) = pick(
+        None,
+        e.u64("CURATE_MAX_TOTAL_BYTES")?,
+        render.and_then(|r| r.max_total_bytes),
+        None,
+        0,
+    );
+    origins.insert("render.max_total_bytes", o);
+    Ok((lang, max_file_bytes, max_total_bytes))
+}
+
+/// The role aliases: the profile's, then `[roles]` over them.
+fn roles_of(
+    profile: Wf,
+    file: Option<&File>,
+    origins: &mut BTreeMap<&'static str, Origin>,
+) -> BTreeMap<String, String> {
+    let mut roles: BTreeMap<String, String> = profile
+        .roles()
+        .iter()
+        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+        .collect();
+    let mut roles_origin = if roles.is_empty() {
+        Origin::Default
+    } else {
+        Origin::Profile
+    };
+    if let Some(own) = file
+        .and_then(|f| f.roles.as_ref())
+        .filter(|r| !r.is_empty())
+    {
+        roles.extend(own.iter().map(|(k, v)| (k.clone(), v.get_ref().clone())));
+        roles_origin = Origin::File;
+    }
+    origins.insert("roles", roles_origin);
+    roles
 }
 
 /// `[hook]`: what a hook does when not READY (`CURATE_ON_NOT_READY`), and the ad-hoc
