@@ -116,6 +116,9 @@ pub fn serve(root: WorkspaceOptions) -> Result<()> {
                 }
                 let response = answer(&mut server, &req);
                 send(&mut out, &response.into())?;
+                for m in server.take_outbox() {
+                    send(&mut out, &m)?;
+                }
             }
             transport::Incoming::Message(Message::Notification(n)) => {
                 if n.method == "exit" {
@@ -125,8 +128,12 @@ pub fn serve(root: WorkspaceOptions) -> Result<()> {
                 for note in notes {
                     send(&mut out, &note.into())?;
                 }
+                for m in server.take_outbox() {
+                    send(&mut out, &m)?;
+                }
             }
-            // The server sends no request, so a response answers nothing.
+            // The answer to one of the server's requests (showing a document, registering
+            // watchers): nothing waits for it.
             transport::Incoming::Message(Message::Response(_)) => {}
         }
     }

@@ -89,7 +89,7 @@ pub fn check(ws: &Workspace, paths: &[PathBuf], stale: bool) -> Checked {
         paths.iter().map(|p| ws.arg_path(p)).collect()
     };
     for path in &manifests {
-        check_manifest(ws, path, stale, &mut findings);
+        check_manifest(ws, path, Given::default(), stale, &mut findings);
     }
     Checked {
         manifests: manifests.len(),
@@ -190,7 +190,60 @@ fn discover(ws: &Workspace) -> Vec<PathBuf> {
     out
 }
 
-fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<Finding>) {
+/// Texts an editor holds, not saved: checked in the place of the files on disk.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Given<'a> {
+    pub manifest: Option<&'a str>,
+    pub lock: Option<&'a str>,
+}
+
+/// What `check` finds in the manifest at `path` (absolute) with the texts `given` in the
+/// place of the manifest's and its lock's on disk (an editor's, as typed). The files its
+/// entries name are read as `check` reads them. Writes nothing.
+#[must_use]
+pub fn check_given(ws: &Workspace, path: &Path, given: Given<'_>) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    check_manifest(ws, path, given, false, &mut findings);
+    findings
+}
+
+/// The manifest at `path`: its text, or `given`'s. A manifest in the repository is read
+/// only from inside it; one named elsewhere is read where it was named. Either way
+/// bounded, and a regular file only.
+fn manifest_text(ws: &Workspace, path: &Path, given: Option<&str>) -> Result<Vec<u8>> {
+    if let Some(text) = given {
+        return Ok(text.as_bytes().to_vec());
+    }
+    if path.starts_with(&ws.root) {
+        crate::trust::admit::read_repo_file(&ws.root, path)?.ok_or_else(|| {
+            crate::error::Error::Failed(
+                "the manifest does not exist where the manifest template puts it (a lock for it does, or it was named): compile it again".to_owned(),
+            )
+        })
+    } else {
+        Ok(crate::util::read::read_capped(
+            path,
+            crate::util::read::INPUT_CAP,
+        )?)
+    }
+}
+
+/// The lock of the manifest at `rel`: `given`'s text, or the file's; `None` when it does
+/// not read.
+fn lock_of(ws: &Workspace, rel: Option<&str>, given: Option<&str>) -> Option<manifest::Lock> {
+    match given {
+        Some(text) => serde_json::from_str(text).ok(),
+        None => manifest::read_lock(&ws.root, rel?),
+    }
+}
+
+fn check_manifest(
+    ws: &Workspace,
+    path: &Path,
+    given: Given<'_>,
+    stale: bool,
+    findings: &mut Vec<Finding>,
+) {
     // A path someone gave may hold a token: it is never shown.
     let shown = crate::trust::redact::redact(&ws.shown(path));
     // The entry being checked: its findings name its file, not only the manifest's line.
@@ -209,22 +262,7 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
             message,
         });
     };
-    // A manifest in the repository is read only from inside it; one named elsewhere is
-    // read where it was named. Either way bounded, and a regular file only.
-    let read = if path.starts_with(&ws.root) {
-        crate::trust::admit::read_repo_file(&ws.root, path)
-            .map_err(crate::error::Error::from)
-            .and_then(|b| {
-            b.ok_or_else(|| {
-                crate::error::Error::Failed(
-                    "the manifest does not exist where the manifest template puts it (a lock for it does, or it was named): compile it again".to_owned(),
-                )
-            })
-        })
-    } else {
-        crate::util::read::read_capped(path, crate::util::read::INPUT_CAP).map_err(Into::into)
-    };
-    let text = match read {
+    let text = match manifest_text(ws, path, given.manifest) {
         Ok(b) => String::from_utf8_lossy(&b).into_owned(),
         Err(e) => {
             let mut message = e.to_string();
@@ -258,9 +296,7 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
         .as_deref()
         .and_then(|rel| crate::workflow::archived_change(ws.workflow(), rel));
     let stale = stale && archived.is_none();
-    let lock = rel
-        .as_deref()
-        .and_then(|r| manifest::read_lock(&ws.root, r));
+    let lock = lock_of(ws, rel.as_deref(), given.lock);
     // curate's own output (a header, or a lock beside it) that no longer matches its digest
     // was edited by a person; a seed-style manifest without either is simply hand-written.
     let claims_curate = text.starts_with(manifest::HEADER) || lock.is_some();
