@@ -268,9 +268,8 @@ impl Server {
         let Some(doc) = self.docs.get(uri) else {
             return Vec::new();
         };
-        let pair = match docs::kind(&ws, &doc.path) {
-            Kind::Manifest(p) | Kind::Lock(p) => p,
-            _ => return Vec::new(),
+        let (Kind::Manifest(pair) | Kind::Lock(pair)) = docs::kind(&ws, &doc.path) else {
+            return Vec::new();
         };
         self.docs
             .iter()
@@ -505,7 +504,7 @@ impl Server {
         }
         let overrides = self.scratch_overrides(&ws, &s.overrides.path, &s.overrides.shown)?;
         if let Some(scratch) = &overrides {
-            s.overrides.path = scratch.path.clone();
+            s.overrides.path.clone_from(&scratch.path);
         }
         let lang = ws.config.lang;
         let template = render::Template::resolve(&ws, TEMPLATE, lang);

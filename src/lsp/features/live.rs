@@ -74,8 +74,7 @@ impl Server {
 
     /// `workspace/didChangeWatchedFiles`: any file of the repository but curate's state.
     pub(super) fn watched_changed(&mut self, p: &Value) {
-        let changes = p["changes"].as_array().map(Vec::as_slice).unwrap_or(&[]);
-        for c in changes {
+        for c in p["changes"].as_array().into_iter().flatten() {
             let path = c["uri"].as_str().and_then(super::docs::path_of);
             if path.is_some() {
                 self.input_changed(path.as_deref());

@@ -1,0 +1,314 @@
+//! `curate lsp` as the user types: the preview document (written under
+//! `.curate/state/preview/`, read-only, shown with `window/showDocument`) follows an unsaved
+//! edit of the overrides file and equals `curate preview` byte for byte; a manifest and its
+//! lock are checked from the editor's text, cleared when fixed; every bad overrides line is
+//! shown; a preview folder that is a link is never written through.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::lsp::{Client, open, preview, uri};
+use crate::{Repo, WORKER_MANIFEST};
+
+const OVERRIDES: &str = "changes/add-auth/analysis/worker-context.overrides.jsonl";
+const PREVIEW: &str = ".curate/state/preview/add-auth/worker.md";
+const LOCK: &str = "changes/add-auth/analysis/worker-context.lock.json";
+
+fn cli_preview(repo: &Repo) -> String {
+    let cli = repo
+        .curate()
+        .args(["preview", "--role", "worker", "--change", "add-auth"])
+        .run();
+    assert_eq!(cli.code, 0, "{}", cli.stderr);
+    cli.stdout
+}
+
+/// The preview file's text once `done` holds of it (the server rewrites it a quarter of a
+/// second after the edits rest); the last text seen when it never does, within 20 s.
+fn preview_when(repo: &Repo, done: impl Fn(&str) -> bool) -> String {
+    let start = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(repo.root.join(PREVIEW)).unwrap_or_default();
+        if done(&text) || start.elapsed() > Duration::from_secs(20) {
+            return text;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn change(c: &mut Client, uri: &str, version: u64, text: &str) {
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}),
+    );
+}
+
+#[test]
+fn the_preview_document_is_the_prompt_read_only_and_follows_an_unsaved_overrides_edit() {
+    let repo = Repo::fixture("aiws-basic");
+    assert_eq!(repo.compile_worker(&[]).code, 0);
+    let before = cli_preview(&repo);
+    let mut c = Client::start_with(
+        &repo,
+        &json!({"window": {"showDocument": {"support": true}}}),
+    );
+    let answer = preview(&mut c);
+    assert_eq!(
+        answer["result"],
+        before.as_str(),
+        "the answer: byte for byte"
+    );
+
+    // The document: asked to be shown, the prompt byte for byte, read-only, git-ignored.
+    let probe = c.request("shutdown-probe", Value::Null);
+    assert_eq!(probe["error"]["code"], -32601);
+    let ask = c
+        .skipped
+        .iter()
+        .find(|m| m["method"] == "window/showDocument")
+        .unwrap_or_else(|| panic!("no window/showDocument: {:?}", c.skipped))
+        .clone();
+    assert_eq!(ask["params"]["uri"], uri(&repo, PREVIEW));
+    assert!(ask["id"].is_string(), "{ask}");
+    c.send_raw(
+        &json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"success": true}}).to_string(),
+    );
+    assert_eq!(repo.read(PREVIEW), before, "the document: byte for byte");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(repo.root.join(PREVIEW))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o222, 0, "read-only: {mode:o}");
+    }
+    assert_eq!(repo.read(".curate/state/.gitignore"), "*\n");
+
+    // "package.json" added in the editor, not saved: the document follows.
+    assert!(!before.contains("package.json"));
+    let o = uri(&repo, OVERRIDES);
+    open(&mut c, &o, "");
+    let added = "{\"file\": \"package.json\", \"priority\": \"high\", \"kind\": \"reference\", \"reason\": \"typed\"}\n";
+    change(&mut c, &o, 2, added);
+    let live = preview_when(&repo, |t| t.contains("package.json"));
+    assert!(live.contains("package.json"), "{live}");
+    assert!(!repo.exists(OVERRIDES), "nothing of the editor's is saved");
+    assert!(
+        !repo.exists(".curate/state/preview/.unsaved") || {
+            std::fs::read_dir(repo.root.join(".curate/state/preview/.unsaved"))
+                .unwrap()
+                .next()
+                .is_none()
+        },
+        "no scratch file is left"
+    );
+    // Saved as typed, `curate preview` prints what the document showed.
+    repo.write(OVERRIDES, added);
+    assert_eq!(live, cli_preview(&repo), "byte for byte");
+
+    // Undone in the editor (and on disk): the document follows back.
+    std::fs::remove_file(repo.root.join(OVERRIDES)).unwrap();
+    change(&mut c, &o, 3, "");
+    let back = preview_when(&repo, |t| !t.contains("package.json"));
+    assert_eq!(back, before);
+
+    // A line that does not parse: the document says why, and no prompt.
+    change(&mut c, &o, 4, "{\"file\": \n");
+    let broken = preview_when(&repo, |t| t.starts_with("error:"));
+    assert!(broken.contains(OVERRIDES), "{broken}");
+    assert!(broken.contains("invalid JSON"), "{broken}");
+    c.stop();
+}
+
+#[test]
+fn a_client_that_shows_no_document_is_told_where_it_is_and_add_to_context_is_followed() {
+    let repo = Repo::fixture("aiws-basic");
+    assert_eq!(repo.compile_worker(&[]).code, 0);
+    let mut c = Client::start(&repo);
+    assert!(preview(&mut c)["result"].is_string());
+    let probe = c.request("shutdown-probe", Value::Null);
+    assert_eq!(probe["error"]["code"], -32601);
+    assert!(
+        !c.skipped
+            .iter()
+            .any(|m| m["method"] == "window/showDocument"),
+        "{:?}",
+        c.skipped
+    );
+    let told = c
+        .skipped
+        .iter()
+        .find(|m| m["method"] == "window/showMessage")
+        .unwrap_or_else(|| panic!("{:?}", c.skipped));
+    assert!(
+        told["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(PREVIEW),
+        "{told}"
+    );
+    // "add to context" through the server: the document follows at once.
+    let done = c.request(
+        "workspace/executeCommand",
+        json!({"command": "curate.add",
+               "arguments": [{"role": "worker", "change": "add-auth", "file": "package.json"}]}),
+    );
+    assert!(done["result"].is_string(), "{done}");
+    let live = preview_when(&repo, |t| t.contains("package.json"));
+    assert_eq!(live, cli_preview(&repo), "byte for byte");
+    c.stop();
+}
+
+#[test]
+fn a_manifest_and_its_lock_are_checked_as_typed_and_cleared_when_fixed() {
+    let repo = Repo::fixture("aiws-basic");
+    assert_eq!(repo.compile_worker(&[]).code, 0);
+    let text = repo.read(WORKER_MANIFEST);
+    let lock = repo.read(LOCK);
+    let mut client = Client::start(&repo);
+    let manifest = uri(&repo, WORKER_MANIFEST);
+    open(&mut client, &manifest, &text);
+    assert_eq!(client.diagnostics(&manifest), Vec::<Value>::new());
+
+    // An entry taken out in the editor, not saved.
+    let gone = text.lines().rfind(|l| l.starts_with('{')).unwrap();
+    let edited = text.replace(&format!("{gone}\n"), "");
+    change(&mut client, &manifest, 2, &edited);
+    let d = client.diagnostics(&manifest);
+    assert!(
+        d.iter()
+            .any(|d| d["message"].as_str().unwrap().contains("edited by hand")),
+        "{d:?}"
+    );
+    assert_eq!(repo.read(WORKER_MANIFEST), text, "nothing is written");
+
+    // Put back: cleared.
+    change(&mut client, &manifest, 3, &text);
+    assert_eq!(
+        client.diagnostics(&manifest),
+        Vec::<Value>::new(),
+        "cleared when fixed"
+    );
+
+    // The lock's digest changed in the editor: a stale lock, on the lock and on the
+    // manifest open beside it.
+    let lock_uri = uri(&repo, LOCK);
+    open(&mut client, &lock_uri, &lock);
+    assert_eq!(client.diagnostics(&lock_uri), Vec::<Value>::new());
+    let v: Value = serde_json::from_str(&lock).unwrap();
+    let digest = v["digest"].as_str().unwrap();
+    let stale = lock.replacen(digest, &"0".repeat(digest.len()), 1);
+    change(&mut client, &lock_uri, 2, &stale);
+    let mut on_lock = None;
+    let mut on_manifest = None;
+    while on_lock.is_none() || on_manifest.is_none() {
+        let msg = client.read();
+        if msg["method"] != "textDocument/publishDiagnostics" {
+            continue;
+        }
+        let d = msg["params"]["diagnostics"].clone();
+        if msg["params"]["uri"] == lock_uri {
+            on_lock = Some(d);
+        } else if msg["params"]["uri"] == manifest {
+            on_manifest = Some(d);
+        }
+    }
+    for d in [on_lock.unwrap(), on_manifest.unwrap()] {
+        assert!(
+            d.as_array()
+                .unwrap()
+                .iter()
+                .any(|d| d["message"].as_str().unwrap().contains("stale lock")),
+            "{d}"
+        );
+    }
+    change(&mut client, &lock_uri, 3, &lock);
+    assert_eq!(
+        client.diagnostics(&lock_uri),
+        Vec::<Value>::new(),
+        "cleared when fixed"
+    );
+    client.stop();
+}
+
+#[test]
+fn every_bad_overrides_line_is_shown_at_its_place() {
+    let repo = Repo::fixture("aiws-basic");
+    let mut c = Client::start(&repo);
+    let o = uri(&repo, OVERRIDES);
+    let token = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+    let text = format!(
+        "// curation: three problems\n{{\"file\": \"a.md\" \"kind\": \"x\"}}\n{{\"drop\": \"b.md\"}}\n{{\"file\": \"c.md\", \"priority\": \"urgent\"}}\n{{\"drop\": \"d.md\", \"why\": \"{token}\"}}\n"
+    );
+    open(&mut c, &o, &text);
+    let d = c.diagnostics(&o);
+    let lines: Vec<u64> = d
+        .iter()
+        .map(|d| d["range"]["start"]["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lines, vec![1, 3, 4], "{d:?}");
+    assert!(
+        d[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("invalid JSON")
+    );
+    assert!(
+        d[1]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown priority")
+    );
+    let secret = d[2]["message"].as_str().unwrap();
+    assert!(secret.contains("holds a secret"), "{secret}");
+    assert!(!secret.contains(&token), "{secret}");
+    c.stop();
+}
+
+#[cfg(unix)]
+#[test]
+fn a_preview_folder_that_is_a_link_is_never_written_through() {
+    let repo = Repo::fixture("aiws-basic");
+    assert_eq!(repo.compile_worker(&[]).code, 0);
+    let outside = repo.root.with_file_name("elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir_all(repo.root.join(".curate/state")).unwrap();
+    std::os::unix::fs::symlink(&outside, repo.root.join(".curate/state/preview")).unwrap();
+    let mut c = Client::start_with(
+        &repo,
+        &json!({"window": {"showDocument": {"support": true}}}),
+    );
+    let answer = preview(&mut c);
+    assert_eq!(
+        answer["result"],
+        cli_preview(&repo).as_str(),
+        "it still answers"
+    );
+    let probe = c.request("shutdown-probe", Value::Null);
+    assert_eq!(probe["error"]["code"], -32601);
+    let warned = c
+        .skipped
+        .iter()
+        .find(|m| m["method"] == "window/showMessage")
+        .unwrap_or_else(|| panic!("{:?}", c.skipped));
+    assert!(
+        warned["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("a link or a file"),
+        "{warned}"
+    );
+    assert!(
+        !c.skipped
+            .iter()
+            .any(|m| m["method"] == "window/showDocument")
+    );
+    assert_eq!(
+        std::fs::read_dir(&outside).unwrap().count(),
+        0,
+        "nothing written"
+    );
+    c.stop();
+}
