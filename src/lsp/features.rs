@@ -288,25 +288,34 @@ impl Server {
         let Ok(ws) = self.workspace() else {
             return json!([]);
         };
-        let targets = self.lens_targets(&ws, uri);
         Value::Array(
-            targets
+            self.preview_commands(&ws, uri)
                 .into_iter()
-                .map(|t| {
-                    let title = format!("Preview {}'s prompt for {}", t.role, t.change);
-                    let mut argument = json!({"role": t.role, "change": t.change});
-                    if let Some(f) = t.task_file {
-                        argument["task_file"] = Value::String(f);
-                    }
+                .map(|command| {
                     json!({
                         "range": {"start": {"line": 0, "character": 0},
                                   "end": {"line": 0, "character": 0}},
-                        "command": {"title": title, "command": "curate.preview",
-                                    "arguments": [argument]},
+                        "command": command,
                     })
                 })
                 .collect(),
         )
+    }
+
+    /// The `curate.preview` commands a document offers (its lens, and the code actions of
+    /// an editor without lenses).
+    fn preview_commands(&self, ws: &Workspace, uri: &str) -> Vec<Value> {
+        self.lens_targets(ws, uri)
+            .into_iter()
+            .map(|t| {
+                let title = format!("Preview {}'s prompt for {}", t.role, t.change);
+                let mut argument = json!({"role": t.role, "change": t.change});
+                if let Some(f) = t.task_file {
+                    argument["task_file"] = Value::String(f);
+                }
+                json!({"title": title, "command": "curate.preview", "arguments": [argument]})
+            })
+            .collect()
     }
 
     /// The previews a document's first line offers: a manifest's (its lock's, its overrides
@@ -386,6 +395,10 @@ impl Server {
             return json!([]);
         };
         let mut actions = self.adopt_action(&ws, uri);
+        // The preview as an action too: Helix and Zed show no code lens.
+        actions.extend(self.preview_commands(&ws, uri).into_iter().map(|command| {
+            json!({"title": command["title"].clone(), "kind": "source", "command": command})
+        }));
         let mut pairs: BTreeSet<Pair> = self.named.iter().cloned().collect();
         pairs.extend(self.docs.keys().filter_map(|u| self.pair_of(&ws, u)));
         for pair in pairs {

@@ -451,6 +451,20 @@ fn a_plan_and_a_task_file_offer_the_preview_on_their_first_line() {
         vec![json!({"role": "worker", "change": "add-auth"})],
         "the role whose manifest the change has"
     );
+    // The same preview as a code action, for the editors that show no lens.
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": p},
+               "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+               "context": {"diagnostics": []}}),
+    );
+    let action = actions["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"] == "Preview worker's prompt for add-auth")
+        .unwrap_or_else(|| panic!("{actions}"));
+    assert_eq!(action["command"], lens["result"][0]["command"]);
 
     let t = uri(&repo, task);
     open(&mut client, &t, task_text);

@@ -123,13 +123,23 @@ fn the_preview_document_is_the_prompt_read_only_and_follows_an_unsaved_overrides
 }
 
 #[test]
-fn a_client_that_shows_no_document_is_told_where_it_is_and_add_to_context_is_followed() {
+fn a_client_that_shows_no_document_is_told_where_it_is_and_add_and_watched_changes_are_followed() {
     let repo = Repo::fixture("aiws-basic");
     assert_eq!(repo.compile_worker(&[]).code, 0);
-    let mut c = Client::start(&repo);
+    let watching = json!({"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": true}}});
+    let mut c = Client::start_with(&repo, &watching);
     assert!(preview(&mut c)["result"].is_string());
     let probe = c.request("shutdown-probe", Value::Null);
     assert_eq!(probe["error"]["code"], -32601);
+    let register = c
+        .skipped
+        .iter()
+        .find(|m| m["method"] == "client/registerCapability")
+        .unwrap_or_else(|| panic!("{:?}", c.skipped));
+    assert_eq!(
+        register["params"]["registrations"][0]["method"],
+        "workspace/didChangeWatchedFiles"
+    );
     assert!(
         !c.skipped
             .iter()
@@ -157,6 +167,19 @@ fn a_client_that_shows_no_document_is_told_where_it_is_and_add_to_context_is_fol
     );
     assert!(done["result"].is_string(), "{done}");
     let live = preview_when(&repo, |t| t.contains("package.json"));
+    assert_eq!(live, cli_preview(&repo), "byte for byte");
+
+    // Changed on disk by another program, the change watched: the document follows.
+    let text = repo.read(OVERRIDES);
+    repo.write(
+        OVERRIDES,
+        &format!("{text}{{\"drop\": \"package.json\"}}\n"),
+    );
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": uri(&repo, OVERRIDES), "type": 2}]}),
+    );
+    let live = preview_when(&repo, |t| t.contains("- package.json: dropped by "));
     assert_eq!(live, cli_preview(&repo), "byte for byte");
     c.stop();
 }
