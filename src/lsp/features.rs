@@ -394,6 +394,10 @@ impl Server {
         let Some(file) = docs::path_of(uri).and_then(|path| ws.relative(&path)) else {
             return json!([]);
         };
+        if file.starts_with(".curate/state/") {
+            // curate's own state (a preview document): nothing to add or preview.
+            return json!([]);
+        }
         let mut actions = self.adopt_action(&ws, uri);
         // The preview as an action too: Helix and Zed show no code lens.
         actions.extend(self.preview_commands(&ws, uri).into_iter().map(|command| {
