@@ -161,7 +161,18 @@ pub fn problems<'t>(
 fn overrides_problems(text: &str, shown: &str) -> Vec<Problem> {
     let path = Path::new(shown);
     let (_, errors) = crate::stages::overrides::parse_all(text, path, shown);
-    let mut found: Vec<Problem> = errors.iter().flat_map(of_error).collect();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut found: Vec<Problem> = errors
+        .iter()
+        .flat_map(of_error)
+        .map(|p| match lines.get(p.line - 1) {
+            Some(line) if p.column == 1 => Problem {
+                column: value_column(line, &p.message).unwrap_or(1),
+                ..p
+            },
+            _ => p,
+        })
+        .collect();
     for (i, line) in text.lines().enumerate() {
         if let Err(e) = crate::compile::refuse_copied_secrets(line, path) {
             found.extend(
@@ -173,6 +184,33 @@ fn overrides_problems(text: &str, shown: &str) -> Vec<Problem> {
     }
     found.sort_by_key(|p| (p.line, p.column));
     found
+}
+
+/// The column of the member an overrides line's problem is about (`message` names its key:
+/// `unknown priority …`, `"kind" must not be empty`, serde's ``unknown field `x` ``), in
+/// `line` as written; `None` when it names none.
+fn value_column(line: &str, message: &str) -> Option<usize> {
+    let key = message
+        .strip_prefix("unknown field `")
+        .and_then(|rest| rest.split('`').next())
+        .map(str::to_owned)
+        .or_else(|| {
+            [
+                "priority", "kind", "file", "drop", "sections", "reason", "why",
+            ]
+            .into_iter()
+            .find(|k| {
+                message.starts_with(&format!("\"{k}\""))
+                    || message.starts_with(&format!("unknown {k} "))
+                    || (*k == "sections" && message.starts_with("section"))
+                    || (*k == "sections" && message.starts_with("symbol "))
+            })
+            .map(str::to_owned)
+        })?;
+    let lead = line.chars().count() - line.trim_start().chars().count();
+    // A member's place is its key's (where a person looks).
+    let at = crate::util::jsonpos::locate(line.trim(), &format!("/{key}"))?;
+    (at.line == 1 && at.column > 1).then_some(at.column + lead)
 }
 
 /// The findings of `check` on the manifest of `pair` that are about its lock (whose text

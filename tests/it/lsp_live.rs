@@ -284,6 +284,10 @@ fn every_bad_overrides_line_is_shown_at_its_place() {
             .unwrap()
             .contains("unknown priority")
     );
+    assert_eq!(
+        d[1]["range"]["start"]["character"], 17,
+        "at the priority: {d:?}"
+    );
     let secret = d[2]["message"].as_str().unwrap();
     assert!(secret.contains("holds a secret"), "{secret}");
     assert!(!secret.contains(&token), "{secret}");
@@ -333,5 +337,63 @@ fn a_preview_folder_that_is_a_link_is_never_written_through() {
         0,
         "nothing written"
     );
+    c.stop();
+}
+
+#[test]
+fn a_task_file_s_preview_document_follows_its_unsaved_text() {
+    let repo = Repo::fixture("aiws-basic");
+    assert_eq!(repo.compile_worker(&[]).code, 0);
+    let task = "changes/add-auth/worker-task.json";
+    let first = r#"{"task_id": "login-1", "title": "Login", "your_role": "worker", "files_owned": ["src/auth/login.ts"], "files_readonly": [], "success_criteria": ["tests pass"]}"#;
+    repo.write(task, first);
+    let mut c = Client::start(&repo);
+    let t = uri(&repo, task);
+    open(&mut c, &t, first);
+    let lens = c.request("textDocument/codeLens", json!({"textDocument": {"uri": t}}));
+    let command = lens["result"][0]["command"].clone();
+    let answer = c.request("workspace/executeCommand", command);
+    assert!(answer["result"].is_string(), "{answer}");
+    let probe = c.request("shutdown-probe", Value::Null);
+    assert_eq!(probe["error"]["code"], -32601);
+    let told = c
+        .skipped
+        .iter()
+        .find(|m| m["method"] == "window/showMessage")
+        .unwrap_or_else(|| panic!("{:?}", c.skipped));
+    let message = told["params"]["message"].as_str().unwrap();
+    let doc = message
+        .split_whitespace()
+        .find(|w| w.starts_with(".curate/state/preview/add-auth/worker.worker-task-"))
+        .unwrap_or_else(|| panic!("{message}"))
+        .trim_end_matches(';')
+        .to_owned();
+    assert_eq!(repo.read(&doc), answer["result"].as_str().unwrap());
+
+    // A file owned, typed, not saved: the document follows.
+    let typed = first.replace(
+        "\"src/auth/login.ts\"]",
+        "\"src/auth/login.ts\", \"src/auth/session.ts\"]",
+    );
+    let owned = "=== src/auth/session.ts === (the module assigned to this task)";
+    change(&mut c, &t, 2, &typed);
+    let start = Instant::now();
+    let mut live = repo.read(&doc);
+    while !live.contains(owned) && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+        live = repo.read(&doc);
+    }
+    assert!(live.contains(owned), "{live}");
+    assert_eq!(repo.read(task), first, "nothing of the editor's is saved");
+    // The task file is named as itself, never as the scratch copy.
+    assert!(!live.contains(".unsaved"), "{live}");
+    repo.write(task, &typed);
+    let cli = repo
+        .curate()
+        .args(["preview", "--role", "worker", "--change", "add-auth"])
+        .args(["--task-file", task])
+        .run();
+    assert_eq!(cli.code, 0, "{}", cli.stderr);
+    assert_eq!(live, cli.stdout, "byte for byte");
     c.stop();
 }
