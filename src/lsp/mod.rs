@@ -68,7 +68,7 @@ pub fn serve(root: WorkspaceOptions) -> Result<()> {
     let mut shutting_down = false;
     loop {
         if server.waited() >= MAX_WAIT {
-            for n in server.publish_pending() {
+            for n in guarded(|| server.publish_pending()).unwrap_or_default() {
                 send(&mut out, &n.into())?;
             }
         }
@@ -80,7 +80,7 @@ pub fn serve(root: WorkspaceOptions) -> Result<()> {
         let message = match wait {
             Ok(m) => m,
             Err(RecvTimeoutError::Timeout) => {
-                for n in server.publish_pending() {
+                for n in guarded(|| server.publish_pending()).unwrap_or_default() {
                     send(&mut out, &n.into())?;
                 }
                 continue;
