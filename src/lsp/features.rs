@@ -461,7 +461,7 @@ impl Server {
                 let prompt = self.preview(&target).map(|p| super::redacted(&p));
                 let shown = match &prompt {
                     Ok(p) => p.clone(),
-                    Err(_) => self.document(&target),
+                    Err(e) => live::error_document(e),
                 };
                 self.open_preview(&target, &shown);
                 Ok(Value::String(prompt?))

@@ -92,10 +92,7 @@ impl Server {
     pub(super) fn document(&self, t: &Target) -> String {
         match self.preview(t) {
             Ok(prompt) => super::super::redacted(&prompt),
-            Err(e) => super::super::redacted(&format!(
-                "{}\n",
-                crate::error::render(&e, "error:").trim_end()
-            )),
+            Err(e) => error_document(&e),
         }
     }
 
@@ -238,6 +235,15 @@ impl Server {
             None => Ok(None),
         }
     }
+}
+
+/// The preview document when there is no prompt: why (the report of a compile that is not
+/// READY, an input that does not read), redacted.
+pub(super) fn error_document(e: &Error) -> String {
+    super::super::redacted(&format!(
+        "{}\n",
+        crate::error::render(e, "error:").trim_end()
+    ))
 }
 
 /// A scratch copy of an editor's unsaved text, removed when dropped.
