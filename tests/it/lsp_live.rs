@@ -397,3 +397,32 @@ fn a_task_file_s_preview_document_follows_its_unsaved_text() {
     assert_eq!(live, cli.stdout, "byte for byte");
     c.stop();
 }
+
+#[test]
+fn a_secret_typed_into_the_overrides_file_reaches_neither_the_document_nor_the_disk() {
+    let repo = Repo::fixture("aiws-basic");
+    assert_eq!(repo.compile_worker(&[]).code, 0);
+    let before = cli_preview(&repo);
+    let mut c = Client::start(&repo);
+    assert_eq!(preview(&mut c)["result"], before.as_str());
+    let o = uri(&repo, OVERRIDES);
+    open(&mut c, &o, "");
+    let token = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+    change(
+        &mut c,
+        &o,
+        2,
+        &format!("// curation: the key is {token}\n{{\"drop\": \"package.json\"}}\n"),
+    );
+    let shown = preview_when(&repo, |t| t.starts_with("error:"));
+    assert!(shown.contains("holds a secret"), "{shown}");
+    assert!(!shown.contains(&token), "{shown}");
+    // Not in any file curate wrote either.
+    for (path, bytes) in repo.snapshot_tree() {
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(&token),
+            "{path} holds the secret"
+        );
+    }
+    c.stop();
+}
