@@ -31,7 +31,7 @@ vim.api.nvim_create_autocmd('BufReadPost', {
   end,
 })
 
--- docs/editors.md: Neovim 0.7 does not show a document a server asks it to (0.8 and later
+-- docs/editors.md: Neovim 0.7 does not show a document a server asks it to (0.9 and later
 -- do): in a split, the cursor left where it was.
 local capabilities = vim.lsp.protocol.make_client_capabilities()
 capabilities.window.showDocument = { support = true }
