@@ -86,6 +86,18 @@ fn the_preview_document_is_the_prompt_read_only_and_follows_an_unsaved_overrides
     }
     assert_eq!(repo.read(".curate/state/.gitignore"), "*\n");
 
+    // A scratch copy a stopped server left (a minute old or more): swept; a young one stays.
+    let unsaved = repo.root.join(".curate/state/preview/.unsaved");
+    std::fs::create_dir_all(&unsaved).unwrap();
+    std::fs::write(unsaved.join("1-overrides.jsonl"), "left").unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(unsaved.join("1-overrides.jsonl"))
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - Duration::from_secs(120))
+        .unwrap();
+    std::fs::write(unsaved.join("2-overrides.jsonl"), "young").unwrap();
+
     // "package.json" added in the editor, not saved: the document follows.
     assert!(!before.contains("package.json"));
     let o = uri(&repo, OVERRIDES);
@@ -95,14 +107,14 @@ fn the_preview_document_is_the_prompt_read_only_and_follows_an_unsaved_overrides
     let live = preview_when(&repo, |t| t.contains("package.json"));
     assert!(live.contains("package.json"), "{live}");
     assert!(!repo.exists(OVERRIDES), "nothing of the editor's is saved");
-    assert!(
-        !repo.exists(".curate/state/preview/.unsaved") || {
-            std::fs::read_dir(repo.root.join(".curate/state/preview/.unsaved"))
-                .unwrap()
-                .next()
-                .is_none()
-        },
-        "no scratch file is left"
+    let left: Vec<String> = std::fs::read_dir(&unsaved)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        left,
+        vec!["2-overrides.jsonl"],
+        "no scratch file of ours is left"
     );
     // Saved as typed, `curate preview` prints what the document showed.
     repo.write(OVERRIDES, added);

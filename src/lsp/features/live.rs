@@ -263,6 +263,7 @@ impl Scratch {
                 hit.rule, hit.line
             )));
         }
+        sweep_scratch(ws);
         let file = format!(".unsaved/{}-{name}", std::process::id());
         crate::state::write_preview(&ws.root, &file, text.as_bytes())?;
         let rel = format!("{PREVIEWS}/{file}");
@@ -270,6 +271,37 @@ impl Scratch {
             path: ws.root.join(&rel),
             rel,
         })
+    }
+}
+
+/// Removes the scratch files a server that stopped before removing its own left (those of
+/// another process, a minute old or more): no editor's unsaved text stays on disk. Only
+/// regular files of the real scratch folder are removed.
+fn sweep_scratch(ws: &Workspace) {
+    let dir = ws.root.join(PREVIEWS).join(".unsaved");
+    if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+        return;
+    }
+    let ours = format!("{}-", std::process::id());
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let old = entry
+            .metadata()
+            .ok()
+            .filter(std::fs::Metadata::is_file)
+            .and_then(|m| {
+                m.modified()
+                    .ok()?
+                    .elapsed()
+                    .ok()
+                    .map(|age| age.as_secs() >= 60)
+            });
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if old == Some(true) && !name.starts_with(&ours) {
+            let _ = std::fs::remove_file(entry.path());
+        }
     }
 }
 
