@@ -126,8 +126,15 @@ fn the_preview_document_is_the_prompt_read_only_and_follows_an_unsaved_overrides
     let back = preview_when(&repo, |t| !t.contains("package.json"));
     assert_eq!(back, before);
 
+    // Everything dropped: BLOCKED, and the document is the report, line by line.
+    change(&mut c, &o, 4, "{\"drop\": \"**\"}\n");
+    let blocked = preview_when(&repo, |t| t.contains("BLOCKED"));
+    assert!(blocked.contains("BLOCKED"), "{blocked}");
+    assert!(blocked.lines().count() > 2, "{blocked}");
+    assert!(!blocked.contains("\\n"), "{blocked}");
+
     // A line that does not parse: the document says why, and no prompt.
-    change(&mut c, &o, 4, "{\"file\": \n");
+    change(&mut c, &o, 5, "{\"file\": \n");
     let broken = preview_when(&repo, |t| t.starts_with("error:"));
     assert!(broken.contains(OVERRIDES), "{broken}");
     assert!(broken.contains("invalid JSON"), "{broken}");

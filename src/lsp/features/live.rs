@@ -240,10 +240,12 @@ impl Server {
 /// The preview document when there is no prompt: why (the report of a compile that is not
 /// READY, an input that does not read), redacted.
 pub(super) fn error_document(e: &Error) -> String {
-    super::super::redacted(&format!(
-        "{}\n",
-        crate::error::render(e, "error:").trim_end()
-    ))
+    let text = match e {
+        // The report of a compile that is not READY, kept as its lines.
+        Error::Failed(report) => report.clone(),
+        other => crate::error::render(other, "error:"),
+    };
+    super::super::redacted(&format!("{}\n", text.trim_end()))
 }
 
 /// A scratch copy of an editor's unsaved text, removed when dropped.
