@@ -18,6 +18,7 @@ use crate::ops::preview::{Previewed, Source};
 use crate::render::{self, ByteCaps};
 use crate::report::{self, Style};
 use crate::settings::{CompileOptions, CompileSettings, Workspace, WorkspaceOptions, check_name};
+use crate::stages::contract::Source as ContractSource;
 
 /// The template `curate preview` renders unless told otherwise.
 const TEMPLATE: &str = "bundle";
@@ -486,32 +487,67 @@ impl Server {
     /// The compile settings of `t`, as `curate preview --role R --change C` resolves them.
     fn settings(&self, t: &Target) -> Result<(Workspace, CompileSettings)> {
         let (ws, change) = self.workspace()?.for_change(&t.change)?;
+        Self::settings_of(ws, &change, t)
+    }
+
+    /// [`Server::settings`] in `ws`, the workspace of `change`.
+    fn settings_of(
+        ws: Workspace,
+        change: &str,
+        t: &Target,
+    ) -> Result<(Workspace, CompileSettings)> {
         let task_file = match &t.task_file {
             Some(f) => Some(crate::trust::admit::contained(&ws.root, "task_file", f)?),
             None => None,
         };
         let o = CompileOptions {
             task_file,
-            ..CompileOptions::defaults(&ws, &t.role, &change)
+            ..CompileOptions::defaults(&ws, &t.role, change)
         };
         let s = CompileSettings::resolve(&ws, &o)?;
         Ok((ws, s))
     }
 
     /// The prompt `curate preview --role R --change C` prints; a report when not READY.
-    /// The task file and the overrides file are read as the editor holds them, saved or
-    /// not.
+    /// The task file, the contracts and the overrides file are read as the editor holds
+    /// them, saved or not; a message that names a scratch copy names the file instead.
     fn preview(&self, t: &Target) -> Result<String> {
-        let task = self.scratch_task(&self.workspace()?, t)?;
+        let mut renames: Vec<(String, String)> = Vec::new();
+        self.preview_unsaved(t, &mut renames).map_err(|e| {
+            let text = match &e {
+                Error::Failed(report) => report.clone(),
+                other => crate::error::render(other, "error:"),
+            };
+            if renames.iter().any(|(from, _)| text.contains(from.as_str())) {
+                let text = renames
+                    .iter()
+                    .fold(text, |text, (from, to)| text.replace(from.as_str(), to));
+                Error::Failed(text.trim_end().to_owned())
+            } else {
+                e
+            }
+        })
+    }
+
+    /// [`Server::preview`], each scratch copy it reads pushed on `renames` with the file it
+    /// stands for.
+    fn preview_unsaved(&self, t: &Target, renames: &mut Vec<(String, String)>) -> Result<String> {
+        let ws = self.workspace()?;
+        let task = self.scratch_task(&ws, t)?;
+        if let (Some(scratch), Some(f)) = (&task, &t.task_file) {
+            renames.push((scratch.rel.clone(), f.clone()));
+        }
         let given = Target {
             task_file: task.as_ref().map(|s| s.rel.clone()).or(t.task_file.clone()),
             ..t.clone()
         };
-        let named_back = |e: Error| match (&task, &t.task_file) {
-            (Some(scratch), Some(f)) => Error::Failed(e.to_string().replace(&scratch.rel, f)),
-            _ => e,
-        };
-        let (ws, mut s) = self.settings(&given).map_err(named_back)?;
+        let (mut ws, change) = ws.for_change(&t.change)?;
+        let contracts = self.scratch_contracts(&ws)?;
+        if let (Some(scratch), ContractSource::Repo(real)) = (&contracts, &ws.contracts) {
+            renames.push((scratch.rel.clone(), real.clone()));
+            ws.contracts = ContractSource::Repo(scratch.rel.clone());
+        }
+        let (ws, mut s) = Self::settings_of(ws, &change, &given)?;
         if let (Some(_), Some((f, _)), Some(real)) = (&task, &mut s.task, &t.task_file) {
             // Recorded as the file it stands for.
             f.path = crate::trust::admit::contained(&ws.root, "task_file", real)

@@ -445,3 +445,43 @@ fn a_secret_typed_into_the_overrides_file_reaches_neither_the_document_nor_the_d
     }
     c.stop();
 }
+
+#[test]
+fn the_preview_document_follows_unsaved_contracts() {
+    let repo = Repo::fixture("aiws-basic");
+    let rel = "contracts/workflow-delegation-contracts.json";
+    let embedded =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel))
+            .unwrap();
+    repo.write(rel, &embedded);
+    assert_eq!(repo.compile_worker(&[]).code, 0);
+    let before = cli_preview(&repo);
+    let mut c = Client::start(&repo);
+    assert_eq!(preview(&mut c)["result"], before.as_str());
+    let u = uri(&repo, rel);
+    open(&mut c, &u, &embedded);
+    // The worker's REQUIREMENTS.md glob made package.json's, typed, not saved.
+    let glob = "\"glob\": \"REQUIREMENTS.md\"";
+    let worker = embedded.find("\"id\": \"worker\"").unwrap();
+    let at = worker + embedded[worker..].find(glob).unwrap();
+    let typed = format!(
+        "{}\"glob\": \"package.json\"{}",
+        &embedded[..at],
+        &embedded[at + glob.len()..]
+    );
+    assert!(!before.contains("=== package.json ==="));
+    change(&mut c, &u, 2, &typed);
+    let live = preview_when(&repo, |t| t.contains("=== package.json ==="));
+    assert!(live.contains("=== package.json ==="), "{live}");
+    assert_eq!(repo.read(rel), embedded, "nothing of the editor's is saved");
+    assert!(!live.contains(".unsaved"), "{live}");
+    repo.write(rel, &typed);
+    assert_eq!(live, cli_preview(&repo), "byte for byte");
+
+    // A contracts text that does not load: the document names the contracts file.
+    change(&mut c, &u, 3, "{");
+    let broken = preview_when(&repo, |t| !t.contains("=== package.json ==="));
+    assert!(broken.contains(rel), "{broken}");
+    assert!(!broken.contains(".unsaved"), "{broken}");
+    c.stop();
+}

@@ -1,11 +1,12 @@
 //! The preview document: `curate.preview` writes the prompt to a file under
 //! `.curate/state/preview/` (git-ignored, atomically replaced, read-only, never through a
 //! link) and asks the client to show it (`window/showDocument`, where the client has it).
-//! The server then follows its inputs: an edit of an open document of the repository
-//! (the overrides file and the task file with their unsaved text), a save, a watched file
-//! changed, an add, drop or adopt; a quarter of a second after the last, it renders each
-//! followed preview again and replaces the file when its text changed. Any editor that
-//! reloads a file changed on disk shows the new prompt; nothing editor-specific is needed.
+//! The server then follows its inputs: an edit of an open document of the repository (the
+//! overrides file, the task file and the contracts with their unsaved text), a save, a
+//! watched file changed, an add, drop or adopt; a quarter of a second after the last, it
+//! renders each followed preview again and replaces the file when its text changed. Any
+//! editor that reloads a file changed on disk shows the new prompt; nothing
+//! editor-specific is needed.
 
 use std::path::{Path, PathBuf};
 
@@ -216,6 +217,18 @@ impl Server {
         };
         match self.unsaved(ws, &real) {
             Some(text) => Scratch::write(ws, "task.json", text).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The contracts' unsaved text (a contracts file of the repository), as
+    /// [`Server::scratch_task`].
+    pub(super) fn scratch_contracts(&self, ws: &Workspace) -> Result<Option<Scratch>> {
+        let crate::stages::contract::Source::Repo(rel) = &ws.contracts else {
+            return Ok(None);
+        };
+        match self.unsaved(ws, &ws.root.join(rel)) {
+            Some(text) => Scratch::write(ws, "contracts.json", text).map(Some),
             None => Ok(None),
         }
     }
