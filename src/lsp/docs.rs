@@ -232,7 +232,7 @@ fn lock_findings<'t>(
     let shown = ws.shown(&manifest);
     checked(ws, &manifest, given, &shown)
         .into_iter()
-        .filter(|p| p.message.contains("lock"))
+        .filter(|p| p.message.starts_with("the lock ") || p.message.starts_with("no lock "))
         .map(|p| Problem { line: 1, ..p })
         .collect()
 }
