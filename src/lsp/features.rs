@@ -153,12 +153,21 @@ impl Server {
                 else {
                     return Vec::new();
                 };
+                // Opened with edits not saved (an editor restoring its session): dirty.
+                let dirty =
+                    self.workspace().ok().is_some_and(
+                        |ws| match crate::trust::admit::read_repo_file(&ws.root, &path) {
+                            Ok(Some(disk)) => disk != text.as_bytes(),
+                            Ok(None) => !text.is_empty(),
+                            Err(_) => false,
+                        },
+                    );
                 self.docs.insert(
                     uri.clone(),
                     Doc {
                         path,
                         text: text.to_owned(),
-                        dirty: false,
+                        dirty,
                     },
                 );
                 let ws = self.workspace().ok();

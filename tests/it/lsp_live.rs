@@ -485,3 +485,22 @@ fn the_preview_document_follows_unsaved_contracts() {
     assert!(!broken.contains(".unsaved"), "{broken}");
     c.stop();
 }
+
+#[test]
+fn a_document_opened_with_unsaved_text_is_previewed_as_the_editor_holds_it() {
+    let repo = Repo::fixture("aiws-basic");
+    assert_eq!(repo.compile_worker(&[]).code, 0);
+    let mut c = Client::start(&repo);
+    // An editor restoring its session opens the overrides file with text never saved.
+    let added = "{\"file\": \"package.json\", \"priority\": \"high\", \"kind\": \"reference\", \"reason\": \"typed\"}\n";
+    open(&mut c, &uri(&repo, OVERRIDES), added);
+    let answer = preview(&mut c);
+    let prompt = answer["result"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{answer}"));
+    assert!(prompt.contains("=== package.json ==="), "{prompt}");
+    assert!(!repo.exists(OVERRIDES), "nothing of the editor's is saved");
+    repo.write(OVERRIDES, added);
+    assert_eq!(prompt, cli_preview(&repo), "byte for byte, once saved");
+    c.stop();
+}
