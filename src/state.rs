@@ -160,6 +160,52 @@ fn ensure_folder(root: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Where `curate lsp` keeps the previews it shows an editor (one file a role and change).
+pub const PREVIEWS: &str = ".curate/state/preview";
+
+/// Writes `bytes` to `<PREVIEWS>/<name>` (`name`: plain names joined by `/`) atomically and
+/// read-only (mode 0444: an editor opens it read-only), unless it holds them already.
+/// Never through a link: every folder on the way is a real folder of the repository, or is
+/// made. Returns whether it wrote.
+///
+/// # Errors
+/// A folder on the way that is a link or a file; a write that fails.
+pub fn write_preview(root: &Path, name: &str, bytes: &[u8]) -> Result<bool> {
+    let rel = Path::new(PREVIEWS).join(name);
+    let mut dir = root.to_owned();
+    for part in rel.parent().into_iter().flat_map(Path::components) {
+        dir.push(part);
+        match std::fs::symlink_metadata(&dir) {
+            Ok(m) if m.is_dir() => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
+            _ => {
+                return Err(Error::Usage(format!(
+                    "{} is no folder of the repository (a link or a file): curate writes no preview through it",
+                    dir.strip_prefix(root).unwrap_or(&dir).display()
+                )));
+            }
+        }
+    }
+    ensure_folder(root)?;
+    let path = root.join(&rel);
+    let is_file = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
+    if is_file && read_repo_file(root, &path).ok().flatten().as_deref() == Some(bytes) {
+        return Ok(false);
+    }
+    atomic::write_bounded(&path, Bound::Inside(root), bytes)?;
+    #[cfg(unix)]
+    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).map_err(
+            |source| Error::Write {
+                path: path.clone(),
+                source,
+            },
+        )?;
+    }
+    Ok(true)
+}
+
 /// What a `PreToolUse` pass left for the `SubagentStart` of the sub-agent it dispatched.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Breadcrumb {

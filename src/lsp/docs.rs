@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::error::Error;
-use crate::ops::check::{Severity, check};
+use crate::ops::check::{Given, Severity, check_given};
 use crate::settings::Workspace;
 
 /// What a document is to curate.
@@ -106,15 +106,20 @@ pub struct Problem {
     pub message: String,
 }
 
-/// The problems of a document of kind `kind` whose text is `text`: from its parser, in
-/// memory (overrides files, task files, contracts), or from `check` on the files on disk
-/// (manifests and locks: `disk` tells whether the editor's text is the file's).
-pub fn problems(ws: &Workspace, path: &Path, kind: &Kind, text: &str) -> Vec<Problem> {
+/// The problems of a document of kind `kind` whose text is `text`: from its parser
+/// (overrides files, task files, contracts), or from `check` (manifests and locks), all
+/// on the editor's text. `open` gives the text of another open document (a manifest's
+/// lock, a lock's manifest), read in the place of the file.
+pub fn problems<'t>(
+    ws: &Workspace,
+    path: &Path,
+    kind: &Kind,
+    text: &str,
+    open: &dyn Fn(&Path) -> Option<&'t str>,
+) -> Vec<Problem> {
     let shown = ws.shown(path);
     let parsed = match kind {
-        Kind::Overrides(_) => {
-            crate::stages::overrides::parse(text, Path::new(&shown), &shown).map(|_| ())
-        }
+        Kind::Overrides(_) => return overrides_problems(text, &shown),
         Kind::Task => crate::task::parse(text.as_bytes(), Path::new(&shown)).map(|_| ()),
         Kind::Contracts => {
             crate::stages::contract::parse(text.as_bytes(), Path::new(&shown)).map(|_| ())
@@ -123,7 +128,7 @@ pub fn problems(ws: &Workspace, path: &Path, kind: &Kind, text: &str) -> Vec<Pro
             // A lock that does not read is no lock to `check` (it says so on the manifest):
             // its own problem is shown here, at its place.
             return match serde_json::from_str::<crate::stages::manifest::Lock>(text) {
-                Ok(_) => checked(ws, p, &shown),
+                Ok(_) => lock_findings(ws, p, text, open),
                 Err(e) => vec![Problem {
                     line: e.line().max(1),
                     column: e.column().max(1),
@@ -135,17 +140,107 @@ pub fn problems(ws: &Workspace, path: &Path, kind: &Kind, text: &str) -> Vec<Pro
                 }],
             };
         }
-        Kind::Manifest(p) => return checked(ws, p, &shown),
+        Kind::Manifest(_) => {
+            let lock = ws
+                .root
+                .join(crate::stages::manifest::lock_path(&ws.shown(path)));
+            let given = Given {
+                manifest: Some(text),
+                lock: open(&lock),
+            };
+            return checked(ws, path, given, &shown);
+        }
         Kind::Other => Ok(()),
     };
     parsed.err().map(|e| of_error(&e)).unwrap_or_default()
 }
 
-/// What `check` finds in the manifest of `pair` that names the file shown as `shown`.
-fn checked(ws: &Workspace, pair: &Pair, shown: &str) -> Vec<Problem> {
+/// Every problem of an overrides file: its parser's, each bad line's (it reads on after
+/// one), and each line that holds a secret (the compile refuses it: it would be copied
+/// into the manifest and the prompt), in line order.
+fn overrides_problems(text: &str, shown: &str) -> Vec<Problem> {
+    let path = Path::new(shown);
+    let (_, errors) = crate::stages::overrides::parse_all(text, path, shown);
+    let lines: Vec<&str> = text.lines().collect();
+    let mut found: Vec<Problem> = errors
+        .iter()
+        .flat_map(of_error)
+        .map(|p| match lines.get(p.line - 1) {
+            Some(line) if p.column == 1 => Problem {
+                column: value_column(line, &p.message).unwrap_or(1),
+                ..p
+            },
+            _ => p,
+        })
+        .collect();
+    for (i, line) in text.lines().enumerate() {
+        if let Err(e) = crate::compile::refuse_copied_secrets(line, path) {
+            found.extend(
+                of_error(&e)
+                    .into_iter()
+                    .map(|p| Problem { line: i + 1, ..p }),
+            );
+        }
+    }
+    found.sort_by_key(|p| (p.line, p.column));
+    found
+}
+
+/// The column of the member an overrides line's problem is about (`message` names its key:
+/// `unknown priority …`, `"kind" must not be empty`, serde's ``unknown field `x` ``), in
+/// `line` as written; `None` when it names none.
+fn value_column(line: &str, message: &str) -> Option<usize> {
+    let key = message
+        .strip_prefix("unknown field `")
+        .and_then(|rest| rest.split('`').next())
+        .map(str::to_owned)
+        .or_else(|| {
+            [
+                "priority", "kind", "file", "drop", "sections", "reason", "why",
+            ]
+            .into_iter()
+            .find(|k| {
+                message.starts_with(&format!("\"{k}\""))
+                    || message.starts_with(&format!("unknown {k} "))
+                    || (*k == "sections" && message.starts_with("section"))
+                    || (*k == "sections" && message.starts_with("symbol "))
+            })
+            .map(str::to_owned)
+        })?;
+    let lead = line.chars().count() - line.trim_start().chars().count();
+    // A member's place is its key's (where a person looks).
+    let at = crate::util::jsonpos::locate(line.trim(), &format!("/{key}"))?;
+    (at.line == 1 && at.column > 1).then_some(at.column + lead)
+}
+
+/// The findings of `check` on the manifest of `pair` that are about its lock (whose text
+/// is `text`, the manifest's the editor's when open): shown on the lock's first line.
+fn lock_findings<'t>(
+    ws: &Workspace,
+    pair: &Pair,
+    text: &str,
+    open: &dyn Fn(&Path) -> Option<&'t str>,
+) -> Vec<Problem> {
     let manifest = ws.root.join(ws.manifest_path(&pair.change, &pair.role));
-    check(ws, &[manifest], false)
-        .findings
+    let given = Given {
+        manifest: open(&manifest),
+        lock: Some(text),
+    };
+    if given.manifest.is_none() && !manifest.is_file() {
+        return Vec::new();
+    }
+    let shown = ws.shown(&manifest);
+    checked(ws, &manifest, given, &shown)
+        .into_iter()
+        .filter(|p| p.message.starts_with("the lock ") || p.message.starts_with("no lock "))
+        .map(|p| Problem { line: 1, ..p })
+        .collect()
+}
+
+/// What `check` finds in the manifest at `manifest` (with the texts `given`) that names
+/// the file shown as `shown`.
+fn checked(ws: &Workspace, manifest: &Path, given: Given<'_>, shown: &str) -> Vec<Problem> {
+    check_given(ws, manifest, given)
         .into_iter()
         .filter(|f| f.file == shown)
         .map(|f| {

@@ -8,6 +8,8 @@ use lsp_server::{Notification, Request};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+mod live;
+
 use super::docs::{self, Kind, Pair};
 use super::{Failure, notification, params};
 use crate::compile::Compiled;
@@ -16,6 +18,7 @@ use crate::ops::preview::{Previewed, Source};
 use crate::render::{self, ByteCaps};
 use crate::report::{self, Style};
 use crate::settings::{CompileOptions, CompileSettings, Workspace, WorkspaceOptions, check_name};
+use crate::stages::contract::Source as ContractSource;
 
 /// The template `curate preview` renders unless told otherwise.
 const TEMPLATE: &str = "bundle";
@@ -25,6 +28,8 @@ const TEMPLATE: &str = "bundle";
 struct Doc {
     path: PathBuf,
     text: String,
+    /// Edited since it was opened or saved.
+    dirty: bool,
 }
 
 /// The server's state: where the repository is, the open documents, and those whose
@@ -38,10 +43,21 @@ pub struct Server {
     pending_since: Option<std::time::Instant>,
     /// The role and change the client named (`initializationOptions`).
     named: Option<Pair>,
+    /// The preview documents kept up to date, oldest first.
+    followed: Vec<live::Followed>,
+    /// An input changed since the followed previews were rendered.
+    previews_stale: bool,
+    /// The client shows a document on the server's asking (`window/showDocument`).
+    show_document: bool,
+    /// The client registers file watchers on the server's asking.
+    watch_files: bool,
+    /// What the server sends the client beside its answers (its requests, messages).
+    outbox: Vec<lsp_server::Message>,
+    requests_sent: u64,
 }
 
 /// `curate.preview`'s argument (and `curate.add` / `curate.drop`'s, with `file`).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Target {
     role: String,
@@ -61,12 +77,23 @@ impl Server {
             pending: BTreeSet::new(),
             pending_since: None,
             named: None,
+            followed: Vec::new(),
+            previews_stale: false,
+            show_document: false,
+            watch_files: false,
+            outbox: Vec::new(),
+            requests_sent: 0,
         }
     }
 
-    /// Whether diagnostics wait to be computed.
+    /// Whether diagnostics or previews wait to be computed.
     pub fn pending(&self) -> bool {
-        !self.pending.is_empty()
+        !self.pending.is_empty() || self.previews_stale
+    }
+
+    /// What the server sends the client beside its answers, taken.
+    pub fn take_outbox(&mut self) -> Vec<lsp_server::Message> {
+        std::mem::take(&mut self.outbox)
     }
 
     /// How long the oldest edit waiting for its diagnostics has waited.
@@ -74,31 +101,38 @@ impl Server {
         self.pending_since.map(|t| t.elapsed()).unwrap_or_default()
     }
 
-    /// The diagnostics of the documents edited since they were last computed.
+    /// The diagnostics of the documents edited since they were last computed; the
+    /// followed previews rendered again when an input changed.
     pub fn publish_pending(&mut self) -> Vec<Notification> {
         self.pending_since = None;
         let uris = std::mem::take(&mut self.pending);
         let ws = self.workspace().ok();
-        uris.iter()
-            .filter_map(|u| self.publish(ws.as_ref(), u, false))
-            .collect()
+        let out = uris
+            .iter()
+            .filter_map(|u| self.publish(ws.as_ref(), u))
+            .collect();
+        self.refresh_previews();
+        out
     }
 
     fn workspace(&self) -> Result<Workspace> {
         Workspace::resolve(&self.root)
     }
 
-    /// The diagnostics of document `uri` (`saved`: its text is the file's, so `check` may
-    /// read the file). A manifest or lock edited and not saved keeps what it had.
-    fn publish(&self, ws: Option<&Workspace>, uri: &str, saved: bool) -> Option<Notification> {
+    /// The diagnostics of document `uri`, from the editor's text (and, for a manifest and
+    /// its lock, the other's text when it is open too).
+    fn publish(&self, ws: Option<&Workspace>, uri: &str) -> Option<Notification> {
         let doc = self.docs.get(uri)?;
         let found = match ws {
             Some(ws) => {
                 let kind = docs::kind(ws, &doc.path);
-                if matches!(kind, Kind::Manifest(_) | Kind::Lock(_)) && !saved {
-                    return None;
-                }
-                docs::problems(ws, &doc.path, &kind, &doc.text)
+                let open = |path: &std::path::Path| -> Option<&str> {
+                    self.docs
+                        .values()
+                        .find(|d| d.path == path)
+                        .map(|d| d.text.as_str())
+                };
+                docs::problems(ws, &doc.path, &kind, &doc.text, &open)
             }
             None => Vec::new(),
         };
@@ -119,15 +153,25 @@ impl Server {
                 else {
                     return Vec::new();
                 };
+                // Opened with edits not saved (an editor restoring its session): dirty.
+                let dirty =
+                    self.workspace().ok().is_some_and(
+                        |ws| match crate::trust::admit::read_repo_file(&ws.root, &path) {
+                            Ok(Some(disk)) => disk != text.as_bytes(),
+                            Ok(None) => !text.is_empty(),
+                            Err(_) => false,
+                        },
+                    );
                 self.docs.insert(
                     uri.clone(),
                     Doc {
                         path,
                         text: text.to_owned(),
+                        dirty,
                     },
                 );
                 let ws = self.workspace().ok();
-                self.publish(ws.as_ref(), &uri, true).into_iter().collect()
+                self.publish(ws.as_ref(), &uri).into_iter().collect()
             }
             "textDocument/didChange" => {
                 // Full sync: the last change holds the whole text.
@@ -137,19 +181,39 @@ impl Server {
                     .and_then(|c| c["text"].as_str());
                 if let (Some(doc), Some(text)) = (self.docs.get_mut(&uri), text) {
                     text.clone_into(&mut doc.text);
+                    doc.dirty = true;
+                    let path = doc.path.clone();
+                    self.pending.extend(self.partners(&uri));
                     self.pending.insert(uri);
                     self.pending_since
                         .get_or_insert_with(std::time::Instant::now);
+                    self.input_changed(Some(&path));
                 }
                 Vec::new()
             }
             "textDocument/didSave" => {
                 self.pending.remove(&uri);
+                let path = self.docs.get_mut(&uri).map(|d| {
+                    d.dirty = false;
+                    d.path.clone()
+                });
+                self.input_changed(path.as_deref());
                 let ws = self.workspace().ok();
-                self.publish(ws.as_ref(), &uri, true).into_iter().collect()
+                self.publish(ws.as_ref(), &uri).into_iter().collect()
+            }
+            "workspace/didChangeWatchedFiles" => {
+                self.watched_changed(p);
+                Vec::new()
+            }
+            "initialized" => {
+                self.register_watchers();
+                Vec::new()
             }
             "textDocument/didClose" => {
                 self.pending.remove(&uri);
+                if let Some(path) = docs::path_of(&uri) {
+                    self.closed(&path);
+                }
                 if self.docs.remove(&uri).is_none() {
                     return Vec::new();
                 }
@@ -180,6 +244,10 @@ impl Server {
         {
             self.root.dir = Some(path);
         }
+        let caps = &p["capabilities"];
+        self.show_document = caps["window"]["showDocument"]["support"] == true;
+        self.watch_files =
+            caps["workspace"]["didChangeWatchedFiles"]["dynamicRegistration"] == true;
         let o = &p["initializationOptions"];
         if let (Some(role), Some(change)) = (o["role"].as_str(), o["change"].as_str()) {
             self.named = Some(Pair {
@@ -201,31 +269,63 @@ impl Server {
         }
     }
 
+    /// The open documents whose diagnostics follow `uri`'s: a manifest's lock, a lock's
+    /// manifest (`check` reads the one with the other).
+    fn partners(&self, uri: &str) -> Vec<String> {
+        let Ok(ws) = self.workspace() else {
+            return Vec::new();
+        };
+        let Some(doc) = self.docs.get(uri) else {
+            return Vec::new();
+        };
+        let (Kind::Manifest(pair) | Kind::Lock(pair)) = docs::kind(&ws, &doc.path) else {
+            return Vec::new();
+        };
+        self.docs
+            .iter()
+            .filter(|(u, d)| {
+                u.as_str() != uri
+                    && matches!(docs::kind(&ws, &d.path),
+                        Kind::Manifest(p) | Kind::Lock(p) if p == pair)
+            })
+            .map(|(u, _)| u.clone())
+            .collect()
+    }
+
     /// A lens on the first line of a manifest, its lock or overrides file: the preview.
     fn code_lens(&self, p: &Value) -> Value {
         let uri = p["textDocument"]["uri"].as_str().unwrap_or("");
         let Ok(ws) = self.workspace() else {
             return json!([]);
         };
-        let targets = self.lens_targets(&ws, uri);
         Value::Array(
-            targets
+            self.preview_commands(&ws, uri)
                 .into_iter()
-                .map(|t| {
-                    let title = format!("Preview {}'s prompt for {}", t.role, t.change);
-                    let mut argument = json!({"role": t.role, "change": t.change});
-                    if let Some(f) = t.task_file {
-                        argument["task_file"] = Value::String(f);
-                    }
+                .map(|command| {
                     json!({
                         "range": {"start": {"line": 0, "character": 0},
                                   "end": {"line": 0, "character": 0}},
-                        "command": {"title": title, "command": "curate.preview",
-                                    "arguments": [argument]},
+                        "command": command,
                     })
                 })
                 .collect(),
         )
+    }
+
+    /// The `curate.preview` commands a document offers (its lens, and the code actions of
+    /// an editor without lenses).
+    fn preview_commands(&self, ws: &Workspace, uri: &str) -> Vec<Value> {
+        self.lens_targets(ws, uri)
+            .into_iter()
+            .map(|t| {
+                let title = format!("Preview {}'s prompt for {}", t.role, t.change);
+                let mut argument = json!({"role": t.role, "change": t.change});
+                if let Some(f) = t.task_file {
+                    argument["task_file"] = Value::String(f);
+                }
+                json!({"title": title, "command": "curate.preview", "arguments": [argument]})
+            })
+            .collect()
     }
 
     /// The previews a document's first line offers: a manifest's (its lock's, its overrides
@@ -304,7 +404,15 @@ impl Server {
         let Some(file) = docs::path_of(uri).and_then(|path| ws.relative(&path)) else {
             return json!([]);
         };
+        if file.starts_with(".curate/state/") {
+            // curate's own state (a preview document): nothing to add or preview.
+            return json!([]);
+        }
         let mut actions = self.adopt_action(&ws, uri);
+        // The preview as an action too: Helix and Zed show no code lens.
+        actions.extend(self.preview_commands(&ws, uri).into_iter().map(|command| {
+            json!({"title": command["title"].clone(), "kind": "source", "command": command})
+        }));
         let mut pairs: BTreeSet<Pair> = self.named.iter().cloned().collect();
         pairs.extend(self.docs.keys().filter_map(|u| self.pair_of(&ws, u)));
         for pair in pairs {
@@ -359,10 +467,23 @@ impl Server {
         check_name("role", &target.role)?;
         crate::settings::check_change_id(&target.change)?;
         match command {
-            "curate.preview" => Ok(Value::String(super::redacted(&self.preview(&target)?))),
-            "curate.adopt" => Ok(Value::String(super::redacted(&self.adopt(&target)?))),
+            "curate.preview" => {
+                let prompt = self.preview(&target).map(|p| super::redacted(&p));
+                let shown = match &prompt {
+                    Ok(p) => p.clone(),
+                    Err(e) => live::error_document(e),
+                };
+                self.open_preview(&target, &shown);
+                Ok(Value::String(prompt?))
+            }
+            "curate.adopt" => {
+                let said = self.adopt(&target)?;
+                self.input_changed(None);
+                Ok(Value::String(super::redacted(&said)))
+            }
             "curate.add" | "curate.drop" => {
                 let said = self.write_override(&target, command == "curate.add")?;
+                self.input_changed(None);
                 Ok(Value::String(super::redacted(&said)))
             }
             other => Err(Failure::Params(format!(
@@ -375,21 +496,78 @@ impl Server {
     /// The compile settings of `t`, as `curate preview --role R --change C` resolves them.
     fn settings(&self, t: &Target) -> Result<(Workspace, CompileSettings)> {
         let (ws, change) = self.workspace()?.for_change(&t.change)?;
+        Self::settings_of(ws, &change, t)
+    }
+
+    /// [`Server::settings`] in `ws`, the workspace of `change`.
+    fn settings_of(
+        ws: Workspace,
+        change: &str,
+        t: &Target,
+    ) -> Result<(Workspace, CompileSettings)> {
         let task_file = match &t.task_file {
             Some(f) => Some(crate::trust::admit::contained(&ws.root, "task_file", f)?),
             None => None,
         };
         let o = CompileOptions {
             task_file,
-            ..CompileOptions::defaults(&ws, &t.role, &change)
+            ..CompileOptions::defaults(&ws, &t.role, change)
         };
         let s = CompileSettings::resolve(&ws, &o)?;
         Ok((ws, s))
     }
 
     /// The prompt `curate preview --role R --change C` prints; a report when not READY.
+    /// The task file, the contracts and the overrides file are read as the editor holds
+    /// them, saved or not; a message that names a scratch copy names the file instead.
     fn preview(&self, t: &Target) -> Result<String> {
-        let (ws, mut s) = self.settings(t)?;
+        let mut renames: Vec<(String, String)> = Vec::new();
+        self.preview_unsaved(t, &mut renames).map_err(|e| {
+            let text = match &e {
+                Error::Failed(report) => report.clone(),
+                other => crate::error::render(other, "error:"),
+            };
+            if renames.iter().any(|(from, _)| text.contains(from.as_str())) {
+                let text = renames
+                    .iter()
+                    .fold(text, |text, (from, to)| text.replace(from.as_str(), to));
+                Error::Failed(text.trim_end().to_owned())
+            } else {
+                e
+            }
+        })
+    }
+
+    /// [`Server::preview`], each scratch copy it reads pushed on `renames` with the file it
+    /// stands for.
+    fn preview_unsaved(&self, t: &Target, renames: &mut Vec<(String, String)>) -> Result<String> {
+        let ws = self.workspace()?;
+        let task = self.scratch_task(&ws, t)?;
+        if let (Some(scratch), Some(f)) = (&task, &t.task_file) {
+            renames.push((scratch.rel.clone(), f.clone()));
+        }
+        let given = Target {
+            task_file: task.as_ref().map(|s| s.rel.clone()).or(t.task_file.clone()),
+            ..t.clone()
+        };
+        let (mut ws, change) = ws.for_change(&t.change)?;
+        let contracts = self.scratch_contracts(&ws)?;
+        if let (Some(scratch), ContractSource::Repo(real)) = (&contracts, &ws.contracts) {
+            renames.push((scratch.rel.clone(), real.clone()));
+            ws.contracts = ContractSource::Repo(scratch.rel.clone());
+        }
+        let (ws, mut s) = Self::settings_of(ws, &change, &given)?;
+        if let (Some(_), Some((f, _)), Some(real)) = (&task, &mut s.task, &t.task_file) {
+            // Recorded as the file it stands for.
+            f.path = crate::trust::admit::contained(&ws.root, "task_file", real)
+                .ok()
+                .and_then(|p| ws.relative(&ws.root.join(p)))
+                .unwrap_or_else(|| real.clone());
+        }
+        let overrides = self.scratch_overrides(&ws, &s.overrides.path, &s.overrides.shown)?;
+        if let Some(scratch) = &overrides {
+            s.overrides.path.clone_from(&scratch.path);
+        }
         let lang = ws.config.lang;
         let template = render::Template::resolve(&ws, TEMPLATE, lang);
         s.renders = template.as_ref().is_ok_and(render::Template::names_excerpt);

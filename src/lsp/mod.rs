@@ -11,19 +11,22 @@
 //!
 //! What it offers, each the library call of a command (`crate::ops`), never a second
 //! implementation:
-//! - diagnostics on overrides files, task files and contracts from the editor's text as it
-//!   is typed (their parsers), and on manifests and locks from `check` (on open and save:
-//!   `check` reads the files); cleared when fixed;
+//! - diagnostics on overrides files (every bad line), task files and contracts (their
+//!   parsers) and on manifests and locks (`check`, with the editor's texts in the place of
+//!   the files), all from the editor's text as it is typed; cleared when fixed;
 //! - `curate.preview` (`workspace/executeCommand`, arguments `{role, change}`): the prompt
-//!   `curate preview --role R --change C` prints, byte for byte; a code lens on the first
-//!   line of a manifest (its lock, its overrides file), a plan and a task file runs it;
+//!   `curate preview --role R --change C` prints, byte for byte, answered and written to a
+//!   read-only document under `.curate/state/preview/` that the client is asked to show
+//!   (`window/showDocument`) and that follows its inputs (`features::live`); a code lens
+//!   on the first line of a manifest (its lock, its overrides file), a plan and a task file
+//!   runs it, and a code action does for the editors without lenses;
 //! - hover on a manifest or overrides entry: what the compile makes of its file; on a
 //!   contracts glob: the files it selects;
 //! - code actions "add to <role>'s context for <change>" / "drop from it", appended to the
 //!   overrides file (`curate.add` / `curate.drop`); "adopt" on a manifest edited by hand
 //!   (`curate.adopt`, as `curate compile --adopt`).
 //!
-//! Stdout carries the protocol only. Every answer and notification passes
+//! Stdout carries the protocol only. Every answer, notification and preview document passes
 //! [`crate::trust::redact::redact`]: nothing secret reaches the editor.
 
 mod docs;
@@ -65,7 +68,7 @@ pub fn serve(root: WorkspaceOptions) -> Result<()> {
     let mut shutting_down = false;
     loop {
         if server.waited() >= MAX_WAIT {
-            for n in server.publish_pending() {
+            for n in guarded(|| server.publish_pending()).unwrap_or_default() {
                 send(&mut out, &n.into())?;
             }
         }
@@ -77,7 +80,7 @@ pub fn serve(root: WorkspaceOptions) -> Result<()> {
         let message = match wait {
             Ok(m) => m,
             Err(RecvTimeoutError::Timeout) => {
-                for n in server.publish_pending() {
+                for n in guarded(|| server.publish_pending()).unwrap_or_default() {
                     send(&mut out, &n.into())?;
                 }
                 continue;
@@ -116,6 +119,9 @@ pub fn serve(root: WorkspaceOptions) -> Result<()> {
                 }
                 let response = answer(&mut server, &req);
                 send(&mut out, &response.into())?;
+                for m in server.take_outbox() {
+                    send(&mut out, &m)?;
+                }
             }
             transport::Incoming::Message(Message::Notification(n)) => {
                 if n.method == "exit" {
@@ -125,8 +131,12 @@ pub fn serve(root: WorkspaceOptions) -> Result<()> {
                 for note in notes {
                     send(&mut out, &note.into())?;
                 }
+                for m in server.take_outbox() {
+                    send(&mut out, &m)?;
+                }
             }
-            // The server sends no request, so a response answers nothing.
+            // The answer to one of the server's requests (showing a document, registering
+            // watchers): nothing waits for it.
             transport::Incoming::Message(Message::Response(_)) => {}
         }
     }

@@ -89,7 +89,7 @@ pub fn check(ws: &Workspace, paths: &[PathBuf], stale: bool) -> Checked {
         paths.iter().map(|p| ws.arg_path(p)).collect()
     };
     for path in &manifests {
-        check_manifest(ws, path, stale, &mut findings);
+        check_manifest(ws, path, Given::default(), stale, &mut findings);
     }
     Checked {
         manifests: manifests.len(),
@@ -190,6 +190,32 @@ fn discover(ws: &Workspace) -> Vec<PathBuf> {
     out
 }
 
+/// Texts an editor holds, not saved: checked in the place of the files on disk.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Given<'a> {
+    pub manifest: Option<&'a str>,
+    pub lock: Option<&'a str>,
+}
+
+/// What `check` finds in the manifest at `path` (absolute) with the texts `given` in the
+/// place of the manifest's and its lock's on disk (an editor's, as typed). The files its
+/// entries name are read as `check` reads them. Writes nothing.
+#[must_use]
+pub fn check_given(ws: &Workspace, path: &Path, given: Given<'_>) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    check_manifest(ws, path, given, false, &mut findings);
+    findings
+}
+
+/// The lock of the manifest at `rel`: `given`'s text, or the file's; `None` when it does
+/// not read.
+fn lock_of(ws: &Workspace, rel: Option<&str>, given: Option<&str>) -> Option<manifest::Lock> {
+    match given {
+        Some(text) => serde_json::from_str(text).ok(),
+        None => manifest::read_lock(&ws.root, rel?),
+    }
+}
+
 /// The findings of one manifest: each names the manifest (redacted) and, while an entry is
 /// being checked, that entry's file.
 struct Findings<'a> {
@@ -251,14 +277,20 @@ struct Tally {
     seen: Vec<(usize, String)>,
 }
 
-fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<Finding>) {
+fn check_manifest(
+    ws: &Workspace,
+    path: &Path,
+    given: Given<'_>,
+    stale: bool,
+    findings: &mut Vec<Finding>,
+) {
     let mut f = Findings {
         out: findings,
         // A path someone gave may hold a token: it is never shown.
         shown: crate::trust::redact::redact(&ws.shown(path)),
         entry: None,
     };
-    let Some(text) = read_manifest(ws, path, &mut f) else {
+    let Some(text) = read_manifest(ws, path, given.manifest, &mut f) else {
         return;
     };
     let authored = ws.workflow().authored();
@@ -281,9 +313,7 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
         .as_deref()
         .and_then(|rel| crate::workflow::archived_change(ws.workflow(), rel));
     let stale = stale && archived.is_none();
-    let lock = rel
-        .as_deref()
-        .and_then(|r| manifest::read_lock(&ws.root, r));
+    let lock = lock_of(ws, rel.as_deref(), given.lock);
     let caps = judge_lock(&text, lock.as_ref(), stale, &mut f);
     // The rules guard secrets: when they fail to build, nothing is read (fail closed).
     let rules = match crate::trust::secrets::ContentRules::shared() {
@@ -340,11 +370,18 @@ fn check_manifest(ws: &Workspace, path: &Path, stale: bool, findings: &mut Vec<F
     }
 }
 
-/// The manifest's text: one in the repository is read only from inside it; one named
-/// elsewhere is read where it was named. Either way bounded, and a regular file only.
-/// `None` (with its finding) when it cannot be read.
-fn read_manifest(ws: &Workspace, path: &Path, f: &mut Findings<'_>) -> Option<String> {
-    let read = if path.starts_with(&ws.root) {
+/// The manifest's text, or `given`'s (an editor's): one in the repository is read only
+/// from inside it; one named elsewhere is read where it was named. Either way bounded, and
+/// a regular file only. `None` (with its finding) when it cannot be read.
+fn read_manifest(
+    ws: &Workspace,
+    path: &Path,
+    given: Option<&str>,
+    f: &mut Findings<'_>,
+) -> Option<String> {
+    let read = if let Some(text) = given {
+        Ok(text.as_bytes().to_vec())
+    } else if path.starts_with(&ws.root) {
         crate::trust::admit::read_repo_file(&ws.root, path)
             .map_err(crate::error::Error::from)
             .and_then(|b| {

@@ -80,97 +80,126 @@ fn explicit_null<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
 pub const CURATION: &str = "// curation:";
 
 /// Parses overrides text; `path` (as shown to the user) names it in errors, `recorded` in
-/// the notes its lines leave in the manifest.
+/// the notes its lines leave in the manifest. The first problem is the error.
 pub fn parse(text: &str, path: &Path, recorded: &str) -> Result<Overrides> {
+    let (out, mut problems) = parse_all(text, path, recorded);
+    if problems.is_empty() {
+        Ok(out)
+    } else {
+        Err(problems.swap_remove(0))
+    }
+}
+
+/// Parses overrides text as [`parse`] does, and goes on after a bad line: every line is
+/// read on its own (one JSON object a line), so a bad one changes nothing of how the next
+/// reads. Returns what the good lines say and every problem, in line order.
+pub fn parse_all(text: &str, path: &Path, recorded: &str) -> (Overrides, Vec<Error>) {
     let mut out = Overrides::default();
+    let mut problems = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for (i, raw) in text.lines().enumerate() {
-        let line_no = i + 1;
-        let line = raw.trim();
-        if line.is_empty() {
-            continue;
-        }
-        if let Some(rest) = line.strip_prefix(CURATION) {
-            let text = rest.trim().to_owned();
-            if seen.insert(text.clone()) {
-                out.curation.push(text);
-            }
-            continue;
-        }
-        if line.starts_with("//") {
-            continue;
-        }
-        let err = |column: usize, message: String| Error::Syntax {
-            path: path.to_owned(),
-            pos: Pos {
-                line: line_no,
-                column,
-            },
-            message,
-        };
-        let value: serde_json::Value = serde_json::from_str(line).map_err(|e| {
-            let lead = raw.len() - raw.trim_start().len();
-            err(
-                e.column().max(1) + lead,
-                format!("invalid JSON: {}", crate::util::jsonpos::json_message(&e)),
-            )
-        })?;
-        if let Some((at, key)) = crate::util::jsonpos::duplicate_key(line) {
-            let lead = raw.len() - raw.trim_start().len();
-            return Err(err(
-                at.column + lead,
-                format!(
-                    "the key {key:?} is written twice; JSON keeps only the last, so the first would be lost without a word: remove one"
-                ),
-            ));
-        }
-        let origin = Origin::Override {
-            file: recorded.to_owned(),
-            shown: path.display().to_string(),
-            line: line_no,
-        };
-        let problem = |message: String| Error::Overrides {
-            path: path.to_owned(),
-            line: line_no,
-            message,
-        };
-        if value.get("drop").is_some() {
-            let d: RawDrop = serde_json::from_value(value).map_err(|e| problem(e.to_string()))?;
-            if d.drop.is_empty() {
-                return Err(problem("\"drop\" must be a non-empty glob".to_owned()));
-            }
-            out.directives.push(Directive::Drop {
-                glob: d.drop,
-                why: d.why,
-                origin,
-            });
-        } else if value.get("file").is_some() {
-            // A `sections` item no reader takes is named at its column.
-            let items = value.get("sections").and_then(serde_json::Value::as_array);
-            for (i, item) in items.into_iter().flatten().enumerate() {
-                if serde_json::from_value::<crate::stages::contract::Section>(item.clone()).is_err()
-                {
-                    let lead = raw.len() - raw.trim_start().len();
-                    let column = crate::util::jsonpos::locate(line, &format!("/sections/{i}"))
-                        .map_or(1, |p| p.column);
-                    return Err(err(
-                        column + lead,
-                        format!(
-                            "sections[{i}] is not a section: write a pair of whole line numbers ([25, 50]), a heading (\"## Security\") or {{\"symbol\": \"Name\"}}"
-                        ),
-                    ));
+        match parse_line(raw, i + 1, path, recorded) {
+            Ok(Some(Line::Curation(text))) => {
+                if seen.insert(text.clone()) {
+                    out.curation.push(text);
                 }
             }
-            let u: RawUpsert = serde_json::from_value(value).map_err(|e| problem(e.to_string()))?;
-            out.directives
-                .push(Directive::Upsert(upsert(u, origin).map_err(problem)?));
-        } else {
-            return Err(problem(
-                "each line must be an object with \"file\" or \"drop\"".to_owned(),
-            ));
+            Ok(Some(Line::Directive(d))) => out.directives.push(d),
+            Ok(None) => {}
+            Err(e) => problems.push(e),
         }
     }
-    Ok(out)
+    (out, problems)
+}
+
+/// What one line of an overrides file says.
+enum Line {
+    Curation(String),
+    Directive(Directive),
+}
+
+/// Line `line_no` (`raw`) of an overrides file: nothing (blank, a plain comment), a
+/// curation comment or a directive.
+fn parse_line(raw: &str, line_no: usize, path: &Path, recorded: &str) -> Result<Option<Line>> {
+    let line = raw.trim();
+    if line.is_empty() {
+        return Ok(None);
+    }
+    if let Some(rest) = line.strip_prefix(CURATION) {
+        return Ok(Some(Line::Curation(rest.trim().to_owned())));
+    }
+    if line.starts_with("//") {
+        return Ok(None);
+    }
+    let err = |column: usize, message: String| Error::Syntax {
+        path: path.to_owned(),
+        pos: Pos {
+            line: line_no,
+            column,
+        },
+        message,
+    };
+    let value: serde_json::Value = serde_json::from_str(line).map_err(|e| {
+        let lead = raw.len() - raw.trim_start().len();
+        err(
+            e.column().max(1) + lead,
+            format!("invalid JSON: {}", crate::util::jsonpos::json_message(&e)),
+        )
+    })?;
+    if let Some((at, key)) = crate::util::jsonpos::duplicate_key(line) {
+        let lead = raw.len() - raw.trim_start().len();
+        return Err(err(
+            at.column + lead,
+            format!(
+                "the key {key:?} is written twice; JSON keeps only the last, so the first would be lost without a word: remove one"
+            ),
+        ));
+    }
+    let origin = Origin::Override {
+        file: recorded.to_owned(),
+        shown: path.display().to_string(),
+        line: line_no,
+    };
+    let problem = |message: String| Error::Overrides {
+        path: path.to_owned(),
+        line: line_no,
+        message,
+    };
+    if value.get("drop").is_some() {
+        let d: RawDrop = serde_json::from_value(value).map_err(|e| problem(e.to_string()))?;
+        if d.drop.is_empty() {
+            return Err(problem("\"drop\" must be a non-empty glob".to_owned()));
+        }
+        Ok(Some(Line::Directive(Directive::Drop {
+            glob: d.drop,
+            why: d.why,
+            origin,
+        })))
+    } else if value.get("file").is_some() {
+        // A `sections` item no reader takes is named at its column.
+        let items = value.get("sections").and_then(serde_json::Value::as_array);
+        for (i, item) in items.into_iter().flatten().enumerate() {
+            if serde_json::from_value::<crate::stages::contract::Section>(item.clone()).is_err() {
+                let lead = raw.len() - raw.trim_start().len();
+                let column = crate::util::jsonpos::locate(line, &format!("/sections/{i}"))
+                    .map_or(1, |p| p.column);
+                return Err(err(
+                    column + lead,
+                    format!(
+                        "sections[{i}] is not a section: write a pair of whole line numbers ([25, 50]), a heading (\"## Security\") or {{\"symbol\": \"Name\"}}"
+                    ),
+                ));
+            }
+        }
+        let u: RawUpsert = serde_json::from_value(value).map_err(|e| problem(e.to_string()))?;
+        Ok(Some(Line::Directive(Directive::Upsert(
+            upsert(u, origin).map_err(problem)?,
+        ))))
+    } else {
+        Err(problem(
+            "each line must be an object with \"file\" or \"drop\"".to_owned(),
+        ))
+    }
 }
 
 fn upsert(raw: RawUpsert, origin: Origin) -> std::result::Result<Upsert, String> {
@@ -408,6 +437,28 @@ mod tests {
         assert_eq!(o.curation, vec!["keep the plan"]);
         assert_eq!(o.directives.len(), 2);
         assert!(matches!(&o.directives[1], Directive::Drop { glob, .. } if glob == "old/*.md"));
+    }
+
+    #[test]
+    fn every_bad_line_is_a_problem_and_the_good_ones_are_read() {
+        let text = "{\"file\": \"a.md\" \"kind\": \"x\"}\n{\"drop\": \"b.md\"}\n{\"file\": \"c.md\", \"priority\": \"urgent\"}\n[1]\n";
+        let (o, problems) = parse_all(text, Path::new("o.jsonl"), "o.jsonl");
+        let said: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        assert_eq!(said.len(), 3, "{said:?}");
+        assert!(said[0].starts_with("o.jsonl:1:"), "{said:?}");
+        assert!(
+            said[1].starts_with("o.jsonl:3: unknown priority"),
+            "{said:?}"
+        );
+        assert!(said[2].starts_with("o.jsonl:4: each line"), "{said:?}");
+        assert!(matches!(&o.directives[..], [Directive::Drop { glob, .. }] if glob == "b.md"));
+        // `parse` fails at the first.
+        assert_eq!(
+            parse(text, Path::new("o.jsonl"), "o.jsonl")
+                .unwrap_err()
+                .to_string(),
+            said[0]
+        );
     }
 
     #[test]

@@ -14,15 +14,23 @@ use crate::{Repo, WORKER_MANIFEST};
 const OVERRIDES: &str = "changes/add-auth/analysis/worker-context.overrides.jsonl";
 
 /// A client of `curate lsp` started in the repository's root.
-struct Client {
+pub(crate) struct Client {
     child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
     next_id: u64,
+    /// The messages `request` read before its response (notifications, the server's
+    /// requests), in order.
+    pub(crate) skipped: Vec<Value>,
 }
 
 impl Client {
-    fn start(repo: &Repo) -> Client {
+    pub(crate) fn start(repo: &Repo) -> Client {
+        Client::start_with(repo, &json!({}))
+    }
+
+    /// Started with the client capabilities `capabilities`.
+    pub(crate) fn start_with(repo: &Repo, capabilities: &Value) -> Client {
         let mut child = repo.curate().args(["lsp"]).spawn();
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
@@ -31,27 +39,31 @@ impl Client {
             stdin,
             stdout,
             next_id: 0,
+            skipped: Vec::new(),
         };
         let root = format!("file://{}", repo.root.display());
-        let init = c.request("initialize", json!({"rootUri": root, "capabilities": {}}));
+        let init = c.request(
+            "initialize",
+            json!({"rootUri": root, "capabilities": capabilities}),
+        );
         assert_eq!(init["result"]["serverInfo"]["name"], "curate", "{init}");
         c.notify("initialized", json!({}));
         c
     }
 
-    fn send_raw(&mut self, body: &str) {
+    pub(crate) fn send_raw(&mut self, body: &str) {
         write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
         self.stdin.flush().unwrap();
     }
 
-    fn notify(&mut self, method: &str, params: Value) {
+    pub(crate) fn notify(&mut self, method: &str, params: Value) {
         let mut m = json!({"jsonrpc": "2.0", "method": method});
         m["params"] = params;
         self.send_raw(&m.to_string());
     }
 
     /// Sends a request and returns its response (notifications before it are skipped).
-    fn request(&mut self, method: &str, params: Value) -> Value {
+    pub(crate) fn request(&mut self, method: &str, params: Value) -> Value {
         self.next_id += 1;
         let id = self.next_id;
         let mut m = json!({"jsonrpc": "2.0", "id": id, "method": method});
@@ -62,10 +74,11 @@ impl Client {
             if m["id"] == id {
                 return m;
             }
+            self.skipped.push(m);
         }
     }
 
-    fn read(&mut self) -> Value {
+    pub(crate) fn read(&mut self) -> Value {
         let mut length = 0;
         loop {
             let mut line = String::new();
@@ -87,7 +100,7 @@ impl Client {
     }
 
     /// The next diagnostics published for `uri`.
-    fn diagnostics(&mut self, uri: &str) -> Vec<Value> {
+    pub(crate) fn diagnostics(&mut self, uri: &str) -> Vec<Value> {
         loop {
             let m = self.read();
             if m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri {
@@ -97,7 +110,7 @@ impl Client {
     }
 
     /// Shuts down and exits; the server must exit 0 with nothing more on stdout.
-    fn stop(mut self) {
+    pub(crate) fn stop(mut self) {
         let r = self.request("shutdown", Value::Null);
         assert_eq!(r["result"], Value::Null, "{r}");
         self.notify("exit", Value::Null);
@@ -111,18 +124,18 @@ impl Client {
     }
 }
 
-fn uri(repo: &Repo, rel: &str) -> String {
+pub(crate) fn uri(repo: &Repo, rel: &str) -> String {
     format!("file://{}", repo.root.join(rel).display())
 }
 
-fn open(c: &mut Client, uri: &str, text: &str) {
+pub(crate) fn open(c: &mut Client, uri: &str, text: &str) {
     c.notify(
         "textDocument/didOpen",
         json!({"textDocument": {"uri": uri, "languageId": "jsonl", "version": 1, "text": text}}),
     );
 }
 
-fn preview(c: &mut Client) -> Value {
+pub(crate) fn preview(c: &mut Client) -> Value {
     c.request(
         "workspace/executeCommand",
         json!({"command": "curate.preview", "arguments": [{"role": "worker", "change": "add-auth"}]}),
@@ -349,10 +362,13 @@ fn a_secret_in_an_overrides_line_never_reaches_the_editor() {
     );
     open(&mut c, &u, &line);
     let d = c.diagnostics(&u);
-    let message = d[0]["message"].as_str().unwrap();
-    assert!(message.contains("unknown priority"), "{message}");
-    assert!(!message.contains(&token), "{message}");
-    assert!(message.contains("<secret"), "{message}");
+    let messages: Vec<&str> = d.iter().map(|d| d["message"].as_str().unwrap()).collect();
+    // The line holds a secret (the compile refuses it), and its priority is unknown.
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert!(messages[0].contains("holds a secret"), "{messages:?}");
+    assert!(messages[1].contains("unknown priority"), "{messages:?}");
+    assert!(messages[1].contains("<secret"), "{messages:?}");
+    assert!(messages.iter().all(|m| !m.contains(&token)), "{messages:?}");
     c.stop();
 }
 
@@ -438,6 +454,20 @@ fn a_plan_and_a_task_file_offer_the_preview_on_their_first_line() {
         vec![json!({"role": "worker", "change": "add-auth"})],
         "the role whose manifest the change has"
     );
+    // The same preview as a code action, for the editors that show no lens.
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": p},
+               "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+               "context": {"diagnostics": []}}),
+    );
+    let action = actions["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"] == "Preview worker's prompt for add-auth")
+        .unwrap_or_else(|| panic!("{actions}"));
+    assert_eq!(action["command"], lens["result"][0]["command"]);
 
     let t = uri(&repo, task);
     open(&mut client, &t, task_text);

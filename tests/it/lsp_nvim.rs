@@ -1,8 +1,10 @@
 //! A real editor's LSP client drives `curate lsp`: Neovim (Debian's, 0.7 or later) headless
 //! runs `tests/editors/nvim.lua` on the fixture. It reads the diagnostics of a broken
 //! overrides line at its place (cleared when the line is fixed), runs the preview (equal to
-//! `curate preview`'s prompt byte for byte), hovers a manifest entry, applies "add to
-//! worker's context for add-auth" and sees the next preview change. Skipped, with one line
+//! `curate preview`'s prompt byte for byte) whose read-only document the server shows,
+//! hovers a manifest entry, applies "add to worker's context for add-auth" and sees the next
+//! preview and the document change; then types a line in the overrides file, not saved, and
+//! sees the document follow (equal, once saved, to `curate preview` byte for byte). Skipped, with one line
 //! on stderr, where `nvim` is not installed (`.ci/run` installs it and sets
 //! `CURATE_REQUIRE_NVIM`, which turns the skip into a failure).
 
@@ -91,11 +93,43 @@ fn neovim_shows_the_diagnostics_runs_the_preview_hovers_and_adds_to_the_context(
             .contains("{\"drop\": \"src/tokenizer.rs\"}"),
         "the fix nvim saved"
     );
+    assert_eq!(
+        after,
+        seen["cli_after_add"].as_str().unwrap(),
+        "byte for byte"
+    );
+    assert!(repo.exists(WORKER_MANIFEST));
+
+    // The preview document: shown, read-only, the prompt, following the add.
+    assert_eq!(
+        seen["doc"].as_str().unwrap(),
+        before,
+        "the document at first"
+    );
+    assert_eq!(seen["doc_readonly"], true, "{seen:#}");
+    assert_eq!(seen["doc_modifiable"], false, "{seen:#}");
+    assert_eq!(
+        seen["doc_after_add"].as_str().unwrap(),
+        after,
+        "after the add"
+    );
+
+    // Typed, not saved: the document followed; saved, `curate preview` prints it.
+    assert_eq!(seen["overrides_modified"], true, "not saved while followed");
+    let typed = seen["doc_after_typing"].as_str().unwrap();
+    assert!(!typed.contains("=== package.json ==="), "{typed}");
+    assert!(
+        typed.contains("- package.json: dropped by "),
+        "the drop typed: {typed}"
+    );
+    assert!(
+        repo.read(OVERRIDES)
+            .ends_with("{\"drop\": \"package.json\"}\n")
+    );
     let cli = repo
         .curate()
         .args(["preview", "--role", "worker", "--change", "add-auth"])
         .run();
     assert_eq!(cli.code, 0, "{}", cli.stderr);
-    assert_eq!(after, cli.stdout, "byte for byte");
-    assert!(repo.exists(WORKER_MANIFEST));
+    assert_eq!(typed, cli.stdout, "byte for byte");
 }

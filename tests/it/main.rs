@@ -22,6 +22,7 @@ mod hook_hosts;
 mod hooks;
 mod kiro;
 mod lsp;
+mod lsp_live;
 mod lsp_nvim;
 #[cfg(feature = "mcp")]
 mod mcp;
