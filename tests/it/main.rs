@@ -34,6 +34,7 @@ mod render;
 mod robust;
 mod run_twice;
 mod spec_kit;
+mod task_index;
 mod task_words;
 mod trust;
 mod verify;
