@@ -4,15 +4,15 @@
 //! file a repository in the cache folder, `task-words-v1-<12 hex digits of the root's
 //! sha256>.bin`, built once and updated by each file's identity.
 //!
-//! Per file: its path, its stamp (taken from the opened file after its bytes were read; a
-//! racy one is not kept), and what admission said of its text: refused by content (binary,
-//! or a secret: nothing else is kept of it) or its words, each an id into one sorted
-//! vocabulary with its count. A file is served from the index only when it is still a
-//! regular file reached beneath the root with no link on the way and its stamp is the one
-//! kept; anything else is read through admission again. The words depend on the tokeniser
-//! and the secret rules: the caller's fingerprint of the one, this build's version and
-//! rules of the other are in the header, and an index made under others is ignored. A
-//! refusal by name, link or size is never kept (judged again each run, as cheap as a stat).
+//! Per file: its path, its stamp (taken after its bytes were read; a racy one is not kept),
+//! and what admission said of its text: refused by content (binary, or a secret: nothing
+//! else is kept of it) or its words, each an id into one sorted vocabulary with its count.
+//! A file is served from the index only when it is still a regular file (not a link) and
+//! its stamp is the one kept; anything else is read through admission again. The index only
+//! ranks: what a selected file gives is read through admission, never from here. The words
+//! depend on the tokeniser and the secret rules: the caller's fingerprint of the one, this
+//! build's version and rules of the other are in the header, and an index made under others
+//! is ignored. A refusal by name, link or size is never kept (judged again each run).
 //!
 //! Bounded: at most [`MAX_ENTRIES`] files and [`MAX_BYTES`] bytes; a file that does not
 //! decode whole (its checksum, its version) is ignored and written anew. Never a panic.
@@ -132,8 +132,8 @@ impl Terms {
         self.vocab.len()
     }
 
-    /// What is kept of `path` when it is still the file it was: a regular file reached
-    /// beneath the root with no link on the way, of the stamp kept, not racy.
+    /// What is kept of `path` when it is still the file it was: a regular file (not a link),
+    /// of the stamp kept, not racy, stamped as the `--related` index stamps its files.
     #[must_use]
     pub fn still(&self, path: &str) -> Option<Kept<'_>> {
         let at = self
@@ -141,7 +141,7 @@ impl Terms {
             .binary_search_by(|e| e.path.as_str().cmp(path))
             .ok()?;
         let e = &self.entries[at];
-        let now = self.base.as_ref()?.regular_beneath(path)?;
+        let now = self.base.as_ref()?.file(path)?;
         (now == e.stamp && !now.is_racy(self.started)).then_some(Kept(e))
     }
 
@@ -174,10 +174,10 @@ impl Terms {
     }
 
     /// The stamp of `path` now, as [`Terms::still`] takes it (`None`: disabled, or not a
-    /// regular file beneath the root).
+    /// regular file).
     #[must_use]
     pub fn stamp(&self, path: &str) -> Option<Stamp> {
-        self.base.as_ref()?.regular_beneath(path)
+        self.base.as_ref()?.file(path)
     }
 
     /// Records what this run read of `path`, `stamp` taken after the bytes were read; a racy

@@ -47,66 +47,113 @@ fn is_cjk(c: char) -> bool {
         0x3040..=0x30ff | 0x3400..=0x4dbf | 0x4e00..=0x9fff | 0xf900..=0xfaff | 0xac00..=0xd7af)
 }
 
+/// True for a word in [`STOP`].
+fn is_stop(w: &str) -> bool {
+    static SORTED: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    SORTED
+        .get_or_init(|| {
+            let mut v = STOP.to_vec();
+            v.sort_unstable();
+            v
+        })
+        .binary_search(&w)
+        .is_ok()
+}
+
 /// The words of `text`, in order (see the module's doc).
 #[must_use]
 pub fn words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let mut run = String::new();
-    let mut cjk: Vec<char> = Vec::new();
-    let flush_run = |run: &mut String, out: &mut Vec<String>| {
-        for w in split_identifier(run) {
-            if w.chars().count() >= 2 && !STOP.contains(&w.as_str()) {
-                out.push(w);
-            }
-        }
-        run.clear();
-    };
-    let flush_cjk = |cjk: &mut Vec<char>, out: &mut Vec<String>| {
-        if cjk.len() == 1 {
-            out.push(cjk[0].to_string());
-        }
-        for pair in cjk.windows(2) {
-            out.push(pair.iter().collect());
-        }
-        cjk.clear();
-    };
-    for c in text.chars() {
-        if is_cjk(c) {
-            flush_run(&mut run, &mut out);
-            cjk.push(c);
-        } else if c.is_alphanumeric() {
-            flush_cjk(&mut cjk, &mut out);
-            run.push(c);
-        } else {
-            flush_run(&mut run, &mut out);
-            flush_cjk(&mut cjk, &mut out);
-        }
-    }
-    flush_run(&mut run, &mut out);
-    flush_cjk(&mut cjk, &mut out);
+    each_word(text, |w| out.push(w.to_owned()));
     out
 }
 
-/// An identifier's parts, lower-cased: split where the case turns from lower to upper, and
-/// before the last capital of a run of capitals (`HTTPServer`: `http`, `server`).
-fn split_identifier(id: &str) -> Vec<String> {
-    let chars: Vec<char> = id.chars().collect();
-    let mut parts = Vec::new();
-    let mut start = 0;
-    for i in 1..chars.len() {
-        let (prev, cur) = (chars[i - 1], chars[i]);
-        let next_lower = chars.get(i + 1).is_some_and(|c| c.is_lowercase());
-        let turn = (prev.is_lowercase() && cur.is_uppercase())
-            || (prev.is_uppercase() && cur.is_uppercase() && next_lower);
-        if turn {
-            parts.push(chars[start..i].iter().collect::<String>().to_lowercase());
-            start = i;
+/// Calls `f` with each of [`words`] of `text`, in order, with no string made for each.
+pub fn each_word(text: &str, mut f: impl FnMut(&str)) {
+    let mut split = Splitter::default();
+    let mut cjk: Vec<char> = Vec::new();
+    // Where the run of letters and digits being read starts.
+    let mut run: Option<usize> = None;
+    for (at, c) in text.char_indices() {
+        if is_cjk(c) {
+            if let Some(from) = run.take() {
+                split.split(&text[from..at], &mut f);
+            }
+            cjk.push(c);
+        } else if c.is_alphanumeric() {
+            flush_cjk(&mut cjk, &mut split.part, &mut f);
+            run.get_or_insert(at);
+        } else {
+            if let Some(from) = run.take() {
+                split.split(&text[from..at], &mut f);
+            }
+            flush_cjk(&mut cjk, &mut split.part, &mut f);
         }
     }
-    if start < chars.len() {
-        parts.push(chars[start..].iter().collect::<String>().to_lowercase());
+    if let Some(from) = run {
+        split.split(&text[from..], &mut f);
     }
-    parts
+    flush_cjk(&mut cjk, &mut split.part, &mut f);
+}
+
+/// A run of CJK characters' words: its pairs of neighbours (a lone character is its own).
+fn flush_cjk(cjk: &mut Vec<char>, buf: &mut String, f: &mut impl FnMut(&str)) {
+    if cjk.len() == 1 {
+        buf.clear();
+        buf.push(cjk[0]);
+        f(buf);
+    }
+    for pair in cjk.windows(2) {
+        buf.clear();
+        buf.extend(pair);
+        f(buf);
+    }
+    cjk.clear();
+}
+
+/// Splits identifiers into their parts, lower-cased, in buffers kept from one to the next.
+#[derive(Default)]
+struct Splitter {
+    chars: Vec<char>,
+    part: String,
+}
+
+impl Splitter {
+    /// An identifier's parts, lower-cased, those of two characters or more that are not in
+    /// [`STOP`]: split where the case turns from lower to upper, and before the last capital
+    /// of a run of capitals (`HTTPServer`: `http`, `server`).
+    fn split(&mut self, id: &str, f: &mut impl FnMut(&str)) {
+        self.chars.clear();
+        self.chars.extend(id.chars());
+        let mut start = 0;
+        for i in 1..self.chars.len() {
+            let (prev, cur) = (self.chars[i - 1], self.chars[i]);
+            let next_lower = self.chars.get(i + 1).is_some_and(|c| c.is_lowercase());
+            let turn = (prev.is_lowercase() && cur.is_uppercase())
+                || (prev.is_uppercase() && cur.is_uppercase() && next_lower);
+            if turn {
+                self.emit(start, i, f);
+                start = i;
+            }
+        }
+        if start < self.chars.len() {
+            self.emit(start, self.chars.len(), f);
+        }
+    }
+
+    /// The part `chars[from..to]`, lower-cased as a string is (`Σ` at a word's end is `ς`).
+    fn emit(&mut self, from: usize, to: usize, f: &mut impl FnMut(&str)) {
+        let part = &self.chars[from..to];
+        self.part.clear();
+        if part.iter().all(char::is_ascii) {
+            self.part.extend(part.iter().map(char::to_ascii_lowercase));
+        } else {
+            self.part = part.iter().collect::<String>().to_lowercase();
+        }
+        if self.part.chars().count() >= 2 && !is_stop(&self.part) {
+            f(&self.part);
+        }
+    }
 }
 
 /// A file as the ranking sees it: the counts of its words (its path's counted
@@ -184,12 +231,12 @@ impl Scored {
     /// The words of `path`.
     fn of_path(q: &Query, path: &str) -> Scored {
         let mut d = Scored::default();
-        for w in words(path) {
+        each_word(path, |w| {
             d.len += PATH_WEIGHT;
-            if let Some(slot) = q.slot(&w) {
+            if let Some(slot) = q.slot(w) {
                 d.tf.push((slot, PATH_WEIGHT));
             }
-        }
+        });
         d
     }
 
@@ -370,10 +417,15 @@ fn text_of(t: &Texts<'_>, q: &Query, slots: &[u32], path: &str, d: &mut Scored) 
     let text = String::from_utf8_lossy(&bytes);
     let mut counts: HashMap<String, u32> = HashMap::new();
     let mut len = 0u32;
-    for w in words(&text) {
-        *counts.entry(w).or_default() += 1;
+    each_word(&text, |w| {
+        match counts.get_mut(w) {
+            Some(n) => *n += 1,
+            None => {
+                counts.insert(w.to_owned(), 1);
+            }
+        }
         len += 1;
-    }
+    });
     d.len += len;
     for (w, &n) in &counts {
         if let Some(slot) = q.slot(w) {
@@ -390,6 +442,101 @@ fn text_of(t: &Texts<'_>, q: &Query, slots: &[u32], path: &str, d: &mut Scored) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The words as the first version split them, a string for each: what the index's
+    /// words must stay.
+    fn words_as_first_split(text: &str) -> Vec<String> {
+        fn split_identifier(id: &str) -> Vec<String> {
+            let chars: Vec<char> = id.chars().collect();
+            let mut parts = Vec::new();
+            let mut start = 0;
+            for i in 1..chars.len() {
+                let (prev, cur) = (chars[i - 1], chars[i]);
+                let next_lower = chars.get(i + 1).is_some_and(|c| c.is_lowercase());
+                if (prev.is_lowercase() && cur.is_uppercase())
+                    || (prev.is_uppercase() && cur.is_uppercase() && next_lower)
+                {
+                    parts.push(chars[start..i].iter().collect::<String>().to_lowercase());
+                    start = i;
+                }
+            }
+            if start < chars.len() {
+                parts.push(chars[start..].iter().collect::<String>().to_lowercase());
+            }
+            parts
+        }
+        let mut out = Vec::new();
+        let mut run = String::new();
+        let mut cjk: Vec<char> = Vec::new();
+        let flush_run = |run: &mut String, out: &mut Vec<String>| {
+            for w in split_identifier(run) {
+                if w.chars().count() >= 2 && !STOP.contains(&w.as_str()) {
+                    out.push(w);
+                }
+            }
+            run.clear();
+        };
+        let flush_cjk = |cjk: &mut Vec<char>, out: &mut Vec<String>| {
+            if cjk.len() == 1 {
+                out.push(cjk[0].to_string());
+            }
+            for pair in cjk.windows(2) {
+                out.push(pair.iter().collect());
+            }
+            cjk.clear();
+        };
+        for c in text.chars() {
+            if is_cjk(c) {
+                flush_run(&mut run, &mut out);
+                cjk.push(c);
+            } else if c.is_alphanumeric() {
+                flush_cjk(&mut cjk, &mut out);
+                run.push(c);
+            } else {
+                flush_run(&mut run, &mut out);
+                flush_cjk(&mut cjk, &mut out);
+            }
+        }
+        flush_run(&mut run, &mut out);
+        flush_cjk(&mut cjk, &mut out);
+        out
+    }
+
+    #[test]
+    fn words_are_split_as_they_first_were() {
+        let pieces = [
+            "Session",
+            "HTTPServer",
+            "_",
+            " ",
+            "上下文",
+            "注",
+            "ΣΑΣ",
+            "ΟΔΟΣ",
+            "İstanbul",
+            "x",
+            "v2",
+            "the",
+            "ab",
+            "é",
+            "/",
+            ".",
+            "ǅungla",
+            "ﬁle",
+            "ß",
+            "9",
+            "中",
+            "Ab",
+        ];
+        for a in pieces {
+            for b in pieces {
+                for c in pieces {
+                    let text = format!("{a}{b}{c}");
+                    assert_eq!(words(&text), words_as_first_split(&text), "{text:?}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn words_split_identifiers_and_pair_cjk_characters() {
