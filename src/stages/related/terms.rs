@@ -207,12 +207,18 @@ impl Terms {
         );
         fresh.sort_by(|a, b| a.0.cmp(&b.0));
         fresh.dedup_by(|a, b| a.0 == b.0);
-        let in_universe = |p: &str| universe.binary_search_by(|u| u.as_str().cmp(p)).is_ok();
-        let is_fresh = |p: &str| fresh.binary_search_by(|f| f.0.as_str().cmp(p)).is_ok();
+        // The entries, the universe and the files read are sorted by path: one walk of each.
+        let (mut u, mut f) = (universe.iter().peekable(), fresh.iter().peekable());
         let kept: Vec<&Loaded> = self
             .entries
             .iter()
-            .filter(|e| in_universe(&e.path) && !is_fresh(&e.path))
+            .filter(|e| {
+                let p = e.path.as_str();
+                while u.next_if(|x| x.as_str() < p).is_some() {}
+                while f.next_if(|x| x.0.as_str() < p).is_some() {}
+                u.peek().is_some_and(|x| x.as_str() == p)
+                    && !f.peek().is_some_and(|x| x.0.as_str() == p)
+            })
             .collect();
         if fresh.is_empty() && kept.len() == self.entries.len() {
             return Ok(());

@@ -49,15 +49,15 @@ fn is_cjk(c: char) -> bool {
 
 /// True for a word in [`STOP`].
 fn is_stop(w: &str) -> bool {
-    static SORTED: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
-    SORTED
-        .get_or_init(|| {
-            let mut v = STOP.to_vec();
-            v.sort_unstable();
-            v
-        })
-        .binary_search(&w)
-        .is_ok()
+    /// The words sorted, and the longest one's length.
+    static SORTED: std::sync::OnceLock<(Vec<&'static str>, usize)> = std::sync::OnceLock::new();
+    let (sorted, longest) = SORTED.get_or_init(|| {
+        let mut v = STOP.to_vec();
+        v.sort_unstable();
+        let longest = v.iter().map(|w| w.len()).max().unwrap_or(0);
+        (v, longest)
+    });
+    w.len() <= *longest && sorted.binary_search(&w).is_ok()
 }
 
 /// The words of `text`, in order (see the module's doc).
