@@ -217,7 +217,7 @@ impl Terms {
                 while u.next_if(|x| x.as_str() < p).is_some() {}
                 while f.next_if(|x| x.0.as_str() < p).is_some() {}
                 u.peek().is_some_and(|x| x.as_str() == p)
-                    && !f.peek().is_some_and(|x| x.0.as_str() == p)
+                    && f.peek().is_none_or(|x| x.0.as_str() != p)
             })
             .collect();
         if fresh.is_empty() && kept.len() == self.entries.len() {
