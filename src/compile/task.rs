@@ -30,6 +30,13 @@ pub(super) fn with_task_words(
         candidates.iter().map(|c| c.path.clone()).collect();
     skip.extend(texts.iter().map(|t| t.source.clone()));
     let precedents = precedents(ws, s, universe.get()?, rules);
+    // The files' words as last read, kept as the `--related` index is: a cache, whose failed
+    // save changes nothing else.
+    let terms = crate::stages::related::Terms::open(
+        super::cache_dir(ws),
+        &ws.root,
+        &task_words::rank::words_of(),
+    );
     let found = task_words::select(&task_words::Inputs {
         root: &ws.root,
         universe: universe.get()?,
@@ -40,7 +47,9 @@ pub(super) fn with_task_words(
         max_file_size: s.max_file_size,
         rules,
         counter,
+        terms: &terms,
     });
+    let _ = terms.save(universe.get()?);
     let named = found.iter().filter(|f| f.kind == "referenced").count();
     let tokens: u64 = found.iter().map(|f| f.tokens).sum();
     ledger.notes.push(

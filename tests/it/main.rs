@@ -35,6 +35,7 @@ mod render;
 mod robust;
 mod run_twice;
 mod spec_kit;
+mod task_index;
 mod task_words;
 mod trust;
 mod verify;

@@ -25,11 +25,13 @@ use crate::trust::secrets::ContentRules;
 pub mod ask;
 mod index;
 mod listings;
+mod terms;
 mod words;
 
 pub use index::Index;
 use index::{Base, Entry, Keep, Parsed, Seen, Stamp, Words};
 pub use listings::{Entries, Kind, Listings};
+pub use terms::{Counted, Kept, Terms};
 use words::{Held, Names, Query};
 
 /// What a process that stays (`curate watch`) knows has not changed since its last run,

@@ -51,6 +51,8 @@ pub struct Inputs<'a> {
     pub max_file_size: u64,
     pub rules: &'a ContentRules,
     pub counter: &'a dyn TokenCounter,
+    /// The word index: the files' words as last read ([`rank::rank_files`]).
+    pub terms: &'a crate::stages::related::Terms,
 }
 
 /// A selected file, as it enters the compile.
@@ -214,18 +216,13 @@ fn ranked(i: &Inputs<'_>, query: &str, taken: &BTreeSet<String>) -> Vec<rank::Ra
         .iter()
         .filter(|p| !i.skip.contains(*p) && !taken.contains(*p))
         .collect();
-    let docs: Vec<(String, rank::Doc)> = open
-        .par_iter()
-        .enumerate()
-        .map(|(n, p)| {
-            let body = (n < MAX_READ)
-                .then(|| read(i, p))
-                .flatten()
-                .map(|b| String::from_utf8_lossy(&b).into_owned());
-            ((*p).clone(), rank::Doc::new(p, body.as_deref()))
-        })
-        .collect();
-    let mut ranked = rank::rank(query, &docs);
+    let texts = rank::Texts {
+        root: i.root,
+        max_file_size: i.max_file_size,
+        rules: i.rules,
+        terms: i.terms,
+    };
+    let mut ranked = rank::rank_files(query, &open, MAX_READ, &texts);
     let floor = ranked.first().map_or(0.0, |best| best.score * MIN_SHARE);
     ranked.retain(|r| r.score >= floor);
     ranked.truncate(CONSIDERED);

@@ -5,9 +5,20 @@
 //! characters gives its pairs of neighbours (`上下文` gives `上下`, `下文`), which is how a
 //! text without spaces is searched. Words of a path count three times.
 //!
+//! A file's words are read from the word index ([`Terms`], kept beside the `--related`
+//! index) where it holds the file as it is, so a warm run reads no text it read before.
+//!
 //! Deterministic: the terms are summed in their sorted order, ties go by path.
 
 use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use rayon::prelude::*;
+
+use crate::model::paths::RepoPath;
+use crate::stages::related::{Counted, Terms};
+use crate::trust::admit::{Refusal, admit, judge_name};
+use crate::trust::secrets::ContentRules;
 
 /// BM25's saturation and length normalisation.
 const K1: f64 = 1.2;
@@ -36,66 +47,113 @@ fn is_cjk(c: char) -> bool {
         0x3040..=0x30ff | 0x3400..=0x4dbf | 0x4e00..=0x9fff | 0xf900..=0xfaff | 0xac00..=0xd7af)
 }
 
+/// True for a word in [`STOP`].
+fn is_stop(w: &str) -> bool {
+    /// The words sorted, and the longest one's length.
+    static SORTED: std::sync::OnceLock<(Vec<&'static str>, usize)> = std::sync::OnceLock::new();
+    let (sorted, longest) = SORTED.get_or_init(|| {
+        let mut v = STOP.to_vec();
+        v.sort_unstable();
+        let longest = v.iter().map(|w| w.len()).max().unwrap_or(0);
+        (v, longest)
+    });
+    w.len() <= *longest && sorted.binary_search(&w).is_ok()
+}
+
 /// The words of `text`, in order (see the module's doc).
 #[must_use]
 pub fn words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let mut run = String::new();
-    let mut cjk: Vec<char> = Vec::new();
-    let flush_run = |run: &mut String, out: &mut Vec<String>| {
-        for w in split_identifier(run) {
-            if w.chars().count() >= 2 && !STOP.contains(&w.as_str()) {
-                out.push(w);
-            }
-        }
-        run.clear();
-    };
-    let flush_cjk = |cjk: &mut Vec<char>, out: &mut Vec<String>| {
-        if cjk.len() == 1 {
-            out.push(cjk[0].to_string());
-        }
-        for pair in cjk.windows(2) {
-            out.push(pair.iter().collect());
-        }
-        cjk.clear();
-    };
-    for c in text.chars() {
-        if is_cjk(c) {
-            flush_run(&mut run, &mut out);
-            cjk.push(c);
-        } else if c.is_alphanumeric() {
-            flush_cjk(&mut cjk, &mut out);
-            run.push(c);
-        } else {
-            flush_run(&mut run, &mut out);
-            flush_cjk(&mut cjk, &mut out);
-        }
-    }
-    flush_run(&mut run, &mut out);
-    flush_cjk(&mut cjk, &mut out);
+    each_word(text, |w| out.push(w.to_owned()));
     out
 }
 
-/// An identifier's parts, lower-cased: split where the case turns from lower to upper, and
-/// before the last capital of a run of capitals (`HTTPServer`: `http`, `server`).
-fn split_identifier(id: &str) -> Vec<String> {
-    let chars: Vec<char> = id.chars().collect();
-    let mut parts = Vec::new();
-    let mut start = 0;
-    for i in 1..chars.len() {
-        let (prev, cur) = (chars[i - 1], chars[i]);
-        let next_lower = chars.get(i + 1).is_some_and(|c| c.is_lowercase());
-        let turn = (prev.is_lowercase() && cur.is_uppercase())
-            || (prev.is_uppercase() && cur.is_uppercase() && next_lower);
-        if turn {
-            parts.push(chars[start..i].iter().collect::<String>().to_lowercase());
-            start = i;
+/// Calls `f` with each of [`words`] of `text`, in order, with no string made for each.
+pub fn each_word(text: &str, mut f: impl FnMut(&str)) {
+    let mut split = Splitter::default();
+    let mut cjk: Vec<char> = Vec::new();
+    // Where the run of letters and digits being read starts.
+    let mut run: Option<usize> = None;
+    for (at, c) in text.char_indices() {
+        if is_cjk(c) {
+            if let Some(from) = run.take() {
+                split.split(&text[from..at], &mut f);
+            }
+            cjk.push(c);
+        } else if c.is_alphanumeric() {
+            flush_cjk(&mut cjk, &mut split.part, &mut f);
+            run.get_or_insert(at);
+        } else {
+            if let Some(from) = run.take() {
+                split.split(&text[from..at], &mut f);
+            }
+            flush_cjk(&mut cjk, &mut split.part, &mut f);
         }
     }
-    if start < chars.len() {
-        parts.push(chars[start..].iter().collect::<String>().to_lowercase());
+    if let Some(from) = run {
+        split.split(&text[from..], &mut f);
     }
-    parts
+    flush_cjk(&mut cjk, &mut split.part, &mut f);
+}
+
+/// A run of CJK characters' words: its pairs of neighbours (a lone character is its own).
+fn flush_cjk(cjk: &mut Vec<char>, buf: &mut String, f: &mut impl FnMut(&str)) {
+    if cjk.len() == 1 {
+        buf.clear();
+        buf.push(cjk[0]);
+        f(buf);
+    }
+    for pair in cjk.windows(2) {
+        buf.clear();
+        buf.extend(pair);
+        f(buf);
+    }
+    cjk.clear();
+}
+
+/// Splits identifiers into their parts, lower-cased, in buffers kept from one to the next.
+#[derive(Default)]
+struct Splitter {
+    chars: Vec<char>,
+    part: String,
+}
+
+impl Splitter {
+    /// An identifier's parts, lower-cased, those of two characters or more that are not in
+    /// [`STOP`]: split where the case turns from lower to upper, and before the last capital
+    /// of a run of capitals (`HTTPServer`: `http`, `server`).
+    fn split(&mut self, id: &str, f: &mut impl FnMut(&str)) {
+        self.chars.clear();
+        self.chars.extend(id.chars());
+        let mut start = 0;
+        for i in 1..self.chars.len() {
+            let (prev, cur) = (self.chars[i - 1], self.chars[i]);
+            let next_lower = self.chars.get(i + 1).is_some_and(|c| c.is_lowercase());
+            let turn = (prev.is_lowercase() && cur.is_uppercase())
+                || (prev.is_uppercase() && cur.is_uppercase() && next_lower);
+            if turn {
+                self.emit(start, i, f);
+                start = i;
+            }
+        }
+        if start < self.chars.len() {
+            self.emit(start, self.chars.len(), f);
+        }
+    }
+
+    /// The part `chars[from..to]`, lower-cased as a string is (`Σ` at a word's end is `ς`).
+    fn emit(&mut self, from: usize, to: usize, f: &mut impl FnMut(&str)) {
+        let part = &self.chars[from..to];
+        self.part.clear();
+        if part.iter().all(char::is_ascii) {
+            self.part.extend(part.iter().map(char::to_ascii_lowercase));
+        } else {
+            self.part = part.iter().collect::<String>().to_lowercase();
+        }
+        if self.part.chars().count() >= 2 && !is_stop(&self.part) {
+            f(&self.part);
+        }
+    }
 }
 
 /// A file as the ranking sees it: the counts of its words (its path's counted
@@ -131,63 +189,354 @@ pub struct Ranked {
     pub matched: Vec<String>,
 }
 
+/// The task's text as the ranking reads it: its distinct words, sorted, each counted at most
+/// [`MAX_QUERY_COUNT`] times. A word's place in it is its slot.
+#[derive(Debug)]
+pub struct Query {
+    terms: Vec<(String, u32)>,
+}
+
+impl Query {
+    #[must_use]
+    pub fn new(text: &str) -> Query {
+        let mut q: BTreeMap<String, u32> = BTreeMap::new();
+        for w in words(text) {
+            let n = q.entry(w).or_default();
+            *n = (*n + 1).min(MAX_QUERY_COUNT);
+        }
+        Query {
+            terms: q.into_iter().collect(),
+        }
+    }
+
+    /// The slot of `word`, if the text has it.
+    fn slot(&self, word: &str) -> Option<u32> {
+        let k = self
+            .terms
+            .binary_search_by(|(t, _)| t.as_str().cmp(word))
+            .ok()?;
+        u32::try_from(k).ok()
+    }
+}
+
+/// A file as scored against a [`Query`]: its length in words (its path's counted
+/// [`PATH_WEIGHT`] times) and each query word it holds, by slot, with its count.
+#[derive(Debug, Default)]
+pub struct Scored {
+    len: u32,
+    tf: Vec<(u32, u32)>,
+}
+
+impl Scored {
+    /// The words of `path`.
+    fn of_path(q: &Query, path: &str) -> Scored {
+        let mut d = Scored::default();
+        each_word(path, |w| {
+            d.len += PATH_WEIGHT;
+            if let Some(slot) = q.slot(w) {
+                d.tf.push((slot, PATH_WEIGHT));
+            }
+        });
+        d
+    }
+
+    /// Each slot once, in order, its counts summed.
+    fn finish(mut self) -> Scored {
+        self.tf.sort_unstable();
+        let mut merged: Vec<(u32, u32)> = Vec::with_capacity(self.tf.len());
+        for (slot, n) in self.tf {
+            match merged.last_mut() {
+                Some(last) if last.0 == slot => last.1 += n,
+                _ => merged.push((slot, n)),
+            }
+        }
+        self.tf = merged;
+        self
+    }
+}
+
 /// `docs` ranked against `query` (the task's text), best first, ties by path; files that
 /// match no word are left out.
 #[must_use]
 pub fn rank(query: &str, docs: &[(String, Doc)]) -> Vec<Ranked> {
-    let mut q: BTreeMap<String, u32> = BTreeMap::new();
-    for w in words(query) {
-        let n = q.entry(w).or_default();
-        *n = (*n + 1).min(MAX_QUERY_COUNT);
-    }
-    if q.is_empty() || docs.is_empty() {
+    let q = Query::new(query);
+    let scored: Vec<(String, Scored)> = docs
+        .iter()
+        .map(|(path, d)| {
+            let mut s = Scored {
+                len: d.len,
+                tf: Vec::new(),
+            };
+            for (w, &n) in &d.counts {
+                if let Some(slot) = q.slot(w) {
+                    s.tf.push((slot, n));
+                }
+            }
+            (path.clone(), s.finish())
+        })
+        .collect();
+    score(&q, &scored)
+}
+
+/// BM25 of each of `docs` against `q`, best first, ties by path; files that match no word
+/// are left out. Each file's parts are summed in the order of the words (their slots).
+#[must_use]
+pub fn score(q: &Query, docs: &[(String, Scored)]) -> Vec<Ranked> {
+    if q.terms.is_empty() || docs.is_empty() {
         return Vec::new();
     }
     let n = docs.len() as f64;
     let avg = docs.iter().map(|(_, d)| f64::from(d.len)).sum::<f64>() / n;
-    let idf: BTreeMap<&str, f64> = q
-        .keys()
-        .map(|t| {
-            let df = docs
-                .iter()
-                .filter(|(_, d)| d.counts.contains_key(t))
-                .count() as f64;
-            (t.as_str(), ((n - df + 0.5) / (df + 0.5) + 1.0).ln())
+    let mut df = vec![0u64; q.terms.len()];
+    for (_, d) in docs {
+        for &(slot, _) in &d.tf {
+            df[slot as usize] += 1;
+        }
+    }
+    let idf: Vec<f64> = df
+        .iter()
+        .map(|&df| {
+            let df = df as f64;
+            ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
         })
         .collect();
     let mut out: Vec<Ranked> = docs
         .iter()
-        .filter_map(|(path, d)| {
+        .filter(|(_, d)| !d.tf.is_empty())
+        .map(|(path, d)| {
             let mut score = 0.0;
-            let mut matched: Vec<(f64, &str)> = Vec::new();
-            for (t, &qn) in &q {
-                let Some(&tf) = d.counts.get(t) else {
-                    continue;
-                };
+            let mut matched: Vec<(f64, &str)> = Vec::with_capacity(d.tf.len());
+            let norm = K1 * (1.0 - B + B * f64::from(d.len) / avg.max(1.0));
+            for &(slot, tf) in &d.tf {
+                let (t, qn) = &q.terms[slot as usize];
                 let tf = f64::from(tf);
-                let norm = K1 * (1.0 - B + B * f64::from(d.len) / avg.max(1.0));
-                let part = f64::from(qn) * idf[t.as_str()] * tf * (K1 + 1.0) / (tf + norm);
+                let part = f64::from(*qn) * idf[slot as usize] * tf * (K1 + 1.0) / (tf + norm);
                 score += part;
                 matched.push((part, t));
             }
-            if matched.is_empty() {
-                return None;
-            }
             matched.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
-            Some(Ranked {
+            Ranked {
                 path: path.clone(),
                 score,
                 matched: matched.iter().map(|(_, t)| (*t).to_owned()).collect(),
-            })
+            }
         })
         .collect();
     out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.path.cmp(&b.path)));
     out
 }
 
+/// What the tokeniser is, for the word index ([`Terms`]): an index made by another is not
+/// read. Change the number with [`words`] or [`STOP`].
+#[must_use]
+pub fn words_of() -> Vec<u8> {
+    format!("task words 1: {}", STOP.join(",")).into_bytes()
+}
+
+/// Where the files' words come from: their text read through admission, or the word index
+/// ([`Terms`]) where a file is as it was read.
+pub struct Texts<'a> {
+    pub root: &'a Path,
+    pub max_file_size: u64,
+    pub rules: &'a ContentRules,
+    pub terms: &'a Terms,
+}
+
+/// `open` ranked against `query` as [`rank`] ranks them: the first `max_read` by their path
+/// and their text (when admission lets it in), the others by their path alone. A file's
+/// text is read only when the word index does not hold it as it is.
+#[must_use]
+pub fn rank_files(query: &str, open: &[&String], max_read: usize, t: &Texts<'_>) -> Vec<Ranked> {
+    let q = Query::new(query);
+    if q.terms.is_empty() || open.is_empty() {
+        return Vec::new();
+    }
+    // Each vocabulary id's slot (`u32::MAX`: the text does not have it).
+    let mut slots = vec![u32::MAX; t.terms.words()];
+    for (k, (w, _)) in q.terms.iter().enumerate() {
+        if let Some(id) = t.terms.id_of(w) {
+            slots[id as usize] = k as u32;
+        }
+    }
+    let docs: Vec<(String, Scored)> = open
+        .par_iter()
+        .enumerate()
+        .map(|(n, p)| {
+            let mut d = Scored::of_path(&q, p);
+            if n < max_read {
+                text_of(t, &q, &slots, p, &mut d);
+            }
+            ((*p).clone(), d.finish())
+        })
+        .collect();
+    score(&q, &docs)
+}
+
+/// Adds the words of `path`'s text to `d`: from the word index when it holds the file as it
+/// is, else read through admission (and kept for the next run).
+fn text_of(t: &Texts<'_>, q: &Query, slots: &[u32], path: &str, d: &mut Scored) {
+    if let Some(kept) = t.terms.still(path)
+        && judge_name(path).is_ok()
+        && (t.max_file_size == 0 || kept.size() <= t.max_file_size)
+    {
+        if kept.refused() {
+            return;
+        }
+        let mut tf = Vec::new();
+        let len = t.terms.each(kept, |id, n| {
+            if let Some(&slot) = slots.get(id as usize)
+                && slot != u32::MAX
+            {
+                tf.push((slot, n));
+            }
+        });
+        // Words that do not decode: the file is read.
+        if let Some(len) = len {
+            d.len += len;
+            d.tf.extend(tf);
+            return;
+        }
+    }
+    let Ok(rp) = RepoPath::new(path) else {
+        return;
+    };
+    let read = admit(t.root, &rp, t.max_file_size, t.rules);
+    // Taken after the read: a change since moves it, and a change in this run makes it
+    // racy, never kept.
+    let stamp = t.terms.stamp(path);
+    let bytes = match read {
+        Ok(bytes) => bytes,
+        Err(Refusal::Binary | Refusal::SecretContent { .. }) => {
+            if let Some(stamp) = stamp {
+                t.terms.learn(path, stamp, Counted::Refused);
+            }
+            return;
+        }
+        Err(_) => return,
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let mut counts: HashMap<String, u32> = HashMap::new();
+    let mut len = 0u32;
+    each_word(&text, |w| {
+        match counts.get_mut(w) {
+            Some(n) => *n += 1,
+            None => {
+                counts.insert(w.to_owned(), 1);
+            }
+        }
+        len += 1;
+    });
+    d.len += len;
+    for (w, &n) in &counts {
+        if let Some(slot) = q.slot(w) {
+            d.tf.push((slot, n));
+        }
+    }
+    if let Some(stamp) = stamp {
+        let mut counts: Vec<(String, u32)> = counts.into_iter().collect();
+        counts.sort_unstable();
+        t.terms.learn(path, stamp, Counted::Words { len, counts });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The words as the first version split them, a string for each: what the index's
+    /// words must stay.
+    fn words_as_first_split(text: &str) -> Vec<String> {
+        fn split_identifier(id: &str) -> Vec<String> {
+            let chars: Vec<char> = id.chars().collect();
+            let mut parts = Vec::new();
+            let mut start = 0;
+            for i in 1..chars.len() {
+                let (prev, cur) = (chars[i - 1], chars[i]);
+                let next_lower = chars.get(i + 1).is_some_and(|c| c.is_lowercase());
+                if (prev.is_lowercase() && cur.is_uppercase())
+                    || (prev.is_uppercase() && cur.is_uppercase() && next_lower)
+                {
+                    parts.push(chars[start..i].iter().collect::<String>().to_lowercase());
+                    start = i;
+                }
+            }
+            if start < chars.len() {
+                parts.push(chars[start..].iter().collect::<String>().to_lowercase());
+            }
+            parts
+        }
+        let mut out = Vec::new();
+        let mut run = String::new();
+        let mut cjk: Vec<char> = Vec::new();
+        let flush_run = |run: &mut String, out: &mut Vec<String>| {
+            for w in split_identifier(run) {
+                if w.chars().count() >= 2 && !STOP.contains(&w.as_str()) {
+                    out.push(w);
+                }
+            }
+            run.clear();
+        };
+        let flush_cjk = |cjk: &mut Vec<char>, out: &mut Vec<String>| {
+            if cjk.len() == 1 {
+                out.push(cjk[0].to_string());
+            }
+            for pair in cjk.windows(2) {
+                out.push(pair.iter().collect());
+            }
+            cjk.clear();
+        };
+        for c in text.chars() {
+            if is_cjk(c) {
+                flush_run(&mut run, &mut out);
+                cjk.push(c);
+            } else if c.is_alphanumeric() {
+                flush_cjk(&mut cjk, &mut out);
+                run.push(c);
+            } else {
+                flush_run(&mut run, &mut out);
+                flush_cjk(&mut cjk, &mut out);
+            }
+        }
+        flush_run(&mut run, &mut out);
+        flush_cjk(&mut cjk, &mut out);
+        out
+    }
+
+    #[test]
+    fn words_are_split_as_they_first_were() {
+        let pieces = [
+            "Session",
+            "HTTPServer",
+            "_",
+            " ",
+            "上下文",
+            "注",
+            "ΣΑΣ",
+            "ΟΔΟΣ",
+            "İstanbul",
+            "x",
+            "v2",
+            "the",
+            "ab",
+            "é",
+            "/",
+            ".",
+            "ǅungla",
+            "ﬁle",
+            "ß",
+            "9",
+            "中",
+            "Ab",
+        ];
+        for a in pieces {
+            for b in pieces {
+                for c in pieces {
+                    let text = format!("{a}{b}{c}");
+                    assert_eq!(words(&text), words_as_first_split(&text), "{text:?}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn words_split_identifiers_and_pair_cjk_characters() {
