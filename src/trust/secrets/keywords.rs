@@ -16,7 +16,7 @@
 //! tables and the trie are laid out in `layout.rs`, for the embedded rules at
 //! build time.
 
-use super::layout::{Layout, WINDOW};
+use super::layout::{Layout, RUN_BIT, WINDOW};
 
 /// The keyword finder.
 #[derive(Debug)]
@@ -65,7 +65,21 @@ impl Keywords {
 
     /// Call `found(keyword, start, end)` for every occurrence of every
     /// keyword, ordered by start (and, at one start, by end).
-    pub(super) fn each(&self, bytes: &[u8], mut found: impl FnMut(usize, usize, usize)) {
+    #[cfg(test)]
+    pub(super) fn each(&self, bytes: &[u8], found: impl FnMut(usize, usize, usize)) {
+        self.each_with_runs(bytes, found, |_| {});
+    }
+
+    /// [`Self::each`], and `run(offset)` for every eight-byte block at `offset` (a multiple
+    /// of eight) made of token bytes only ([`is_run_byte`](super::layout::is_run_byte)):
+    /// every run of 15 token bytes or more holds such a block. The first table's top bit
+    /// marks those bytes, so this costs one AND a byte and no load.
+    pub(super) fn each_with_runs(
+        &self,
+        bytes: &[u8],
+        mut found: impl FnMut(usize, usize, usize),
+        mut run: impl FnMut(usize),
+    ) {
         let tables = &*self.layout.tables;
         let mut heads = Heads::default();
         // Eight bytes at a time, asking only once whether any of them ended a candidate:
@@ -74,8 +88,13 @@ impl Keywords {
         for (index, block) in (&mut blocks).enumerate() {
             let before = heads;
             let mut any = 0;
+            let mut all = RUN_BIT;
             for &byte in block {
                 any |= heads.step(tables, byte);
+                all &= heads.one;
+            }
+            if all != 0 {
+                run(index * 8);
             }
             if any != 0 {
                 heads = before;
@@ -147,6 +166,69 @@ impl Keywords {
             };
             node = edge & 0x00ff_ffff;
             end += 1;
+        }
+    }
+}
+
+/// Whether every match of a `token` pattern (the rule's pattern is `\b(?P<secret>TOKEN)`
+/// and a tail of one character) lies on the line of one of its keywords, so that searching
+/// the lines around the keywords finds exactly what searching the whole text finds: the
+/// token cannot match a line break, and every match starts with a literal that holds a
+/// keyword (regex-syntax's prefix literals, ASCII case folded as the keyword finder folds
+/// it). Anything the proof cannot show (a class with `\n`, a prefix set too large or with
+/// an empty literal) keeps the rule on the whole text.
+pub(super) fn token_near_keywords(token: &str, keywords: &[String]) -> bool {
+    use regex_syntax::hir::literal::{ExtractKind, Extractor};
+    let Ok(hir) = regex_syntax::ParserBuilder::new()
+        .unicode(false)
+        .utf8(false)
+        .build()
+        .parse(token)
+    else {
+        return false;
+    };
+    if can_match_a_line_break(&hir) {
+        return false;
+    }
+    // A class of up to 64 bytes is spelled out (`[A-Za-z0-9]` after `s.`), and the prefixes
+    // stop growing at 256 (a rule compiles on the hook's path: this costs microseconds).
+    let mut extractor = Extractor::new();
+    extractor
+        .kind(ExtractKind::Prefix)
+        .limit_class(64)
+        .limit_total(256);
+    let prefixes = extractor.extract(&hir);
+    prefixes.literals().is_some_and(|literals| {
+        !literals.is_empty()
+            && literals.iter().all(|literal| {
+                let bytes = literal.as_bytes();
+                keywords.iter().any(|keyword| {
+                    bytes
+                        .windows(keyword.len())
+                        .any(|w| w.eq_ignore_ascii_case(keyword.as_bytes()))
+                })
+            })
+    })
+}
+
+/// Whether some match of `hir` can hold a `\n`.
+fn can_match_a_line_break(hir: &regex_syntax::hir::Hir) -> bool {
+    use regex_syntax::hir::{Class, HirKind};
+    match hir.kind() {
+        HirKind::Empty | HirKind::Look(_) => false,
+        HirKind::Literal(literal) => literal.0.contains(&b'\n'),
+        HirKind::Class(Class::Bytes(class)) => class
+            .ranges()
+            .iter()
+            .any(|r| (r.start()..=r.end()).contains(&b'\n')),
+        HirKind::Class(Class::Unicode(class)) => class
+            .ranges()
+            .iter()
+            .any(|r| (r.start()..=r.end()).contains(&'\n')),
+        HirKind::Repetition(repetition) => can_match_a_line_break(&repetition.sub),
+        HirKind::Capture(capture) => can_match_a_line_break(&capture.sub),
+        HirKind::Concat(subs) | HirKind::Alternation(subs) => {
+            subs.iter().any(can_match_a_line_break)
         }
     }
 }
