@@ -88,16 +88,9 @@ fn corpus_totals() {
             show(*found, *positives),
             show(*flagged, *negatives)
         );
-        // The goals (docs/security.md): recall >= 90 % on every source and on the held-out
-        // part; at most 1 % of any negative set flagged. The held-out part does not reach
-        // its goal yet: it is held to what it reaches (a floor that only rises), and its
-        // figure is printed above with the others.
-        let floor = if *set == "held-out" {
-            HELD_OUT_FLOOR
-        } else {
-            RECALL_GOAL
-        };
-        if *positives > 0 && percent(*found, *positives) < floor {
+        // The goals (docs/security.md): recall >= 90 % on every source, on the tuned and on
+        // the held-out part; at most 1 % of any negative set flagged.
+        if *positives > 0 && percent(*found, *positives) < RECALL_GOAL {
             failed.push(format!(
                 "{set}: recall {:.1} %",
                 percent(*found, *positives)
@@ -119,12 +112,8 @@ fn corpus_totals() {
     assert!(failed.is_empty(), "goals missed: {failed:?}");
 }
 
-/// The recall every source, the tuned part and the whole corpus reach.
+/// The recall every source, the tuned part, the held-out part and the whole corpus reach.
 const RECALL_GOAL: f64 = 90.0;
-
-/// What the held-out part reaches today (its goal is 90 %, not met: see docs/security.md).
-/// Raise it when a change of the rules, not written against the held-out part, lifts it.
-const HELD_OUT_FLOOR: f64 = 86.0;
 
 /// No rule flags the example values a provider documents (AWS's `AKIAIOSFODNN7EXAMPLE`,
 /// the Azurite key, Stripe's documentation test key, ...).

@@ -8,7 +8,8 @@
 //! that names a digest or an object id.
 
 use super::shapes::{
-    is_camel_identifier, is_dotted_identifier, is_identifier_like, is_uuid, is_version_like,
+    is_camel_identifier, is_code_constant, is_dotted_identifier, is_identifier_like, is_uuid,
+    is_version_like,
 };
 use super::spec::RuleSpec;
 use super::validate::{base64_decode, has_letter_and_digit, plausible_token};
@@ -77,6 +78,7 @@ const NOT_A_CREDENTIAL: &[&[u8]] = &[
     b"resp",
     b"ftjob",
     b"vs",
+    b"diff",
 ];
 
 /// Whether `value` is a prefixed token: its prefix and body pass the tests above. A prefix
@@ -103,7 +105,21 @@ pub fn prefixed_token_but(value: &[u8], known: &[Vec<u8>]) -> bool {
         .next()
         .unwrap_or_default()
         .to_ascii_lowercase();
-    if NOT_A_CREDENTIAL.contains(&first.as_slice()) {
+    if NOT_A_CREDENTIAL.contains(&first.as_slice())
+        || is_version_like(value)
+        || is_code_constant(value)
+    {
+        return false;
+    }
+    // After a `.` a body is a member of code (`proto.GoGoProtoPackageIsVersion3`,
+    // `cferr.NotRSAOrECCOrEd25519`) unless it is long and words cover less than two fifths
+    // of it (`hvs.…`, `sk.eyJ…`); elsewhere, a mixed-case body mostly of words
+    // (`xxx_messageInfo_Int64Value`) is a name too.
+    let words = word_bytes(body);
+    let mixed = body.iter().any(u8::is_ascii_uppercase) && body.iter().any(u8::is_ascii_lowercase);
+    if prefix.ends_with(b".") && (body.len() < 32 || 5 * words >= 2 * body.len())
+        || mixed && 4 * words >= 3 * body.len()
+    {
         return false;
     }
     random_body(body)
@@ -139,11 +155,57 @@ fn split(value: &[u8]) -> Option<(&[u8], &[u8])> {
     (at > 0).then(|| value.split_at(at))
 }
 
+/// Whether a piece is a word: three letters or more, lower-case, upper-case or capitalized.
+fn is_word(piece: &[u8]) -> bool {
+    let rest = piece.get(1..).unwrap_or_default();
+    piece.len() >= 3
+        && piece.iter().all(u8::is_ascii_alphabetic)
+        && (rest.iter().all(u8::is_ascii_lowercase) || piece.iter().all(u8::is_ascii_uppercase))
+}
+
+/// The bytes of `body` in words of three letters or more with a vowel (`Proto`, `package`,
+/// `HTTP` is none): a random mixed-case body has few, a name of code is mostly them.
+fn word_bytes(body: &[u8]) -> usize {
+    let mut covered = 0;
+    let mut index = 0;
+    while index < body.len() {
+        let start = index;
+        index += usize::from(body.get(index).is_some_and(u8::is_ascii_uppercase));
+        index += body
+            .get(index..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|b| b.is_ascii_lowercase())
+            .count();
+        let word = body.get(start..index).unwrap_or_default();
+        if word.len() >= 3 && word.iter().any(|b| b"aeiouyAEIOUY".contains(b)) {
+            covered += word.len();
+        }
+        index = index.max(start + 1);
+    }
+    covered
+}
+
 /// Whether a body is random: long enough, letters and digits, no placeholder or example
 /// (see [`plausible_token`]), not a name, path, UUID or version, and at least 3.0 bits a
 /// byte when it is hex, 3.5 when it has one case, 3.6 when both.
 fn random_body(body: &[u8]) -> bool {
-    if body.len() < MIN_BODY || !has_letter_and_digit(body) {
+    if body.len() < MIN_BODY
+        || !has_letter_and_digit(body)
+        || body
+            .first()
+            .is_some_and(|b| matches!(b, b'_' | b'-' | b'.'))
+    {
+        return false;
+    }
+    // Names of code and data: `.` between pieces shorter than 16 bytes
+    // (`BridgeConfig.EnableIPv6`), or two pieces or more that are words
+    // (`INSTRUCTIONS_AVAILABLE`, `worker-node-7d4e…`). A random body has few separators,
+    // and its pieces are rarely letters of one case.
+    let pieces = || body.split(|b| matches!(b, b'_' | b'-' | b'.' | b'+' | b'/'));
+    if body.contains(&b'.') && body.split(|&b| b == b'.').any(|piece| piece.len() < 16)
+        || pieces().filter(|piece| is_word(piece)).count() >= 2
+    {
         return false;
     }
     // `=` pads base64 at the end only (`url=host`, `token=…` are assignments); `..` elides;
@@ -185,7 +247,10 @@ fn random_body(body: &[u8]) -> bool {
     let upper = body.iter().any(u8::is_ascii_uppercase);
     let lower = body.iter().any(u8::is_ascii_lowercase);
     // `/` and `+` are base64's, whose bodies have both cases; one case is a path's piece.
-    if body.iter().any(|b| matches!(b, b'/' | b'+')) && !(upper && lower) {
+    // Nor does base64 mix its two alphabets (`+/` and `-_`) or hold a `.`.
+    if body.iter().any(|b| matches!(b, b'/' | b'+'))
+        && (!(upper && lower) || body.iter().any(|b| matches!(b, b'-' | b'_' | b'.')))
+    {
         return false;
     }
     let hex = body
@@ -254,6 +319,17 @@ mod tests {
             "glpat-abcdefghij0123456789",
             "pat-na1-4b8b23cd-9c75-4eba-926e",
             "Ab3dEfGh7jKlMnOpQrStUvWx",
+            "conf.BridgeConfig.EnableIPv6",
+            "proto.GoGoProtoPackageIsVersion3",
+            "PF_ARM_SVE_B16B16_INSTRUCTIONS_AVAILABLE",
+            "infra-ami-eks-worker-node-7d4ec78312",
+            "v0.0.0-20210423185535-09eb48e85fd7",
+            "r3---sn-apo3qvuoxuxbt-j5pe",
+            "cferr.NotRSAOrECCOrEd25519",
+            "protocommon.PublicKeyDetails_PKCS1_RSA_PKCS1V5",
+            "xxx_messageInfo_Int64Value",
+            "S2A_SSL_SIGN_ECDSA_SECP256R1_SHA256",
+            "runtime.XplinkLibvec+SYS___ERRNO2",
         ] {
             assert!(!prefixed_token(text.as_bytes()), "{text}");
         }
