@@ -650,54 +650,49 @@ impl ContentRules {
         // the same line has the same region, found once (a line of a million keywords
         // would otherwise be searched back and forth a million times).
         let mut last: Option<((usize, usize), (usize, usize))> = None;
-        let mut runs = super::runs::Runs::default();
-        let run_rules = self.run_rules;
-        self.keywords.each_with_runs(
-            bytes,
-            |keyword, start, end| {
-                let Some(list) = self.keyword_rules.get(keyword) else {
-                    return;
+        self.keywords.each(bytes, |keyword, start, end| {
+            let Some(list) = self.keyword_rules.get(keyword) else {
+                return;
+            };
+            let mut region = last
+                .filter(|&((line_start, line_end), _)| {
+                    (line_start..line_end).contains(&start)
+                        && !bytes.get(start..end).unwrap_or_default().contains(&b'\n')
+                })
+                .map(|(_, region)| region);
+            for &index in list {
+                let Some(flag) = enabled.get_mut(index) else {
+                    continue;
                 };
-                let mut region = last
-                    .filter(|&((line_start, line_end), _)| {
-                        (line_start..line_end).contains(&start)
-                            && !bytes.get(start..end).unwrap_or_default().contains(&b'\n')
-                    })
-                    .map(|(_, region)| region);
-                for &index in list {
-                    let Some(flag) = enabled.get_mut(index) else {
-                        continue;
-                    };
-                    *flag = true;
-                    any = true;
-                    if self
-                        .rules
-                        .get(index)
-                        .is_some_and(|r| r.local || r.token.is_some())
-                    {
-                        let (from, to) = *region.get_or_insert_with(|| {
-                            let (line, region) = around(bytes, start, end);
-                            last = Some((line, region));
-                            region
-                        });
-                        let list = &mut regions[index];
-                        match list.last_mut() {
-                            Some(last) if from <= last.1 => last.1 = last.1.max(to),
-                            _ => list.push((from, to)),
-                        }
+                *flag = true;
+                any = true;
+                if self
+                    .rules
+                    .get(index)
+                    .is_some_and(|r| r.local || r.token.is_some())
+                {
+                    let (from, to) = *region.get_or_insert_with(|| {
+                        let (line, region) = around(bytes, start, end);
+                        last = Some((line, region));
+                        region
+                    });
+                    let list = &mut regions[index];
+                    match list.last_mut() {
+                        Some(last) if from <= last.1 => last.1 = last.1.max(to),
+                        _ => list.push((from, to)),
                     }
                 }
-            },
-            |offset| {
-                if run_rules {
-                    runs.block(bytes, offset);
-                }
-            },
-        );
-        if !runs.regions.is_empty() {
+            }
+        });
+        let runs = if self.run_rules {
+            super::runs::regions(bytes)
+        } else {
+            Vec::new()
+        };
+        if !runs.is_empty() {
             for (index, _) in self.rules.iter().enumerate().filter(|(_, r)| r.runs) {
                 enabled[index] = true;
-                regions[index].clone_from(&runs.regions);
+                regions[index].clone_from(&runs);
                 any = true;
             }
         }

@@ -16,7 +16,7 @@
 //! tables and the trie are laid out in `layout.rs`, for the embedded rules at
 //! build time.
 
-use super::layout::{Layout, RUN_BIT, WINDOW};
+use super::layout::{Layout, WINDOW};
 
 /// The keyword finder.
 #[derive(Debug)]
@@ -65,21 +65,7 @@ impl Keywords {
 
     /// Call `found(keyword, start, end)` for every occurrence of every
     /// keyword, ordered by start (and, at one start, by end).
-    #[cfg(test)]
-    pub(super) fn each(&self, bytes: &[u8], found: impl FnMut(usize, usize, usize)) {
-        self.each_with_runs(bytes, found, |_| {});
-    }
-
-    /// [`Self::each`], and `run(offset)` for every eight-byte block at `offset` (a multiple
-    /// of eight) made of token bytes only ([`is_run_byte`](super::layout::is_run_byte)):
-    /// every run of 15 token bytes or more holds such a block. The first table's top bit
-    /// marks those bytes, so this costs one AND a byte and no load.
-    pub(super) fn each_with_runs(
-        &self,
-        bytes: &[u8],
-        mut found: impl FnMut(usize, usize, usize),
-        mut run: impl FnMut(usize),
-    ) {
+    pub(super) fn each(&self, bytes: &[u8], mut found: impl FnMut(usize, usize, usize)) {
         let tables = &*self.layout.tables;
         let mut heads = Heads::default();
         // Eight bytes at a time, asking only once whether any of them ended a candidate:
@@ -88,13 +74,8 @@ impl Keywords {
         for (index, block) in (&mut blocks).enumerate() {
             let before = heads;
             let mut any = 0;
-            let mut all = RUN_BIT;
             for &byte in block {
                 any |= heads.step(tables, byte);
-                all &= heads.one;
-            }
-            if all != 0 {
-                run(index * 8);
             }
             if any != 0 {
                 heads = before;

@@ -15,18 +15,8 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-/// Number of keyword buckets: the bits of a mask but the top one.
-pub const BUCKETS: usize = 63;
-/// The top bit of the first table: set for the bytes a token is made of ([`RUN_BYTES`]),
-/// and in no other table, so it never makes a keyword candidate; the keyword pass ANDs it
-/// over each eight-byte block to find, at no extra load, the blocks made of token bytes
-/// only (see `keywords.rs`).
-pub const RUN_BIT: u64 = 1 << 63;
-
-/// Whether a byte may be part of a token: `A-Z a-z 0-9 _ - . + / =`.
-pub const fn is_run_byte(byte: u8) -> bool {
-    byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'-' | b'.' | b'+' | b'/' | b'=')
-}
+/// Number of buckets: the bits of a mask.
+pub const BUCKETS: usize = 64;
 /// Bytes of a keyword's head the buckets look at (three-byte keywords admit any
 /// fourth byte).
 pub const WINDOW: usize = 4;
@@ -56,11 +46,6 @@ pub struct Layout {
 /// More keyword bytes than an edge can number.
 pub fn layout(keywords: &[String]) -> Result<Layout, String> {
     let mut tables = [[0; 256]; WINDOW];
-    for (byte, slot) in (0..=u8::MAX).zip(tables[0].iter_mut()) {
-        if is_run_byte(byte) {
-            *slot |= RUN_BIT;
-        }
-    }
     for (bit, bucket) in buckets(keywords).into_iter().enumerate() {
         let mask = 1u64 << bit;
         for (table, set) in tables.iter_mut().zip(bucket.0) {

@@ -12,7 +12,7 @@ use super::shapes::{
     is_version_like,
 };
 use super::spec::RuleSpec;
-use super::validate::{base64_decode, has_letter_and_digit, plausible_token};
+use super::validate::{base64_decode, plausible_token};
 
 /// The fewest bytes of a body.
 const MIN_BODY: usize = 20;
@@ -186,12 +186,13 @@ fn word_bytes(body: &[u8]) -> usize {
     covered
 }
 
-/// Whether a body is random: long enough, letters and digits, no placeholder or example
+/// Whether a body is random: long enough, 16 letters and digits in a row (a digit and a
+/// letter among them: see `runs.rs`), no placeholder or example
 /// (see [`plausible_token`]), not a name, path, UUID or version, and at least 3.0 bits a
 /// byte when it is hex, 3.5 when it has one case, 3.6 when both.
 fn random_body(body: &[u8]) -> bool {
     if body.len() < MIN_BODY
-        || !has_letter_and_digit(body)
+        || !super::runs::has_random_stretch(body)
         || body
             .first()
             .is_some_and(|b| matches!(b, b'_' | b'-' | b'.'))
