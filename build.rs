@@ -175,11 +175,12 @@ fn secret_rules() -> String {
         let _ = writeln!(
             out,
             "        RuleSpec {{ id: {:?}.to_owned(), description: {:?}.to_owned(), keywords: {}, \
-             regex: {}, token: {}, names: {}, secret: {}, secret_group: {:?}, entropy: {:?}, \
+             runs: {}, regex: {}, token: {}, names: {}, secret: {}, secret_group: {:?}, entropy: {:?}, \
              check: {}, allowlist: AllowSpec {{ values: {}, stopwords: {}, regexes: {} }} }},",
             rule.id,
             rule.description,
             strings(&rule.keywords),
+            rule.runs,
             string(&rule.regex),
             string(&rule.token),
             string(&rule.names),

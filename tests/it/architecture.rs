@@ -49,7 +49,7 @@ const LONG: &[(&str, usize, &str)] = &[
         "tree-sitter queries, one a language",
     ),
     // A table: one validator a secret family.
-    ("trust/secrets/validate.rs", 1444, "one validator a family"),
+    ("trust/secrets/validate.rs", 1429, "one validator a family"),
     // To be split (issue 56): the limits hold them where they are until then.
     ("stages/related/index.rs", 1010, "to split"),
 ];

@@ -12,7 +12,7 @@ use std::borrow::Cow;
 
 use regex::bytes::{Captures, Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 
-use super::keywords::Keywords;
+use super::keywords::{Keywords, token_near_keywords};
 use super::layout::Layout;
 use super::spec::{AllowSpec, RuleSpec, Table, index_keywords};
 use super::validate::{self, Check};
@@ -109,6 +109,11 @@ struct Rule {
     /// An assignment (`names` + `secret`): its whole match lies on the line of one of its
     /// keywords and the lines next to it, so it runs only there.
     local: bool,
+    /// A rule without keywords: it searches the runs of token bytes only (`runs.rs`).
+    runs: bool,
+    /// For the `prefixed` and `generic` checks: the prefixes the token rules know (see
+    /// [`super::prefixed::known_prefixes`]).
+    defer_to: Vec<Vec<u8>>,
     /// A `token` rule's token: it runs only there too when the token shows the same (see
     /// [`token_near_keywords`]), which is known once it is compiled.
     token: Option<String>,
@@ -146,6 +151,8 @@ pub struct ContentRules {
     keyword_rules: Vec<Vec<usize>>,
     rules: Vec<Rule>,
     names: Vec<&'static str>,
+    /// Whether some rule searches the runs of token bytes.
+    run_rules: bool,
 }
 
 /// The lazily compiled shared rules.
@@ -179,8 +186,12 @@ impl Rule {
     fn compile(spec: RuleSpec, check_syntax: bool) -> Result<Self, SecretsError> {
         let id = intern(spec.id);
         let invalid = |reason| SecretsError::Invalid { rule: id, reason };
-        if spec.keywords.is_empty() {
-            return Err(invalid("it has no keywords"));
+        if spec.keywords.is_empty() != spec.runs {
+            return Err(invalid(if spec.runs {
+                "a rule that searches runs has no keywords"
+            } else {
+                "it has no keywords"
+            }));
         }
         if spec
             .keywords
@@ -192,6 +203,7 @@ impl Rule {
             ));
         }
         let local = spec.names.is_some();
+        let runs = spec.runs;
         let token = spec.token.clone();
         let keywords = spec.keywords;
         let pattern = match (spec.regex, spec.token, spec.names, spec.secret) {
@@ -246,6 +258,8 @@ impl Rule {
             description: intern(spec.description),
             pattern,
             local,
+            runs,
+            defer_to: Vec::new(),
             token,
             keywords,
             compiled: OnceLock::new(),
@@ -364,13 +378,23 @@ impl Rule {
         {
             return false;
         }
-        validate::passes(self.check, self.entropy, caps, value, haystack)
+        let prefixed = || super::prefixed::prefixed_token_but(value, &self.defer_to);
+        match self.check {
+            Check::Prefixed => prefixed(),
+            Check::Generic => {
+                validate::passes(self.check, self.entropy, caps, value, haystack)
+                    || validate::generic_assignment(caps, haystack) && prefixed()
+            }
+            _ => validate::passes(self.check, self.entropy, caps, value, haystack),
+        }
     }
 
     /// Whether the rule runs only around its keywords' lines: an assignment always, a token
     /// when its pattern shows that every match lies on one (unknown before it compiles).
     fn near_keywords(&self) -> bool {
-        self.local || self.token.is_some() && self.compiled().is_some_and(|c| c.near_keywords)
+        self.local
+            || self.runs
+            || self.token.is_some() && self.compiled().is_some_and(|c| c.near_keywords)
     }
 
     /// Offset of the first accepted candidate, if any.
@@ -379,7 +403,20 @@ impl Rule {
             // A rule that cannot run must not let a secret through: the file is held back.
             return Some(0);
         };
-        compiled.regex.captures_iter(bytes).find_map(|caps| {
+        let mut at = 0;
+        // A run rule's rejected candidate (`api.example.net/v1/zvp_…`) may hide one that
+        // starts inside it (`zvp_…`): the search goes on from its second byte.
+        let mut candidates = std::iter::from_fn(|| {
+            let caps = compiled.regex.captures_at(bytes, at)?;
+            let whole = caps.get(0)?;
+            at = if self.runs {
+                whole.start() + 1
+            } else {
+                whole.end().max(whole.start() + 1)
+            };
+            Some(caps)
+        });
+        candidates.find_map(|caps| {
             if !self.accepts(&caps, bytes) {
                 return None;
             }
@@ -453,10 +490,14 @@ impl ContentRules {
         check_syntax: bool,
     ) -> Result<Self, SecretsError> {
         let (keyword_index, keyword_rules) = index_keywords(&specs);
+        let known = super::prefixed::known_prefixes(&specs);
         let mut rules = Vec::with_capacity(specs.len());
         let mut seen = HashSet::new();
         for spec in specs {
-            let rule = Rule::compile(spec, check_syntax)?;
+            let mut rule = Rule::compile(spec, check_syntax)?;
+            if matches!(rule.check, Check::Prefixed | Check::Generic) {
+                rule.defer_to.clone_from(&known);
+            }
             if !seen.insert(rule.id) {
                 return Err(SecretsError::Invalid {
                     rule: rule.id,
@@ -476,11 +517,13 @@ impl ContentRules {
                 .map_err(|message| SecretsError::Keywords { message })?,
         };
         let names = rules.iter().map(|rule| rule.id).collect();
+        let run_rules = rules.iter().any(|rule| rule.runs);
         Ok(Self {
             keywords,
             keyword_rules,
             rules,
             names,
+            run_rules,
         })
     }
 
@@ -641,6 +684,18 @@ impl ContentRules {
                 }
             }
         });
+        let runs = if self.run_rules {
+            super::runs::regions(bytes)
+        } else {
+            Vec::new()
+        };
+        if !runs.is_empty() {
+            for (index, _) in self.rules.iter().enumerate().filter(|(_, r)| r.runs) {
+                enabled[index] = true;
+                regions[index].clone_from(&runs);
+                any = true;
+            }
+        }
         if !any {
             return None;
         }
@@ -711,69 +766,6 @@ impl ContentRules {
 fn line_start_of(bytes: &[u8], offset: usize) -> usize {
     let before = bytes.get(..offset).unwrap_or(bytes);
     memchr::memrchr(b'\n', before).map_or(0, |newline| newline + 1)
-}
-
-/// Whether every match of a `token` pattern (the rule's pattern is `\b(?P<secret>TOKEN)`
-/// and a tail of one character) lies on the line of one of its keywords, so that searching
-/// the lines around the keywords finds exactly what searching the whole text finds: the
-/// token cannot match a line break, and every match starts with a literal that holds a
-/// keyword (regex-syntax's prefix literals, ASCII case folded as the keyword finder folds
-/// it). Anything the proof cannot show (a class with `\n`, a prefix set too large or with
-/// an empty literal) keeps the rule on the whole text.
-fn token_near_keywords(token: &str, keywords: &[String]) -> bool {
-    use regex_syntax::hir::literal::{ExtractKind, Extractor};
-    let Ok(hir) = regex_syntax::ParserBuilder::new()
-        .unicode(false)
-        .utf8(false)
-        .build()
-        .parse(token)
-    else {
-        return false;
-    };
-    if can_match_a_line_break(&hir) {
-        return false;
-    }
-    // A class of up to 64 bytes is spelled out (`[A-Za-z0-9]` after `s.`), and the prefixes
-    // stop growing at 256 (a rule compiles on the hook's path: this costs microseconds).
-    let mut extractor = Extractor::new();
-    extractor
-        .kind(ExtractKind::Prefix)
-        .limit_class(64)
-        .limit_total(256);
-    let prefixes = extractor.extract(&hir);
-    prefixes.literals().is_some_and(|literals| {
-        !literals.is_empty()
-            && literals.iter().all(|literal| {
-                let bytes = literal.as_bytes();
-                keywords.iter().any(|keyword| {
-                    bytes
-                        .windows(keyword.len())
-                        .any(|w| w.eq_ignore_ascii_case(keyword.as_bytes()))
-                })
-            })
-    })
-}
-
-/// Whether some match of `hir` can hold a `\n`.
-fn can_match_a_line_break(hir: &regex_syntax::hir::Hir) -> bool {
-    use regex_syntax::hir::{Class, HirKind};
-    match hir.kind() {
-        HirKind::Empty | HirKind::Look(_) => false,
-        HirKind::Literal(literal) => literal.0.contains(&b'\n'),
-        HirKind::Class(Class::Bytes(class)) => class
-            .ranges()
-            .iter()
-            .any(|r| (r.start()..=r.end()).contains(&b'\n')),
-        HirKind::Class(Class::Unicode(class)) => class
-            .ranges()
-            .iter()
-            .any(|r| (r.start()..=r.end()).contains(&'\n')),
-        HirKind::Repetition(repetition) => can_match_a_line_break(&repetition.sub),
-        HirKind::Capture(capture) => can_match_a_line_break(&capture.sub),
-        HirKind::Concat(subs) | HirKind::Alternation(subs) => {
-            subs.iter().any(can_match_a_line_break)
-        }
-    }
 }
 
 /// The region a local rule searches around a keyword at `start..end`: from the start of
@@ -873,7 +865,7 @@ mod embedded_tests {
             !rules
                 .rules
                 .iter()
-                .any(|r| r.token.is_none() && !r.local && r.near_keywords())
+                .any(|r| r.token.is_none() && !r.local && !r.runs && r.near_keywords())
         );
     }
 

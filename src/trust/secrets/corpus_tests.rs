@@ -88,16 +88,9 @@ fn corpus_totals() {
             show(*found, *positives),
             show(*flagged, *negatives)
         );
-        // The goals (docs/security.md): recall >= 90 % on every source and on the held-out
-        // part; at most 1 % of any negative set flagged. The held-out part does not reach
-        // its goal yet: it is held to what it reaches (a floor that only rises), and its
-        // figure is printed above with the others.
-        let floor = if *set == "held-out" {
-            HELD_OUT_FLOOR
-        } else {
-            RECALL_GOAL
-        };
-        if *positives > 0 && percent(*found, *positives) < floor {
+        // The goals (docs/security.md): recall >= 90 % on every source, on the tuned and on
+        // the held-out part; at most 1 % of any negative set flagged.
+        if *positives > 0 && percent(*found, *positives) < RECALL_GOAL {
             failed.push(format!(
                 "{set}: recall {:.1} %",
                 percent(*found, *positives)
@@ -119,12 +112,8 @@ fn corpus_totals() {
     assert!(failed.is_empty(), "goals missed: {failed:?}");
 }
 
-/// The recall every source, the tuned part and the whole corpus reach.
+/// The recall every source, the tuned part, the held-out part and the whole corpus reach.
 const RECALL_GOAL: f64 = 90.0;
-
-/// What the held-out part reaches today (its goal is 90 %, not met: see docs/security.md).
-/// Raise it when a change of the rules, not written against the held-out part, lifts it.
-const HELD_OUT_FLOOR: f64 = 86.0;
 
 /// No rule flags the example values a provider documents (AWS's `AKIAIOSFODNN7EXAMPLE`,
 /// the Azurite key, Stripe's documentation test key, ...).
@@ -170,4 +159,79 @@ fn corpus_is_drawn_from_its_formats() {
         .collect();
     let stale: Vec<&&str> = drawn.difference(&families).collect();
     assert!(stale.is_empty(), "samples of no family: {stale:?}");
+}
+
+/// The rules that know no provider: private keys, JWTs, URLs and headers, prefixed tokens
+/// and the assignment rules.
+const GENERIC: [&str; 13] = [
+    "private-key-block",
+    "putty-private-key",
+    "jwt",
+    "jwt-base64",
+    "database-url-password",
+    "url-basic-auth",
+    "curl-auth-user",
+    "curl-auth-header",
+    "authorization-header",
+    "kubernetes-secret-yaml",
+    "prefixed-token",
+    "generic-password-assignment",
+    "generic-secret-assignment",
+];
+
+/// What the rules that know no provider find alone, on the tuned part (never on the held-out
+/// one): a measure of what they do for a provider no rule was written for, by the way the
+/// credential is written (`cargo test --lib generic_rules_alone -- --nocapture`). Alone they
+/// flag none of the false samples.
+#[test]
+fn generic_rules_alone() {
+    let mut table: toml::Table = super::RULES_TOML.parse().expect("rules.toml parses");
+    if let Some(toml::Value::Array(rules)) = table.get_mut("rule") {
+        rules.retain(|rule| GENERIC.contains(&rule["id"].as_str().unwrap_or_default()));
+        assert_eq!(rules.len(), GENERIC.len(), "a generic rule was renamed");
+    }
+    let text = toml::to_string(&table).expect("serializes");
+    let rules = ContentRules::from_toml(&text).expect("builds");
+    let mut by_shape: BTreeMap<&str, [usize; 2]> = BTreeMap::new();
+    let mut flagged = Vec::new();
+    for line in SAMPLES.lines() {
+        let value: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+        if value["part"] != "tuned" {
+            continue;
+        }
+        let text = value["text"].as_str().expect("text");
+        let hit = rules.scan(text.as_bytes()).is_some();
+        if value["expect"] != true {
+            if hit {
+                flagged.push(value["family"].to_string());
+            }
+            continue;
+        }
+        // The contexts `generate.py` plants a token in.
+        let shape = if text.starts_with("const ") {
+            "code: const name = \"…\";"
+        } else if text.starts_with("    \"") {
+            "JSON: \"name\": \"…\""
+        } else if text.starts_with("value: ") {
+            "bare, after `value: `"
+        } else if text.contains(": \"") {
+            "YAML: name: \"…\""
+        } else if text.contains('=') && !text.contains(' ') {
+            "env: NAME=…"
+        } else {
+            "bare, alone on its line"
+        };
+        let entry = by_shape.entry(shape).or_default();
+        entry[0] += 1;
+        entry[1] += usize::from(hit);
+    }
+    println!("| tuned part, written as | found by the generic rules alone |");
+    println!("| --- | --- |");
+    for (shape, [all, found]) in &by_shape {
+        println!(
+            "| {shape} | {:.1} % ({found}/{all}) |",
+            percent(*found, *all)
+        );
+    }
+    assert!(flagged.is_empty(), "false samples flagged: {flagged:?}");
 }

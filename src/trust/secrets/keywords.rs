@@ -151,6 +151,69 @@ impl Keywords {
     }
 }
 
+/// Whether every match of a `token` pattern (the rule's pattern is `\b(?P<secret>TOKEN)`
+/// and a tail of one character) lies on the line of one of its keywords, so that searching
+/// the lines around the keywords finds exactly what searching the whole text finds: the
+/// token cannot match a line break, and every match starts with a literal that holds a
+/// keyword (regex-syntax's prefix literals, ASCII case folded as the keyword finder folds
+/// it). Anything the proof cannot show (a class with `\n`, a prefix set too large or with
+/// an empty literal) keeps the rule on the whole text.
+pub(super) fn token_near_keywords(token: &str, keywords: &[String]) -> bool {
+    use regex_syntax::hir::literal::{ExtractKind, Extractor};
+    let Ok(hir) = regex_syntax::ParserBuilder::new()
+        .unicode(false)
+        .utf8(false)
+        .build()
+        .parse(token)
+    else {
+        return false;
+    };
+    if can_match_a_line_break(&hir) {
+        return false;
+    }
+    // A class of up to 64 bytes is spelled out (`[A-Za-z0-9]` after `s.`), and the prefixes
+    // stop growing at 256 (a rule compiles on the hook's path: this costs microseconds).
+    let mut extractor = Extractor::new();
+    extractor
+        .kind(ExtractKind::Prefix)
+        .limit_class(64)
+        .limit_total(256);
+    let prefixes = extractor.extract(&hir);
+    prefixes.literals().is_some_and(|literals| {
+        !literals.is_empty()
+            && literals.iter().all(|literal| {
+                let bytes = literal.as_bytes();
+                keywords.iter().any(|keyword| {
+                    bytes
+                        .windows(keyword.len())
+                        .any(|w| w.eq_ignore_ascii_case(keyword.as_bytes()))
+                })
+            })
+    })
+}
+
+/// Whether some match of `hir` can hold a `\n`.
+fn can_match_a_line_break(hir: &regex_syntax::hir::Hir) -> bool {
+    use regex_syntax::hir::{Class, HirKind};
+    match hir.kind() {
+        HirKind::Empty | HirKind::Look(_) => false,
+        HirKind::Literal(literal) => literal.0.contains(&b'\n'),
+        HirKind::Class(Class::Bytes(class)) => class
+            .ranges()
+            .iter()
+            .any(|r| (r.start()..=r.end()).contains(&b'\n')),
+        HirKind::Class(Class::Unicode(class)) => class
+            .ranges()
+            .iter()
+            .any(|r| (r.start()..=r.end()).contains(&'\n')),
+        HirKind::Repetition(repetition) => can_match_a_line_break(&repetition.sub),
+        HirKind::Capture(capture) => can_match_a_line_break(&capture.sub),
+        HirKind::Concat(subs) | HirKind::Alternation(subs) => {
+            subs.iter().any(can_match_a_line_break)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -35,6 +35,8 @@ mod decoded;
 mod keywords;
 mod layout;
 mod names;
+mod prefixed;
+mod runs;
 mod shapes;
 mod spec;
 mod utf16;

@@ -1,5 +1,6 @@
 //! The shapes of a value that say it is no secret but a name, a number or a version: an
-//! identifier (snake, dotted or camel case), a UUID, a code constant, a version string.
+//! identifier (snake, dotted or camel case), a UUID, a code constant, a version string;
+//! and the Shannon entropy that says a value is random.
 //! The validators (`validate.rs`) ask them of the values assigned to secret-like names.
 
 /// Identifiers and paths rather than secrets: `STRIPE_KEY_V2`,
@@ -174,4 +175,29 @@ pub fn is_version_like(value: &[u8]) -> bool {
             .split(|b| *b == b'-' || *b == b'+')
             .next()
             .is_some_and(|core| core.iter().all(|b| b.is_ascii_digit() || *b == b'.'))
+}
+
+/// Shannon entropy in bits per byte.
+pub fn shannon_entropy(bytes: &[u8]) -> f64 {
+    let Ok(total) = u32::try_from(bytes.len()) else {
+        return 0.0;
+    };
+    if total == 0 {
+        return 0.0;
+    }
+    let mut counts = [0u32; 256];
+    for &byte in bytes {
+        if let Some(count) = counts.get_mut(usize::from(byte)) {
+            *count += 1;
+        }
+    }
+    let total = f64::from(total);
+    counts
+        .iter()
+        .filter(|&&count| count > 0)
+        .map(|&count| {
+            let p = f64::from(count) / total;
+            -p * p.log2()
+        })
+        .sum()
 }

@@ -18,6 +18,9 @@ pub struct RuleSpec {
     pub id: String,
     pub description: String,
     pub keywords: Vec<String>,
+    /// No keywords: the rule searches every run of token bytes (see `runs.rs`).
+    #[serde(default)]
+    pub runs: bool,
     /// A complete pattern.
     pub regex: Option<String>,
     /// A stand-alone token pattern (wrapped in word-boundary guards).

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use regex_syntax::hir::{Class, Hir, HirKind};
 
-use super::validate::shannon_entropy;
+use super::shapes::shannon_entropy;
 use super::*;
 
 const SAMPLES_TOML: &str = include_str!("samples.toml");

@@ -7,7 +7,7 @@ use regex::bytes::Captures;
 
 use super::shapes::{
     is_camel_identifier, is_code_constant, is_dotted_identifier, is_identifier_like, is_uuid,
-    is_version_like,
+    is_version_like, shannon_entropy,
 };
 
 /// Post-match validation applied to a candidate before it counts as a hit.
@@ -32,6 +32,8 @@ pub enum Check {
     CurlUser,
     /// An `Authorization` header value (group `scheme` may be `Basic`).
     AuthHeader,
+    /// A token known by its shape: a short prefix, a random body (`prefixed.rs`).
+    Prefixed,
 }
 
 impl Check {
@@ -47,6 +49,7 @@ impl Check {
             "password" => Self::Password,
             "curl-user" => Self::CurlUser,
             "auth-header" => Self::AuthHeader,
+            "prefixed" => Self::Prefixed,
             _ => return None,
         })
     }
@@ -55,7 +58,7 @@ impl Check {
     pub fn default_entropy(self) -> f64 {
         match self {
             Self::Token | Self::Password => 2.5,
-            Self::Plain | Self::UrlPassword | Self::CurlUser => 0.0,
+            Self::Plain | Self::UrlPassword | Self::CurlUser | Self::Prefixed => 0.0,
             Self::Jwt | Self::JwtBase64 | Self::AuthHeader => 3.0,
             Self::Generic => 3.5,
         }
@@ -94,6 +97,8 @@ pub fn passes(
             assignment_context(caps, haystack, true) && password_literal(value, min_entropy)
         }
         Check::CurlUser => curl_user(value),
+        // Asked of `prefixed.rs` by the rule, which holds the prefixes it needs.
+        Check::Prefixed => false,
         Check::AuthHeader => {
             let scheme = group("scheme");
             if scheme.eq_ignore_ascii_case(b"basic") {
@@ -1137,6 +1142,11 @@ fn assignment_context(caps: &Captures<'_>, haystack: &[u8], password: bool) -> b
         .any(|suffix| lower.ends_with(suffix))
 }
 
+/// Whether a generic candidate is an assignment (see [`assignment_context`]).
+pub fn generic_assignment(caps: &Captures<'_>, haystack: &[u8]) -> bool {
+    assignment_context(caps, haystack, false)
+}
+
 /// Whether the identifier that ends at or runs through `start` comes right after a `:`.
 fn name_follows_colon(haystack: &[u8], start: usize) -> bool {
     let before = haystack.get(..start).unwrap_or_default();
@@ -1416,29 +1426,4 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 fn contains_any_lowercase(bytes: &[u8], needles: &[&[u8]]) -> bool {
     let lower = bytes.to_ascii_lowercase();
     needles.iter().any(|needle| contains(&lower, needle))
-}
-
-/// Shannon entropy in bits per byte.
-pub fn shannon_entropy(bytes: &[u8]) -> f64 {
-    let Ok(total) = u32::try_from(bytes.len()) else {
-        return 0.0;
-    };
-    if total == 0 {
-        return 0.0;
-    }
-    let mut counts = [0u32; 256];
-    for &byte in bytes {
-        if let Some(count) = counts.get_mut(usize::from(byte)) {
-            *count += 1;
-        }
-    }
-    let total = f64::from(total);
-    counts
-        .iter()
-        .filter(|&&count| count > 0)
-        .map(|&count| {
-            let p = f64::from(count) / total;
-            -p * p.log2()
-        })
-        .sum()
 }
