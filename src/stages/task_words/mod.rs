@@ -1,14 +1,15 @@
 //! Selecting from the task's own words (docs/selection.md): the files the task's text names
 //! ([`refs`]: paths, path suffixes with a line, file names, Markdown links, numbered
-//! documents) join as `referenced`; the files the authors of the most similar earlier tasks
+//! documents; [`idents`]: the files that define the identifiers it names; [`headings`]: the
+//! documents whose headings it says) join as `referenced`; the files the authors of the most similar earlier tasks
 //! listed ([`precedent`]), and then the files whose words it uses ([`rank`]: BM25 over each
-//! file's path and text), as `related`, best first, within a token budget. Each says why in
-//! its reason.
+//! file's path and text; vendored and generated files counted down, [`trees`]), as
+//! `related`, best first, within a token budget. Each says why in its reason.
 //!
 //! Every file is read through admission ([`admit`]): a file it refuses is not selected.
 //! Deterministic: the order is the text's (named) and the score's, ties by path.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use rayon::prelude::*;
@@ -20,9 +21,12 @@ use crate::stages::tokens::TokenCounter;
 use crate::trust::admit::admit;
 use crate::trust::secrets::ContentRules;
 
+pub mod headings;
+pub mod idents;
 pub mod precedent;
 pub mod rank;
 pub mod refs;
+pub mod trees;
 
 /// A text that describes the task, and where it comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,6 +83,8 @@ const MIN_SHARE: f64 = 0.1;
 /// At most this many files are read for the ranking (the first, by path); the rest are
 /// ranked by their path alone.
 const MAX_READ: usize = 20_000;
+/// A vendored or generated file's score counts this much ([`trees`]).
+const FOREIGN: f64 = 0.1;
 
 /// A file offered to the budget, and why.
 struct Offer {
@@ -87,12 +93,15 @@ struct Offer {
     score: String,
     /// Lines the text points at (shown with [`AROUND`] lines on each side).
     lines: Vec<u64>,
+    /// Sections the text names (a heading's), shown as they are.
+    ranges: Vec<Range>,
     kind: &'static str,
     reason: String,
 }
 
-/// The selected files: the named ones in the order named, then those similar tasks listed,
-/// then the ranked ones, best first, as long as they fit the budget together.
+/// The selected files: the named ones in the order named (paths, then the definitions of
+/// the identifiers named, then the documents of the headings named), then those similar
+/// tasks listed, then the ranked ones, best first, as long as they fit the budget together.
 #[must_use]
 pub fn select(i: &Inputs<'_>) -> Vec<Found> {
     if i.budget == 0 || i.texts.iter().all(|t| t.text.trim().is_empty()) {
@@ -105,14 +114,24 @@ pub fn select(i: &Inputs<'_>) -> Vec<Found> {
         .map(|n| Offer {
             path: n.path,
             lines: n.lines,
+            ranges: Vec::new(),
             kind: "referenced",
             reason: format!("named in {}", n.at),
             score: "named".to_owned(),
         })
         .collect();
+    let mut taken: BTreeSet<String> = offers.iter().map(|o| o.path.clone()).collect();
+    let read = read_all(i, &taken);
+    for o in definitions(&read.idents, &read.files)
+        .into_iter()
+        .chain(headings(i.texts, &read.files))
+    {
+        if taken.insert(o.path.clone()) {
+            offers.push(o);
+        }
+    }
     let query = query(i.texts);
     let listed = precedent::listed(&query, i.precedents);
-    let mut taken: BTreeSet<String> = offers.iter().map(|o| o.path.clone()).collect();
     for l in listed.into_iter().take(CONSIDERED) {
         if i.skip.contains(&l.path) || !taken.insert(l.path.clone()) {
             continue;
@@ -120,6 +139,7 @@ pub fn select(i: &Inputs<'_>) -> Vec<Found> {
         offers.push(Offer {
             path: l.path,
             lines: Vec::new(),
+            ranges: Vec::new(),
             kind: "related",
             reason: format!("listed by similar tasks: {}", names(&l.by)),
             score: format!(
@@ -130,13 +150,14 @@ pub fn select(i: &Inputs<'_>) -> Vec<Found> {
         });
     }
     let sources = sources(i.texts);
-    let ranked = ranked(i, &query, &taken);
+    let ranked = ranked(&query, read.files, &taken);
     let best = ranked.first().map_or(0.0, |r| r.score);
     for r in ranked {
         let words: Vec<String> = r.matched.iter().take(3).map(|w| format!("{w:?}")).collect();
         offers.push(Offer {
             path: r.path,
             lines: Vec::new(),
+            ranges: Vec::new(),
             kind: "related",
             reason: format!("matches {} ({sources})", words.join(", ")),
             score: format!("BM25 {:.2} of the best {best:.2}", r.score),
@@ -145,14 +166,149 @@ pub fn select(i: &Inputs<'_>) -> Vec<Found> {
     fit(i, offers)
 }
 
+/// A file of the universe as one read saw it: its words, the named identifiers it
+/// defines, the named headings it has.
+struct Seen {
+    path: String,
+    doc: rank::Doc,
+    /// (the identifier's index, the definition's line, its kind).
+    defines: Vec<(usize, u64, &'static str)>,
+    headings: Vec<headings::Heading>,
+}
+
+/// Every file of the universe but the skipped and `taken`, read once.
+struct Read {
+    idents: Vec<idents::Ident>,
+    files: Vec<Seen>,
+}
+
+/// The universe read once (the first [`MAX_READ`] files; the rest by their path): each
+/// file's words, the identifiers the texts name that it defines, the headings the texts
+/// name that it has.
+fn read_all(i: &Inputs<'_>, taken: &BTreeSet<String>) -> Read {
+    let idents = idents::named(i.texts);
+    let search = idents::Search::new(&idents);
+    let phrases = headings::Phrases::new(i.texts);
+    let open: Vec<&String> = i
+        .universe
+        .iter()
+        .filter(|p| !i.skip.contains(*p) && !taken.contains(*p))
+        .collect();
+    let files = open
+        .par_iter()
+        .enumerate()
+        .map(|(n, p)| {
+            let body = (n < MAX_READ)
+                .then(|| read(i, p))
+                .flatten()
+                .map(|b| String::from_utf8_lossy(&b).into_owned());
+            let lang = crate::outline::lang_for(p);
+            let (defines, headings) = match (&body, lang) {
+                (Some(b), Some(crate::outline::Lang::Markdown)) => {
+                    (Vec::new(), headings::named(b, &phrases))
+                }
+                (Some(b), Some(lang)) => (
+                    search
+                        .as_ref()
+                        .map(|s| s.definitions(&idents, lang, b))
+                        .unwrap_or_default(),
+                    Vec::new(),
+                ),
+                _ => (Vec::new(), Vec::new()),
+            };
+            Seen {
+                path: (*p).clone(),
+                doc: rank::Doc::new(p, body.as_deref()),
+                defines,
+                headings,
+            }
+        })
+        .collect();
+    Read { idents, files }
+}
+
+/// The files that define the identifiers the texts name, in the order named: a name
+/// defined in more than [`refs::MAX_PLACES`] files is too common to take; one defined in
+/// the project's own files as well as in vendored or generated ones is the project's.
+fn definitions(idents: &[idents::Ident], files: &[Seen]) -> Vec<Offer> {
+    let mut out: Vec<Offer> = Vec::new();
+    for (k, ident) in idents.iter().enumerate() {
+        let mut places: Vec<(&str, Vec<u64>)> = files
+            .iter()
+            .filter_map(|f| {
+                let lines: Vec<u64> = f.defines.iter().filter(|d| d.0 == k).map(|d| d.1).collect();
+                (!lines.is_empty()).then_some((f.path.as_str(), lines))
+            })
+            .collect();
+        if places.iter().any(|(p, _)| !trees::is_foreign(p)) {
+            places.retain(|(p, _)| !trees::is_foreign(p));
+        }
+        if places.len() > refs::MAX_PLACES {
+            continue;
+        }
+        for (path, lines) in places {
+            match out.iter_mut().find(|o| o.path == path) {
+                Some(o) => {
+                    o.lines.extend(lines);
+                    o.reason = o
+                        .reason
+                        .replacen(", named", &format!(", {}, named", ident.name), 1);
+                }
+                None => out.push(Offer {
+                    path: path.to_owned(),
+                    lines,
+                    ranges: Vec::new(),
+                    kind: "referenced",
+                    reason: format!("defines {}, named in {}", ident.name, ident.at),
+                    score: "named".to_owned(),
+                }),
+            }
+        }
+    }
+    out
+}
+
+/// The documents whose headings the texts name, in the order named, each as the sections
+/// named: a heading found in more than [`refs::MAX_PLACES`] documents is too common.
+fn headings(texts: &[Text], files: &[Seen]) -> Vec<Offer> {
+    let mut by_key: BTreeMap<&str, Vec<(&Seen, &headings::Heading)>> = BTreeMap::new();
+    for f in files {
+        for h in &f.headings {
+            by_key.entry(h.key.as_str()).or_default().push((f, h));
+        }
+    }
+    let mut named: Vec<(&Seen, &headings::Heading)> = by_key
+        .into_values()
+        .filter(|found| found.len() <= refs::MAX_PLACES)
+        .flatten()
+        .collect();
+    named.sort_by(|a, b| a.1.said.cmp(&b.1.said).then(a.0.path.cmp(&b.0.path)));
+    let mut out: Vec<Offer> = Vec::new();
+    for (f, h) in named {
+        match out.iter_mut().find(|o| o.path == f.path) {
+            Some(o) => o.ranges.push(h.section),
+            None => {
+                let (t, line) = h.said;
+                out.push(Offer {
+                    path: f.path.clone(),
+                    lines: Vec::new(),
+                    ranges: vec![h.section],
+                    kind: "referenced",
+                    reason: format!("heading {:?} named in {}:{line}", h.title, texts[t].source),
+                    score: "named".to_owned(),
+                });
+            }
+        }
+    }
+    out
+}
+
 /// The offers that fit the budget together, in their order; each file at most
 /// [`PER_FILE`]'s part of it.
 fn fit(i: &Inputs<'_>, offers: Vec<Offer>) -> Vec<Found> {
     let per_file = (i.budget / PER_FILE).max(1);
-    let read: Vec<Option<(Sections, u64)>> = offers
-        .par_iter()
-        .map(|o| fitted(i, &o.path, &o.lines, per_file))
-        .collect();
+    let read: Vec<Option<(Sections, u64)>> =
+        offers.par_iter().map(|o| fitted(i, o, per_file)).collect();
     let mut out: Vec<Found> = Vec::new();
     let mut used = 0u64;
     for (o, fit) in offers.into_iter().zip(read) {
@@ -206,26 +362,21 @@ fn sources(texts: &[Text]) -> String {
     }
 }
 
-/// The universe ranked against the texts, without the skipped and the taken files: at most
-/// [`CONSIDERED`], best first.
-fn ranked(i: &Inputs<'_>, query: &str, taken: &BTreeSet<String>) -> Vec<rank::Ranked> {
-    let open: Vec<&String> = i
-        .universe
-        .iter()
-        .filter(|p| !i.skip.contains(*p) && !taken.contains(*p))
-        .collect();
-    let docs: Vec<(String, rank::Doc)> = open
-        .par_iter()
-        .enumerate()
-        .map(|(n, p)| {
-            let body = (n < MAX_READ)
-                .then(|| read(i, p))
-                .flatten()
-                .map(|b| String::from_utf8_lossy(&b).into_owned());
-            ((*p).clone(), rank::Doc::new(p, body.as_deref()))
-        })
+/// The files read ranked against the texts, without those `taken`, vendored and generated
+/// files counted down ([`FOREIGN`]): at most [`CONSIDERED`], best first.
+fn ranked(query: &str, files: Vec<Seen>, taken: &BTreeSet<String>) -> Vec<rank::Ranked> {
+    let docs: Vec<(String, rank::Doc)> = files
+        .into_iter()
+        .filter(|f| !taken.contains(&f.path))
+        .map(|f| (f.path, f.doc))
         .collect();
     let mut ranked = rank::rank(query, &docs);
+    for r in &mut ranked {
+        if trees::is_foreign(&r.path) {
+            r.score *= FOREIGN;
+        }
+    }
+    ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.path.cmp(&b.path)));
     let floor = ranked.first().map_or(0.0, |best| best.score * MIN_SHARE);
     ranked.retain(|r| r.score >= floor);
     ranked.truncate(CONSIDERED);
@@ -238,16 +389,24 @@ fn read(i: &Inputs<'_>, path: &str) -> Option<Vec<u8>> {
     admit(i.root, &rp, i.max_file_size, i.rules).ok()
 }
 
-/// What of `path` is selected and its tokens: the lines around those named, else the whole
-/// file, else its outline when the whole is over `per_file` tokens; `None` when it cannot
-/// be read or even its outline is over.
-fn fitted(i: &Inputs<'_>, path: &str, lines: &[u64], per_file: u64) -> Option<(Sections, u64)> {
+/// What of the offer's file is selected and its tokens: the lines around those named and the
+/// sections named, else the whole file, else its outline when the whole is over `per_file`
+/// tokens; `None` when it cannot be read or even its outline is over.
+fn fitted(i: &Inputs<'_>, o: &Offer, per_file: u64) -> Option<(Sections, u64)> {
+    let path = o.path.as_str();
     let bytes = read(i, path)?;
     let total = count_lines(&bytes);
-    let around: Vec<Range> = lines
+    let around: Vec<Range> = o
+        .lines
         .iter()
         .filter(|&&l| l <= total)
         .map(|&l| [l.saturating_sub(AROUND).max(1), (l + AROUND).min(total)])
+        .chain(
+            o.ranges
+                .iter()
+                .filter(|r| r[0] <= total)
+                .map(|r| [r[0], r[1].min(total)]),
+        )
         .collect();
     let mut tries = Vec::new();
     if around.is_empty() {
