@@ -596,3 +596,38 @@ fn vendored_files_rank_below_the_projects_own() {
         out.stdout
     );
 }
+
+#[test]
+fn the_files_linked_to_a_named_file_follow_it() {
+    let repo = with_code_and_spec();
+    let out = with_text(
+        &repo,
+        "The crash at start-up is in src/main.rs.\n",
+        &["--task-tokens", "2000"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let named = entries(&out.stdout, "referenced");
+    assert_eq!(named.len(), 1, "{}", out.stdout);
+    assert_eq!(named[0]["file"], "src/main.rs");
+    // What main.rs uses, though the text says none of its words; the vendored copy after.
+    let related = entries(&out.stdout, "related");
+    let got: Vec<(&str, &str)> = related
+        .iter()
+        .map(|v| (v["file"].as_str().unwrap(), v["reason"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "src/rollout.rs",
+                "linked to the named files: defines `Rollout`, `advance_stage` used by src/main.rs"
+            ),
+            (
+                "vendor/other/src/lib.rs",
+                "linked to the named files: defines `Rollout`, `advance_stage` used by src/main.rs"
+            )
+        ],
+        "{}",
+        out.stdout
+    );
+}

@@ -21,6 +21,7 @@ use crate::stages::tokens::TokenCounter;
 use crate::trust::admit::admit;
 use crate::trust::secrets::ContentRules;
 
+pub mod graph;
 pub mod headings;
 pub mod idents;
 pub mod precedent;
@@ -122,10 +123,17 @@ pub fn select(i: &Inputs<'_>) -> Vec<Found> {
         .collect();
     let mut taken: BTreeSet<String> = offers.iter().map(|o| o.path.clone()).collect();
     let read = read_all(i, &taken);
-    for o in definitions(&read.idents, &read.files)
-        .into_iter()
-        .chain(headings(i.texts, &read.files))
-    {
+    let defined = if experiment("TQ_NO_IDENTS") {
+        Vec::new()
+    } else {
+        definitions(&read.idents, &read.files)
+    };
+    let headed = if experiment("TQ_NO_HEADINGS") {
+        Vec::new()
+    } else {
+        headings(i.texts, &read.files)
+    };
+    for o in defined.into_iter().chain(headed) {
         if taken.insert(o.path.clone()) {
             offers.push(o);
         }
@@ -152,15 +160,64 @@ pub fn select(i: &Inputs<'_>) -> Vec<Found> {
     let sources = sources(i.texts);
     let ranked = ranked(&query, read.files, &taken);
     let best = ranked.first().map_or(0.0, |r| r.score);
-    for r in ranked {
-        let words: Vec<String> = r.matched.iter().take(3).map(|w| format!("{w:?}")).collect();
+    let seeds: Vec<String> = offers
+        .iter()
+        .filter(|o| o.kind == "referenced")
+        .map(|o| o.path.clone())
+        .collect();
+    let linked: Vec<graph::Linked> = if experiment("TQ_NO_GRAPH") {
+        Vec::new()
+    } else {
+        graph::linked(&graph::Seeds {
+            root: i.root,
+            universe: i.universe,
+            named: seeds,
+            budget: i.budget,
+            max_file_size: i.max_file_size,
+            rules: i.rules,
+            counter: i.counter,
+        })
+        .into_iter()
+        .filter(|l| !i.skip.contains(&l.path) && !taken.contains(&l.path))
+        .collect()
+    };
+    let by_words: BTreeMap<&str, &rank::Ranked> =
+        ranked.iter().map(|r| (r.path.as_str(), r)).collect();
+    let by_graph: BTreeMap<&str, &graph::Linked> =
+        linked.iter().map(|l| (l.path.as_str(), l)).collect();
+    let order = graph::fuse(
+        &ranked.iter().map(|r| r.path.as_str()).collect::<Vec<_>>(),
+        &linked.iter().map(|l| l.path.as_str()).collect::<Vec<_>>(),
+    );
+    for path in order {
+        let (reason, score) = match (by_words.get(path), by_graph.get(path)) {
+            (Some(r), None) => {
+                let words: Vec<String> =
+                    r.matched.iter().take(3).map(|w| format!("{w:?}")).collect();
+                (
+                    format!("matches {} ({sources})", words.join(", ")),
+                    format!("BM25 {:.2} of the best {best:.2}", r.score),
+                )
+            }
+            (r, Some(l)) => (
+                l.reason.clone(),
+                match r {
+                    Some(r) => format!(
+                        "linked to the named files; BM25 {:.2} of the best {best:.2}",
+                        r.score
+                    ),
+                    None => "linked to the named files".to_owned(),
+                },
+            ),
+            (None, None) => continue,
+        };
         offers.push(Offer {
-            path: r.path,
+            path: path.to_owned(),
             lines: Vec::new(),
             ranges: Vec::new(),
             kind: "related",
-            reason: format!("matches {} ({sources})", words.join(", ")),
-            score: format!("BM25 {:.2} of the best {best:.2}", r.score),
+            reason,
+            score,
         });
     }
     fit(i, offers)
@@ -373,7 +430,10 @@ fn ranked(query: &str, files: Vec<Seen>, taken: &BTreeSet<String>) -> Vec<rank::
     let mut ranked = rank::rank(query, &docs);
     for r in &mut ranked {
         if trees::is_foreign(&r.path) {
-            r.score *= FOREIGN;
+            r.score *= std::env::var("TQ_FOREIGN")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(FOREIGN);
         }
     }
     ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.path.cmp(&b.path)));
@@ -425,4 +485,9 @@ fn fitted(i: &Inputs<'_>, o: &Offer, per_file: u64) -> Option<(Sections, u64)> {
         let tokens = i.counter.count(&selected(&bytes, &sections));
         (tokens <= per_file && tokens > 0).then_some((sections, tokens))
     })
+}
+
+// TEMPORARY: switches for the benchmark's tuned runs; removed before the final commit.
+fn experiment(name: &str) -> bool {
+    std::env::var_os(name).is_some()
 }
