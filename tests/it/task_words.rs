@@ -631,3 +631,41 @@ fn the_files_linked_to_a_named_file_follow_it() {
         out.stdout
     );
 }
+
+#[test]
+fn a_front_end_and_its_server_find_each_other_by_their_shared_route() {
+    let repo = Repo::empty();
+    repo.write(
+        "server/src/main.rs",
+        "fn routes() -> Router {\n    Router::new().route(\"/api/logs/tail\", get(tail))\n}\n",
+    )
+    .write(
+        "web/src/App.svelte",
+        "<script>\n  const r = await fetch(`/api/logs/tail?n=${n}`);\n</script>\n",
+    )
+    .write(
+        "web/src/Other.svelte",
+        "<script>\n  const r = await fetch('/api/other');\n</script>\n",
+    );
+    let out = with_text(&repo, "Tail faster in server/src/main.rs\n", &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let related: Vec<(String, String)> = entries(&out.stdout, "related")
+        .iter()
+        .map(|v| {
+            (
+                v["file"].as_str().unwrap().to_owned(),
+                v["reason"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        related,
+        [(
+            "web/src/App.svelte".to_owned(),
+            "linked to the named files: shares \"/api/logs/tail\" with server/src/main.rs"
+                .to_owned()
+        )],
+        "{}",
+        out.stdout
+    );
+}

@@ -77,12 +77,69 @@ pub fn linked(s: &Seeds<'_>) -> Vec<Linked> {
         .collect()
 }
 
-/// `words` (the word ranking's paths, best first) and `graph` fused by rank: each file
+/// A literal in more files than this ties nothing in particular.
+const MAX_LITERAL_FILES: usize = 8;
+
+/// The files that share a string literal with the named ones ([`related::literals`]),
+/// best first: each scores, for each literal it shares, how rare the literal is (`ln(n /
+/// files with it)`), summed; ties by path. `named`: each named file's literals' keys;
+/// `files`: the others' paths and keys.
+#[must_use]
+pub fn sharing(named: &[(&str, Vec<String>)], files: &[(&str, &[String])]) -> Vec<Linked> {
+    let wanted: BTreeMap<&str, &str> = named
+        .iter()
+        .flat_map(|(p, keys)| keys.iter().map(move |k| (k.as_str(), *p)))
+        .collect();
+    if wanted.is_empty() {
+        return Vec::new();
+    }
+    let mut holders: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (path, keys) in files {
+        for k in keys.iter() {
+            if wanted.contains_key(k.as_str()) {
+                holders.entry(k.as_str()).or_default().push(path);
+            }
+        }
+    }
+    let n = files.len().max(1) as f64;
+    let mut by_file: BTreeMap<&str, (f64, Vec<&str>, Vec<&str>)> = BTreeMap::new();
+    for (k, paths) in &holders {
+        if paths.len() > MAX_LITERAL_FILES {
+            continue;
+        }
+        let weight = (n / paths.len() as f64).ln().max(0.1);
+        for p in paths {
+            let e = by_file.entry(p).or_default();
+            e.0 += weight;
+            e.1.push(k);
+            if !e.2.contains(&wanted[k]) {
+                e.2.push(wanted[k]);
+            }
+        }
+    }
+    let mut out: Vec<(&str, (f64, Vec<&str>, Vec<&str>))> = by_file.into_iter().collect();
+    out.sort_by(|a, b| b.1.0.total_cmp(&a.1.0).then(a.0.cmp(b.0)));
+    out.into_iter()
+        .map(|(path, (_, keys, by))| {
+            let shown: Vec<String> = keys.iter().take(3).map(|k| format!("{k:?}")).collect();
+            Linked {
+                path: path.to_owned(),
+                reason: format!(
+                    "linked to the named files: shares {} with {}",
+                    shown.join(", "),
+                    by.iter().take(2).copied().collect::<Vec<_>>().join(", ")
+                ),
+            }
+        })
+        .collect()
+}
+
+/// The lists (the word ranking's paths, the graph's, best first) fused by rank: each file
 /// scores `1 / (FUSE + rank)` in each list it is in, summed; best first, ties by path.
 #[must_use]
-pub fn fuse<'a>(words: &[&'a str], graph: &[&'a str]) -> Vec<&'a str> {
+pub fn fuse<'a>(lists: &[&[&'a str]]) -> Vec<&'a str> {
     let mut score: BTreeMap<&str, f64> = BTreeMap::new();
-    for list in [words, graph] {
+    for list in lists {
         for (rank, p) in list.iter().enumerate() {
             *score.entry(p).or_default() += 1.0 / (FUSE + rank as f64);
         }
@@ -98,9 +155,33 @@ mod tests {
 
     #[test]
     fn a_file_in_both_lists_comes_first() {
-        let fused = fuse(&["a", "b", "c"], &["c", "d"]);
+        let fused = fuse(&[&["a", "b", "c"], &["c", "d"]]);
         // c: 1/12 + 1/10; a: 1/10; b and d: 1/11, by path.
         assert_eq!(fused, ["c", "a", "b", "d"]);
-        assert_eq!(fuse(&["a", "b"], &[]), ["a", "b"]);
+        assert_eq!(fuse(&[&["a", "b"], &[]]), ["a", "b"]);
+    }
+
+    #[test]
+    fn a_rare_shared_literal_links_more_than_a_common_one() {
+        let keys = |k: &[&str]| k.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let named = [("server/src/main.rs", keys(&["/api/logs", "app.ready"]))];
+        let web = keys(&["/api/logs"]);
+        let common = keys(&["app.ready"]);
+        let none: Vec<String> = Vec::new();
+        let mut files: Vec<(&str, &[String])> = vec![
+            ("web/src/App.svelte", &web),
+            ("a.ts", &common),
+            ("b.ts", &common),
+        ];
+        for p in ["c.ts", "d.ts", "e.ts", "f.ts"] {
+            files.push((p, &none));
+        }
+        let got = sharing(&named, &files);
+        let order: Vec<&str> = got.iter().map(|l| l.path.as_str()).collect();
+        assert_eq!(order, ["web/src/App.svelte", "a.ts", "b.ts"]);
+        assert_eq!(
+            got[0].reason,
+            "linked to the named files: shares \"/api/logs\" with server/src/main.rs"
+        );
     }
 }

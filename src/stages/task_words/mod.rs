@@ -158,13 +158,18 @@ pub fn select(i: &Inputs<'_>) -> Vec<Found> {
         });
     }
     let sources = sources(i.texts);
-    let ranked = ranked(&query, read.files, &taken);
-    let best = ranked.first().map_or(0.0, |r| r.score);
     let seeds: Vec<String> = offers
         .iter()
         .filter(|o| o.kind == "referenced")
         .map(|o| o.path.clone())
         .collect();
+    let sharing: Vec<graph::Linked> = if experiment("TQ_NO_LITERALS") {
+        Vec::new()
+    } else {
+        shared_literals(i, &seeds, &read.files, &taken)
+    };
+    let ranked = ranked(&query, read.files, &taken);
+    let best = ranked.first().map_or(0.0, |r| r.score);
     let linked: Vec<graph::Linked> = if experiment("TQ_NO_GRAPH") {
         Vec::new()
     } else {
@@ -183,12 +188,16 @@ pub fn select(i: &Inputs<'_>) -> Vec<Found> {
     };
     let by_words: BTreeMap<&str, &rank::Ranked> =
         ranked.iter().map(|r| (r.path.as_str(), r)).collect();
-    let by_graph: BTreeMap<&str, &graph::Linked> =
+    let mut by_graph: BTreeMap<&str, &graph::Linked> =
         linked.iter().map(|l| (l.path.as_str(), l)).collect();
-    let order = graph::fuse(
+    for l in &sharing {
+        by_graph.entry(l.path.as_str()).or_insert(l);
+    }
+    let order = graph::fuse(&[
         &ranked.iter().map(|r| r.path.as_str()).collect::<Vec<_>>(),
         &linked.iter().map(|l| l.path.as_str()).collect::<Vec<_>>(),
-    );
+        &sharing.iter().map(|l| l.path.as_str()).collect::<Vec<_>>(),
+    ]);
     for path in order {
         let (reason, score) = match (by_words.get(path), by_graph.get(path)) {
             (Some(r), None) => {
@@ -231,6 +240,8 @@ struct Seen {
     /// (the identifier's index, the definition's line, its kind).
     defines: Vec<(usize, u64, &'static str)>,
     headings: Vec<headings::Heading>,
+    /// Its string literals' keys ([`crate::stages::related::literals`]), code only.
+    literals: Vec<String>,
 }
 
 /// Every file of the universe but the skipped and `taken`, read once.
@@ -273,15 +284,72 @@ fn read_all(i: &Inputs<'_>, taken: &BTreeSet<String>) -> Read {
                 ),
                 _ => (Vec::new(), Vec::new()),
             };
+            let literals = body
+                .as_deref()
+                .filter(|_| is_code(p))
+                .map(crate::stages::related::literals::keys)
+                .unwrap_or_default();
             Seen {
                 path: (*p).clone(),
                 doc: rank::Doc::new(p, body.as_deref()),
                 defines,
                 headings,
+                literals,
             }
         })
         .collect();
     Read { idents, files }
+}
+
+/// True for a file whose string literals may be routes, events or keys: code, not a
+/// document, a data file or a lock.
+fn is_code(path: &str) -> bool {
+    let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
+    !path.ends_with('/')
+        && !matches!(
+            ext.to_ascii_lowercase().as_str(),
+            "" | "md"
+                | "markdown"
+                | "txt"
+                | "json"
+                | "lock"
+                | "svg"
+                | "csv"
+                | "yaml"
+                | "yml"
+                | "toml"
+                | "xml"
+                | "sum"
+        )
+}
+
+/// The files (read, not taken) that share a string literal with the named ones.
+fn shared_literals(
+    i: &Inputs<'_>,
+    seeds: &[String],
+    files: &[Seen],
+    taken: &BTreeSet<String>,
+) -> Vec<graph::Linked> {
+    let by_path: BTreeMap<&str, &Seen> = files.iter().map(|f| (f.path.as_str(), f)).collect();
+    let named: Vec<(&str, Vec<String>)> = seeds
+        .iter()
+        .filter(|p| is_code(p))
+        .map(|p| {
+            let keys = match by_path.get(p.as_str()) {
+                Some(f) => f.literals.clone(),
+                None => read(i, p)
+                    .map(|b| crate::stages::related::literals::keys(&String::from_utf8_lossy(&b)))
+                    .unwrap_or_default(),
+            };
+            (p.as_str(), keys)
+        })
+        .collect();
+    let others: Vec<(&str, &[String])> = files
+        .iter()
+        .filter(|f| !taken.contains(&f.path))
+        .map(|f| (f.path.as_str(), f.literals.as_slice()))
+        .collect();
+    graph::sharing(&named, &others)
 }
 
 /// The files that define the identifiers the texts name, in the order named: a name
