@@ -139,9 +139,14 @@ pub fn sharing(named: &[(&str, Vec<String>)], files: &[(&str, &[String])]) -> Ve
 #[must_use]
 pub fn fuse<'a>(lists: &[&[&'a str]]) -> Vec<&'a str> {
     let mut score: BTreeMap<&str, f64> = BTreeMap::new();
-    for list in lists {
+    let weight: f64 = std::env::var("TQ_GRAPH_WEIGHT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1.0);
+    for (n, list) in lists.iter().enumerate() {
+        let w = if n == 0 { 1.0 } else { weight };
         for (rank, p) in list.iter().enumerate() {
-            *score.entry(p).or_default() += 1.0 / (FUSE + rank as f64);
+            *score.entry(p).or_default() += w / (FUSE + rank as f64);
         }
     }
     let mut out: Vec<(&str, f64)> = score.into_iter().collect();

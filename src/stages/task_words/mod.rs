@@ -133,10 +133,25 @@ pub fn select(i: &Inputs<'_>) -> Vec<Found> {
     } else {
         headings(i.texts, &read.files)
     };
-    for o in defined.into_iter().chain(headed) {
+    let cap: usize = std::env::var("TQ_IDENT_FILES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(usize::MAX);
+    let defined: Vec<Offer> = defined.into_iter().take(cap).collect();
+    let late = experiment("TQ_IDENTS_LATE");
+    let (early, mut later) = if late {
+        (headed, defined)
+    } else {
+        (defined.into_iter().chain(headed).collect(), Vec::new())
+    };
+    for o in early {
         if taken.insert(o.path.clone()) {
             offers.push(o);
         }
+    }
+    later.retain(|o| !taken.contains(&o.path));
+    for o in &later {
+        taken.insert(o.path.clone());
     }
     let query = query(i.texts);
     let listed = precedent::listed(&query, i.precedents);
@@ -156,6 +171,10 @@ pub fn select(i: &Inputs<'_>) -> Vec<Found> {
                 l.score
             ),
         });
+    }
+    for o in later {
+        offers.retain(|p| p.path != o.path);
+        offers.push(o);
     }
     let sources = sources(i.texts);
     let seeds: Vec<String> = offers
