@@ -445,7 +445,7 @@ fn explain_shows_how_each_file_of_the_tasks_words_scored() {
 }
 
 /// A repository with code that defines names, the same names in vendored code, and a
-/// spec whose sections have titles.
+/// spec.
 fn with_code_and_spec() -> Repo {
     let repo = Repo::empty();
     repo.write(
@@ -535,33 +535,6 @@ fn an_identifier_the_text_names_gives_the_file_that_defines_it_around_the_defini
         &["--task-tokens", "2000"],
     );
     assert_eq!(one.stdout, again.stdout);
-}
-
-#[test]
-fn a_heading_the_text_names_gives_that_document_as_its_section() {
-    let repo = with_code_and_spec();
-    let out = with_text(
-        &repo,
-        "Follow the canary windows and pauses rules when a deploy stalls.\n",
-        &[],
-    );
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let named = entries(&out.stdout, "referenced");
-    assert_eq!(named.len(), 1, "{}", out.stdout);
-    assert_eq!(named[0]["file"], "docs/spec/deploys.md");
-    assert_eq!(
-        named[0]["reason"],
-        "heading \"1. Canary windows and pauses\" named in --task-text:1"
-    );
-    // The section runs to the next heading of its level, its subsections in.
-    assert_eq!(named[0]["sections"], serde_json::json!([[3, 10]]));
-    // A heading of one word ("Rollback") is not looked for.
-    let one_word = with_text(&repo, "Rollback must be faster.\n", &[]);
-    assert!(
-        entries(&one_word.stdout, "referenced").is_empty(),
-        "{}",
-        one_word.stdout
-    );
 }
 
 #[test]

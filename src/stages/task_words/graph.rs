@@ -77,6 +77,9 @@ pub fn linked(s: &Seeds<'_>) -> Vec<Linked> {
         .collect()
 }
 
+/// What a file shares with the named ones: its score, the literals, the named files.
+type Shared<'a> = (f64, Vec<&'a str>, Vec<&'a str>);
+
 /// A literal in more files than this ties nothing in particular.
 const MAX_LITERAL_FILES: usize = 8;
 
@@ -95,14 +98,14 @@ pub fn sharing(named: &[(&str, Vec<String>)], files: &[(&str, &[String])]) -> Ve
     }
     let mut holders: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for (path, keys) in files {
-        for k in keys.iter() {
+        for k in *keys {
             if wanted.contains_key(k.as_str()) {
                 holders.entry(k.as_str()).or_default().push(path);
             }
         }
     }
     let n = files.len().max(1) as f64;
-    let mut by_file: BTreeMap<&str, (f64, Vec<&str>, Vec<&str>)> = BTreeMap::new();
+    let mut by_file: BTreeMap<&str, Shared<'_>> = BTreeMap::new();
     for (k, paths) in &holders {
         if paths.len() > MAX_LITERAL_FILES {
             continue;
@@ -117,7 +120,7 @@ pub fn sharing(named: &[(&str, Vec<String>)], files: &[(&str, &[String])]) -> Ve
             }
         }
     }
-    let mut out: Vec<(&str, (f64, Vec<&str>, Vec<&str>))> = by_file.into_iter().collect();
+    let mut out: Vec<(&str, Shared<'_>)> = by_file.into_iter().collect();
     out.sort_by(|a, b| b.1.0.total_cmp(&a.1.0).then(a.0.cmp(b.0)));
     out.into_iter()
         .map(|(path, (_, keys, by))| {
@@ -139,14 +142,9 @@ pub fn sharing(named: &[(&str, Vec<String>)], files: &[(&str, &[String])]) -> Ve
 #[must_use]
 pub fn fuse<'a>(lists: &[&[&'a str]]) -> Vec<&'a str> {
     let mut score: BTreeMap<&str, f64> = BTreeMap::new();
-    let weight: f64 = std::env::var("TQ_GRAPH_WEIGHT")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1.0);
-    for (n, list) in lists.iter().enumerate() {
-        let w = if n == 0 { 1.0 } else { weight };
+    for list in lists {
         for (rank, p) in list.iter().enumerate() {
-            *score.entry(p).or_default() += w / (FUSE + rank as f64);
+            *score.entry(p).or_default() += 1.0 / (FUSE + rank as f64);
         }
     }
     let mut out: Vec<(&str, f64)> = score.into_iter().collect();

@@ -1,7 +1,7 @@
 //! Selecting from the task's own words (docs/selection.md): the files the task's text names
 //! ([`refs`]: paths, path suffixes with a line, file names, Markdown links, numbered
-//! documents; [`idents`]: the files that define the identifiers it names; [`headings`]: the
-//! documents whose headings it says) join as `referenced`; the files the authors of the most similar earlier tasks
+//! documents; [`idents`]: the files that define the identifiers it names) join as
+//! `referenced`; the files the authors of the most similar earlier tasks
 //! listed ([`precedent`]), and then the files whose words it uses ([`rank`]: BM25 over each
 //! file's path and text; vendored and generated files counted down, [`trees`]), as
 //! `related`, best first, within a token budget. Each says why in its reason.
@@ -22,7 +22,6 @@ use crate::trust::admit::admit;
 use crate::trust::secrets::ContentRules;
 
 pub mod graph;
-pub mod headings;
 pub mod idents;
 pub mod precedent;
 pub mod rank;
@@ -94,15 +93,14 @@ struct Offer {
     score: String,
     /// Lines the text points at (shown with [`AROUND`] lines on each side).
     lines: Vec<u64>,
-    /// Sections the text names (a heading's), shown as they are.
-    ranges: Vec<Range>,
     kind: &'static str,
     reason: String,
 }
 
-/// The selected files: the named ones in the order named (paths, then the definitions of
-/// the identifiers named, then the documents of the headings named), then those similar
-/// tasks listed, then the ranked ones, best first, as long as they fit the budget together.
+/// The selected files: the named ones in the order named, then those similar tasks listed,
+/// then the files that define the identifiers named, then the ranked ones (the words'
+/// ranking fused with the graph from the named files), best first, as long as they fit the
+/// budget together.
 #[must_use]
 pub fn select(i: &Inputs<'_>) -> Vec<Found> {
     if i.budget == 0 || i.texts.iter().all(|t| t.text.trim().is_empty()) {
@@ -115,7 +113,6 @@ pub fn select(i: &Inputs<'_>) -> Vec<Found> {
         .map(|n| Offer {
             path: n.path,
             lines: n.lines,
-            ranges: Vec::new(),
             kind: "referenced",
             reason: format!("named in {}", n.at),
             score: "named".to_owned(),
@@ -123,36 +120,12 @@ pub fn select(i: &Inputs<'_>) -> Vec<Found> {
         .collect();
     let mut taken: BTreeSet<String> = offers.iter().map(|o| o.path.clone()).collect();
     let read = read_all(i, &taken);
-    let defined = if experiment("TQ_NO_IDENTS") {
-        Vec::new()
-    } else {
-        definitions(&read.idents, &read.files)
-    };
-    let headed = if experiment("TQ_NO_HEADINGS") {
-        Vec::new()
-    } else {
-        headings(i.texts, &read.files)
-    };
-    let cap: usize = std::env::var("TQ_IDENT_FILES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(usize::MAX);
-    let defined: Vec<Offer> = defined.into_iter().take(cap).collect();
-    let late = experiment("TQ_IDENTS_LATE");
-    let (early, mut later) = if late {
-        (headed, defined)
-    } else {
-        (defined.into_iter().chain(headed).collect(), Vec::new())
-    };
-    for o in early {
-        if taken.insert(o.path.clone()) {
-            offers.push(o);
-        }
-    }
-    later.retain(|o| !taken.contains(&o.path));
-    for o in &later {
-        taken.insert(o.path.clone());
-    }
+    // The definitions of the names it gives come after what similar tasks listed: a task's
+    // text names many identifiers, and those lists are the workspace's own curation.
+    let defined: Vec<Offer> = definitions(&read.idents, &read.files)
+        .into_iter()
+        .filter(|o| taken.insert(o.path.clone()))
+        .collect();
     let query = query(i.texts);
     let listed = precedent::listed(&query, i.precedents);
     for l in listed.into_iter().take(CONSIDERED) {
@@ -162,7 +135,6 @@ pub fn select(i: &Inputs<'_>) -> Vec<Found> {
         offers.push(Offer {
             path: l.path,
             lines: Vec::new(),
-            ranges: Vec::new(),
             kind: "related",
             reason: format!("listed by similar tasks: {}", names(&l.by)),
             score: format!(
@@ -172,39 +144,28 @@ pub fn select(i: &Inputs<'_>) -> Vec<Found> {
             ),
         });
     }
-    for o in later {
-        offers.retain(|p| p.path != o.path);
-        offers.push(o);
-    }
+    offers.extend(defined);
     let sources = sources(i.texts);
     let seeds: Vec<String> = offers
         .iter()
         .filter(|o| o.kind == "referenced")
         .map(|o| o.path.clone())
         .collect();
-    let sharing: Vec<graph::Linked> = if experiment("TQ_NO_LITERALS") {
-        Vec::new()
-    } else {
-        shared_literals(i, &seeds, &read.files, &taken)
-    };
+    let sharing = shared_literals(i, &seeds, &read.files, &taken);
     let ranked = ranked(&query, read.files, &taken);
     let best = ranked.first().map_or(0.0, |r| r.score);
-    let linked: Vec<graph::Linked> = if experiment("TQ_NO_GRAPH") {
-        Vec::new()
-    } else {
-        graph::linked(&graph::Seeds {
-            root: i.root,
-            universe: i.universe,
-            named: seeds,
-            budget: i.budget,
-            max_file_size: i.max_file_size,
-            rules: i.rules,
-            counter: i.counter,
-        })
-        .into_iter()
-        .filter(|l| !i.skip.contains(&l.path) && !taken.contains(&l.path))
-        .collect()
-    };
+    let linked: Vec<graph::Linked> = graph::linked(&graph::Seeds {
+        root: i.root,
+        universe: i.universe,
+        named: seeds,
+        budget: i.budget,
+        max_file_size: i.max_file_size,
+        rules: i.rules,
+        counter: i.counter,
+    })
+    .into_iter()
+    .filter(|l| !i.skip.contains(&l.path) && !taken.contains(&l.path))
+    .collect();
     let by_words: BTreeMap<&str, &rank::Ranked> =
         ranked.iter().map(|r| (r.path.as_str(), r)).collect();
     let mut by_graph: BTreeMap<&str, &graph::Linked> =
@@ -242,7 +203,6 @@ pub fn select(i: &Inputs<'_>) -> Vec<Found> {
         offers.push(Offer {
             path: path.to_owned(),
             lines: Vec::new(),
-            ranges: Vec::new(),
             kind: "related",
             reason,
             score,
@@ -258,7 +218,6 @@ struct Seen {
     doc: rank::Doc,
     /// (the identifier's index, the definition's line, its kind).
     defines: Vec<(usize, u64, &'static str)>,
-    headings: Vec<headings::Heading>,
     /// Its string literals' keys ([`crate::stages::related::literals`]), code only.
     literals: Vec<String>,
 }
@@ -275,7 +234,6 @@ struct Read {
 fn read_all(i: &Inputs<'_>, taken: &BTreeSet<String>) -> Read {
     let idents = idents::named(i.texts);
     let search = idents::Search::new(&idents);
-    let phrases = headings::Phrases::new(i.texts);
     let open: Vec<&String> = i
         .universe
         .iter()
@@ -290,18 +248,9 @@ fn read_all(i: &Inputs<'_>, taken: &BTreeSet<String>) -> Read {
                 .flatten()
                 .map(|b| String::from_utf8_lossy(&b).into_owned());
             let lang = crate::outline::lang_for(p);
-            let (defines, headings) = match (&body, lang) {
-                (Some(b), Some(crate::outline::Lang::Markdown)) => {
-                    (Vec::new(), headings::named(b, &phrases))
-                }
-                (Some(b), Some(lang)) => (
-                    search
-                        .as_ref()
-                        .map(|s| s.definitions(&idents, lang, b))
-                        .unwrap_or_default(),
-                    Vec::new(),
-                ),
-                _ => (Vec::new(), Vec::new()),
+            let defines = match (&body, lang, &search) {
+                (Some(b), Some(lang), Some(s)) => s.definitions(&idents, lang, b),
+                _ => Vec::new(),
             };
             let literals = body
                 .as_deref()
@@ -312,7 +261,6 @@ fn read_all(i: &Inputs<'_>, taken: &BTreeSet<String>) -> Read {
                 path: (*p).clone(),
                 doc: rank::Doc::new(p, body.as_deref()),
                 defines,
-                headings,
                 literals,
             }
         })
@@ -401,46 +349,10 @@ fn definitions(idents: &[idents::Ident], files: &[Seen]) -> Vec<Offer> {
                 None => out.push(Offer {
                     path: path.to_owned(),
                     lines,
-                    ranges: Vec::new(),
                     kind: "referenced",
                     reason: format!("defines {}, named in {}", ident.name, ident.at),
                     score: "named".to_owned(),
                 }),
-            }
-        }
-    }
-    out
-}
-
-/// The documents whose headings the texts name, in the order named, each as the sections
-/// named: a heading found in more than [`refs::MAX_PLACES`] documents is too common.
-fn headings(texts: &[Text], files: &[Seen]) -> Vec<Offer> {
-    let mut by_key: BTreeMap<&str, Vec<(&Seen, &headings::Heading)>> = BTreeMap::new();
-    for f in files {
-        for h in &f.headings {
-            by_key.entry(h.key.as_str()).or_default().push((f, h));
-        }
-    }
-    let mut named: Vec<(&Seen, &headings::Heading)> = by_key
-        .into_values()
-        .filter(|found| found.len() <= refs::MAX_PLACES)
-        .flatten()
-        .collect();
-    named.sort_by(|a, b| a.1.said.cmp(&b.1.said).then(a.0.path.cmp(&b.0.path)));
-    let mut out: Vec<Offer> = Vec::new();
-    for (f, h) in named {
-        match out.iter_mut().find(|o| o.path == f.path) {
-            Some(o) => o.ranges.push(h.section),
-            None => {
-                let (t, line) = h.said;
-                out.push(Offer {
-                    path: f.path.clone(),
-                    lines: Vec::new(),
-                    ranges: vec![h.section],
-                    kind: "referenced",
-                    reason: format!("heading {:?} named in {}:{line}", h.title, texts[t].source),
-                    score: "named".to_owned(),
-                });
             }
         }
     }
@@ -517,10 +429,7 @@ fn ranked(query: &str, files: Vec<Seen>, taken: &BTreeSet<String>) -> Vec<rank::
     let mut ranked = rank::rank(query, &docs);
     for r in &mut ranked {
         if trees::is_foreign(&r.path) {
-            r.score *= std::env::var("TQ_FOREIGN")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(FOREIGN);
+            r.score *= FOREIGN;
         }
     }
     ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.path.cmp(&b.path)));
@@ -536,8 +445,8 @@ fn read(i: &Inputs<'_>, path: &str) -> Option<Vec<u8>> {
     admit(i.root, &rp, i.max_file_size, i.rules).ok()
 }
 
-/// What of the offer's file is selected and its tokens: the lines around those named and the
-/// sections named, else the whole file, else its outline when the whole is over `per_file`
+/// What of the offer's file is selected and its tokens: the lines around those named, else
+/// the whole file, else its outline when the whole is over `per_file`
 /// tokens; `None` when it cannot be read or even its outline is over.
 fn fitted(i: &Inputs<'_>, o: &Offer, per_file: u64) -> Option<(Sections, u64)> {
     let path = o.path.as_str();
@@ -548,12 +457,6 @@ fn fitted(i: &Inputs<'_>, o: &Offer, per_file: u64) -> Option<(Sections, u64)> {
         .iter()
         .filter(|&&l| l <= total)
         .map(|&l| [l.saturating_sub(AROUND).max(1), (l + AROUND).min(total)])
-        .chain(
-            o.ranges
-                .iter()
-                .filter(|r| r[0] <= total)
-                .map(|r| [r[0], r[1].min(total)]),
-        )
         .collect();
     let mut tries = Vec::new();
     if around.is_empty() {
@@ -572,9 +475,4 @@ fn fitted(i: &Inputs<'_>, o: &Offer, per_file: u64) -> Option<(Sections, u64)> {
         let tokens = i.counter.count(&selected(&bytes, &sections));
         (tokens <= per_file && tokens > 0).then_some((sections, tokens))
     })
-}
-
-// TEMPORARY: switches for the benchmark's tuned runs; removed before the final commit.
-fn experiment(name: &str) -> bool {
-    std::env::var_os(name).is_some()
 }

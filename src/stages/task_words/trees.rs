@@ -17,12 +17,6 @@ const VENDORED: &[&str] = &[
 /// True when `path` (repository-relative) is vendored or generated.
 #[must_use]
 pub fn is_foreign(path: &str) -> bool {
-    let mut parts = path.split('/');
-    let name = parts.next_back().unwrap_or(path);
-    if parts.any(|p| VENDORED.contains(&p)) {
-        return true;
-    }
-    let lower = name.to_ascii_lowercase();
     const NAMES: &[&str] = &[
         "package-lock.json",
         "yarn.lock",
@@ -42,6 +36,12 @@ pub fn is_foreign(path: &str) -> bool {
         ".min.css",
         ".map",
     ];
+    let mut parts = path.split('/');
+    let name = parts.next_back().unwrap_or(path);
+    if parts.any(|p| VENDORED.contains(&p)) {
+        return true;
+    }
+    let lower = name.to_ascii_lowercase();
     NAMES.contains(&lower.as_str())
         || ENDS.iter().any(|e| lower.ends_with(e))
         || lower.starts_with("zz_generated")
