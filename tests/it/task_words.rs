@@ -443,3 +443,202 @@ fn explain_shows_how_each_file_of_the_tasks_words_scored() {
     let (best, _) = rest.split_once(')').unwrap();
     assert_eq!(score, best, "{ranked}");
 }
+
+/// A repository with code that defines names, the same names in vendored code, and a
+/// spec.
+fn with_code_and_spec() -> Repo {
+    let repo = Repo::empty();
+    repo.write(
+        "src/rollout.rs",
+        &format!(
+            "//! Rollouts.\n{}\npub struct Rollout {{\n    pub stage: u32,\n}}\n\npub fn advance_stage(r: &mut Rollout) {{\n    r.stage += 1;\n}}\n",
+            "// filler\n".repeat(60)
+        ),
+    )
+    .write(
+        "src/main.rs",
+        "mod rollout;\nfn main() {\n    let mut r = rollout::Rollout { stage: 0 };\n    rollout::advance_stage(&mut r);\n}\n",
+    )
+    .write(
+        "vendor/other/src/lib.rs",
+        "pub struct Rollout;\npub fn advance_stage() {}\n",
+    )
+    .write(
+        "web/src/api.ts",
+        "export class Client {\n  fetchRollouts() {\n    return fetch('/api/rollouts');\n  }\n}\n",
+    )
+    .write(
+        "docs/spec/deploys.md",
+        "# Deploys\n\n## 1. Canary windows and pauses\n\nA canary runs for an hour.\n\n### Detail\n\nMore.\n\n## 2. Rollback\n\nRoll back on errors.\n",
+    )
+    .write("docs/spec/other.md", "# Other\n\n## Release notes format\n\nBullets.\n");
+    repo
+}
+
+#[test]
+fn an_identifier_the_text_names_gives_the_file_that_defines_it_around_the_definition() {
+    let repo = with_code_and_spec();
+    let out = with_text(
+        &repo,
+        "Let a paused `Rollout` resume.\nadvance_stage() must skip paused stages; the UI calls fetchRollouts.\n",
+        &["--task-tokens", "2000"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let named = entries(&out.stdout, "referenced");
+    let got: Vec<(&str, &str)> = named
+        .iter()
+        .map(|v| (v["file"].as_str().unwrap(), v["reason"].as_str().unwrap()))
+        .collect();
+    // The project's own definition, not the vendored one's; the file that only uses the
+    // names is not named; a method in TypeScript is found as well.
+    assert_eq!(
+        got,
+        [
+            (
+                "src/rollout.rs",
+                "defines Rollout, advance_stage, named in --task-text:1"
+            ),
+            (
+                "web/src/api.ts",
+                "defines fetchRollouts, named in --task-text:2"
+            ),
+        ],
+        "{}",
+        out.stdout
+    );
+    // Around the definitions (lines 63 and 67, 40 lines on each side), not the whole file.
+    assert_eq!(named[0]["sections"], serde_json::json!([[23, 69]]));
+    assert_eq!(named[0]["priority"], "medium");
+    // A name defined in more places than a few is left: nothing named from it.
+    for i in 0..4 {
+        repo.write(&format!("src/dup{i}.rs"), "pub fn shared_helper() {}\n");
+    }
+    let vague = with_text(&repo, "call shared_helper() twice\n", &[]);
+    assert!(
+        entries(&vague.stdout, "referenced").is_empty(),
+        "{}",
+        vague.stdout
+    );
+    // Same bytes at one thread.
+    let one = repo
+        .curate()
+        .args([
+            "--role", "worker", "--change", "fix-lockout", "--stdout", "--task-text", "-",
+            "--task-tokens", "2000",
+        ])
+        .stdin(b"Let a paused `Rollout` resume.\nadvance_stage() must skip paused stages; the UI calls fetchRollouts.\n".as_slice())
+        .env("RAYON_NUM_THREADS", "1")
+        .run();
+    let again = with_text(
+        &repo,
+        "Let a paused `Rollout` resume.\nadvance_stage() must skip paused stages; the UI calls fetchRollouts.\n",
+        &["--task-tokens", "2000"],
+    );
+    assert_eq!(one.stdout, again.stdout);
+}
+
+#[test]
+fn vendored_files_rank_below_the_projects_own() {
+    let repo = Repo::empty();
+    repo.write(
+        "vendor/lib/throttle.go",
+        "package lib\n// throttle the requests burst window\n",
+    )
+    .write(
+        "daemon/limits.go",
+        "package daemon\n// throttle the requests\n",
+    );
+    for i in 0..10 {
+        repo.write(
+            &format!("daemon/other{i}.go"),
+            "package daemon\n// unrelated\n",
+        );
+    }
+    let out = with_text(&repo, "throttle requests in a burst window\n", &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let files: Vec<String> = entries(&out.stdout, "related")
+        .iter()
+        .map(|v| v["file"].as_str().unwrap().to_owned())
+        .collect();
+    // Without the count-down the vendored file, which says more of the words, would come
+    // first.
+    assert_eq!(
+        files,
+        ["daemon/limits.go", "vendor/lib/throttle.go"],
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn the_files_linked_to_a_named_file_follow_it() {
+    let repo = with_code_and_spec();
+    let out = with_text(
+        &repo,
+        "The crash at start-up is in src/main.rs.\n",
+        &["--task-tokens", "2000"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let named = entries(&out.stdout, "referenced");
+    assert_eq!(named.len(), 1, "{}", out.stdout);
+    assert_eq!(named[0]["file"], "src/main.rs");
+    // What main.rs uses, though the text says none of its words; the vendored copy after.
+    let related = entries(&out.stdout, "related");
+    let got: Vec<(&str, &str)> = related
+        .iter()
+        .map(|v| (v["file"].as_str().unwrap(), v["reason"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "src/rollout.rs",
+                "linked to the named files: defines `Rollout`, `advance_stage` used by src/main.rs"
+            ),
+            (
+                "vendor/other/src/lib.rs",
+                "linked to the named files: defines `Rollout`, `advance_stage` used by src/main.rs"
+            )
+        ],
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn a_front_end_and_its_server_find_each_other_by_their_shared_route() {
+    let repo = Repo::empty();
+    repo.write(
+        "server/src/main.rs",
+        "fn routes() -> Router {\n    Router::new().route(\"/api/logs/tail\", get(tail))\n}\n",
+    )
+    .write(
+        "web/src/App.svelte",
+        "<script>\n  const r = await fetch(`/api/logs/tail?n=${n}`);\n</script>\n",
+    )
+    .write(
+        "web/src/Other.svelte",
+        "<script>\n  const r = await fetch('/api/other');\n</script>\n",
+    );
+    let out = with_text(&repo, "Tail faster in server/src/main.rs\n", &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let related: Vec<(String, String)> = entries(&out.stdout, "related")
+        .iter()
+        .map(|v| {
+            (
+                v["file"].as_str().unwrap().to_owned(),
+                v["reason"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        related,
+        [(
+            "web/src/App.svelte".to_owned(),
+            "linked to the named files: shares \"/api/logs/tail\" with server/src/main.rs"
+                .to_owned()
+        )],
+        "{}",
+        out.stdout
+    );
+}

@@ -25,6 +25,7 @@ use crate::trust::secrets::ContentRules;
 pub mod ask;
 mod index;
 mod listings;
+pub mod literals;
 mod terms;
 mod words;
 

@@ -1,14 +1,15 @@
 //! Selecting from the task's own words (docs/selection.md): the files the task's text names
 //! ([`refs`]: paths, path suffixes with a line, file names, Markdown links, numbered
-//! documents) join as `referenced`; the files the authors of the most similar earlier tasks
+//! documents; [`idents`]: the files that define the identifiers it names) join as
+//! `referenced`; the files the authors of the most similar earlier tasks
 //! listed ([`precedent`]), and then the files whose words it uses ([`rank`]: BM25 over each
-//! file's path and text), as `related`, best first, within a token budget. Each says why in
-//! its reason.
+//! file's path and text; vendored and generated files counted down, [`trees`]), as
+//! `related`, best first, within a token budget. Each says why in its reason.
 //!
 //! Every file is read through admission ([`admit`]): a file it refuses is not selected.
 //! Deterministic: the order is the text's (named) and the score's, ties by path.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use rayon::prelude::*;
@@ -20,9 +21,12 @@ use crate::stages::tokens::TokenCounter;
 use crate::trust::admit::admit;
 use crate::trust::secrets::ContentRules;
 
+pub mod graph;
+pub mod idents;
 pub mod precedent;
 pub mod rank;
 pub mod refs;
+pub mod trees;
 
 /// A text that describes the task, and where it comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,6 +85,8 @@ const MIN_SHARE: f64 = 0.1;
 /// At most this many files are read for the ranking (the first, by path); the rest are
 /// ranked by their path alone.
 const MAX_READ: usize = 20_000;
+/// A vendored or generated file's score counts this much ([`trees`]).
+const FOREIGN: f64 = 0.1;
 
 /// A file offered to the budget, and why.
 struct Offer {
@@ -94,7 +100,9 @@ struct Offer {
 }
 
 /// The selected files: the named ones in the order named, then those similar tasks listed,
-/// then the ranked ones, best first, as long as they fit the budget together.
+/// then the files that define the identifiers named, then the ranked ones (the words'
+/// ranking fused with the graph from the named files), best first, as long as they fit the
+/// budget together.
 #[must_use]
 pub fn select(i: &Inputs<'_>) -> Vec<Found> {
     if i.budget == 0 || i.texts.iter().all(|t| t.text.trim().is_empty()) {
@@ -112,9 +120,17 @@ pub fn select(i: &Inputs<'_>) -> Vec<Found> {
             score: "named".to_owned(),
         })
         .collect();
+    let mut taken: BTreeSet<String> = offers.iter().map(|o| o.path.clone()).collect();
+    let literals = offers.iter().any(|o| is_code(&o.path));
+    let read = read_all(i, &taken, literals);
+    // The definitions of the names it gives come after what similar tasks listed: a task's
+    // text names many identifiers, and those lists are the workspace's own curation.
+    let defined: Vec<Offer> = definitions(&read.idents, &read.files)
+        .into_iter()
+        .filter(|o| taken.insert(o.path.clone()))
+        .collect();
     let query = query(i.texts);
     let listed = precedent::listed(&query, i.precedents);
-    let mut taken: BTreeSet<String> = offers.iter().map(|o| o.path.clone()).collect();
     for l in listed.into_iter().take(CONSIDERED) {
         if i.skip.contains(&l.path) || !taken.insert(l.path.clone()) {
             continue;
@@ -131,30 +147,234 @@ pub fn select(i: &Inputs<'_>) -> Vec<Found> {
             ),
         });
     }
+    offers.extend(defined);
     let sources = sources(i.texts);
+    let seeds: Vec<String> = offers
+        .iter()
+        .filter(|o| o.kind == "referenced")
+        .map(|o| o.path.clone())
+        .collect();
+    let sharing = shared_literals(i, &seeds, &read.files, &taken);
     let ranked = ranked(i, &query, &taken);
     let best = ranked.first().map_or(0.0, |r| r.score);
-    for r in ranked {
-        let words: Vec<String> = r.matched.iter().take(3).map(|w| format!("{w:?}")).collect();
+    let linked: Vec<graph::Linked> = graph::linked(&graph::Seeds {
+        root: i.root,
+        universe: i.universe,
+        named: seeds,
+        budget: i.budget,
+        max_file_size: i.max_file_size,
+        rules: i.rules,
+        counter: i.counter,
+    })
+    .into_iter()
+    .filter(|l| !i.skip.contains(&l.path) && !taken.contains(&l.path))
+    .collect();
+    let by_words: BTreeMap<&str, &rank::Ranked> =
+        ranked.iter().map(|r| (r.path.as_str(), r)).collect();
+    let mut by_graph: BTreeMap<&str, &graph::Linked> =
+        linked.iter().map(|l| (l.path.as_str(), l)).collect();
+    for l in &sharing {
+        by_graph.entry(l.path.as_str()).or_insert(l);
+    }
+    let order = graph::fuse(&[
+        &ranked.iter().map(|r| r.path.as_str()).collect::<Vec<_>>(),
+        &linked.iter().map(|l| l.path.as_str()).collect::<Vec<_>>(),
+        &sharing.iter().map(|l| l.path.as_str()).collect::<Vec<_>>(),
+    ]);
+    for path in order {
+        let (reason, score) = match (by_words.get(path), by_graph.get(path)) {
+            (Some(r), None) => {
+                let words: Vec<String> =
+                    r.matched.iter().take(3).map(|w| format!("{w:?}")).collect();
+                (
+                    format!("matches {} ({sources})", words.join(", ")),
+                    format!("BM25 {:.2} of the best {best:.2}", r.score),
+                )
+            }
+            (r, Some(l)) => (
+                l.reason.clone(),
+                match r {
+                    Some(r) => format!(
+                        "linked to the named files; BM25 {:.2} of the best {best:.2}",
+                        r.score
+                    ),
+                    None => "linked to the named files".to_owned(),
+                },
+            ),
+            (None, None) => continue,
+        };
         offers.push(Offer {
-            path: r.path,
+            path: path.to_owned(),
             lines: Vec::new(),
             kind: "related",
-            reason: format!("matches {} ({sources})", words.join(", ")),
-            score: format!("BM25 {:.2} of the best {best:.2}", r.score),
+            reason,
+            score,
         });
     }
     fit(i, offers)
+}
+
+/// A file of the universe as one read saw it: the named identifiers it defines, its
+/// string literals. (Its words come from the kept word index: [`ranked`].)
+struct Seen {
+    path: String,
+    /// (the identifier's index, the definition's line, its kind).
+    defines: Vec<(usize, u64, &'static str)>,
+    /// Its string literals' keys ([`crate::stages::related::literals`]), code only.
+    literals: Vec<String>,
+}
+
+/// The files of the universe read for what the text names: those that may define a named
+/// identifier, and, when a named file is code, the code that may share its literals.
+struct Read {
+    idents: Vec<idents::Ident>,
+    files: Vec<Seen>,
+}
+
+/// Reads, once, the files of the universe (but the skipped and `taken`; the first
+/// [`MAX_READ`]) that can answer what the text names: code in a language whose definitions
+/// are parsed when it names identifiers, and code at all when `literals` (a named file is
+/// code). Nothing is read when the text names neither.
+fn read_all(i: &Inputs<'_>, taken: &BTreeSet<String>, literals: bool) -> Read {
+    let idents = idents::named(i.texts);
+    let search = idents::Search::new(&idents);
+    if search.is_none() && !literals {
+        return Read {
+            idents,
+            files: Vec::new(),
+        };
+    }
+    let open: Vec<&String> = i
+        .universe
+        .iter()
+        .filter(|p| !i.skip.contains(*p) && !taken.contains(*p))
+        .take(MAX_READ)
+        .collect();
+    let files = open
+        .par_iter()
+        .filter_map(|p| {
+            let lang = crate::outline::lang_for(p);
+            let for_literals = literals && is_code(p);
+            if !for_literals && (search.is_none() || lang.is_none()) {
+                return None;
+            }
+            let body = String::from_utf8_lossy(&read(i, p)?).into_owned();
+            let defines = match (lang, &search) {
+                (Some(lang), Some(s)) => s.definitions(&idents, lang, &body),
+                _ => Vec::new(),
+            };
+            let literals = if for_literals {
+                crate::stages::related::literals::keys(&body)
+            } else {
+                Vec::new()
+            };
+            Some(Seen {
+                path: (*p).clone(),
+                defines,
+                literals,
+            })
+        })
+        .collect();
+    Read { idents, files }
+}
+
+/// True for a file whose string literals may be routes, events or keys: code, not a
+/// document, a data file or a lock.
+fn is_code(path: &str) -> bool {
+    let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
+    !path.ends_with('/')
+        && !matches!(
+            ext.to_ascii_lowercase().as_str(),
+            "" | "md"
+                | "markdown"
+                | "txt"
+                | "json"
+                | "lock"
+                | "svg"
+                | "csv"
+                | "yaml"
+                | "yml"
+                | "toml"
+                | "xml"
+                | "sum"
+        )
+}
+
+/// The files (read, not taken) that share a string literal with the named ones.
+fn shared_literals(
+    i: &Inputs<'_>,
+    seeds: &[String],
+    files: &[Seen],
+    taken: &BTreeSet<String>,
+) -> Vec<graph::Linked> {
+    let by_path: BTreeMap<&str, &Seen> = files.iter().map(|f| (f.path.as_str(), f)).collect();
+    let named: Vec<(&str, Vec<String>)> = seeds
+        .iter()
+        .filter(|p| is_code(p))
+        .map(|p| {
+            let keys = match by_path.get(p.as_str()) {
+                Some(f) => f.literals.clone(),
+                None => read(i, p)
+                    .map(|b| crate::stages::related::literals::keys(&String::from_utf8_lossy(&b)))
+                    .unwrap_or_default(),
+            };
+            (p.as_str(), keys)
+        })
+        .collect();
+    let others: Vec<(&str, &[String])> = files
+        .iter()
+        .filter(|f| !taken.contains(&f.path))
+        .map(|f| (f.path.as_str(), f.literals.as_slice()))
+        .collect();
+    graph::sharing(&named, &others)
+}
+
+/// The files that define the identifiers the texts name, in the order named: a name
+/// defined in more than [`refs::MAX_PLACES`] files is too common to take; one defined in
+/// the project's own files as well as in vendored or generated ones is the project's.
+fn definitions(idents: &[idents::Ident], files: &[Seen]) -> Vec<Offer> {
+    let mut out: Vec<Offer> = Vec::new();
+    for (k, ident) in idents.iter().enumerate() {
+        let mut places: Vec<(&str, Vec<u64>)> = files
+            .iter()
+            .filter_map(|f| {
+                let lines: Vec<u64> = f.defines.iter().filter(|d| d.0 == k).map(|d| d.1).collect();
+                (!lines.is_empty()).then_some((f.path.as_str(), lines))
+            })
+            .collect();
+        if places.iter().any(|(p, _)| !trees::is_foreign(p)) {
+            places.retain(|(p, _)| !trees::is_foreign(p));
+        }
+        if places.len() > refs::MAX_PLACES {
+            continue;
+        }
+        for (path, lines) in places {
+            match out.iter_mut().find(|o| o.path == path) {
+                Some(o) => {
+                    o.lines.extend(lines);
+                    o.reason = o
+                        .reason
+                        .replacen(", named", &format!(", {}, named", ident.name), 1);
+                }
+                None => out.push(Offer {
+                    path: path.to_owned(),
+                    lines,
+                    kind: "referenced",
+                    reason: format!("defines {}, named in {}", ident.name, ident.at),
+                    score: "named".to_owned(),
+                }),
+            }
+        }
+    }
+    out
 }
 
 /// The offers that fit the budget together, in their order; each file at most
 /// [`PER_FILE`]'s part of it.
 fn fit(i: &Inputs<'_>, offers: Vec<Offer>) -> Vec<Found> {
     let per_file = (i.budget / PER_FILE).max(1);
-    let read: Vec<Option<(Sections, u64)>> = offers
-        .par_iter()
-        .map(|o| fitted(i, &o.path, &o.lines, per_file))
-        .collect();
+    let read: Vec<Option<(Sections, u64)>> =
+        offers.par_iter().map(|o| fitted(i, o, per_file)).collect();
     let mut out: Vec<Found> = Vec::new();
     let mut used = 0u64;
     for (o, fit) in offers.into_iter().zip(read) {
@@ -208,8 +428,9 @@ fn sources(texts: &[Text]) -> String {
     }
 }
 
-/// The universe ranked against the texts, without the skipped and the taken files: at most
-/// [`CONSIDERED`], best first.
+/// The universe ranked against the texts (each file's words from the kept word index),
+/// without the skipped and the taken files, vendored and generated files counted down
+/// ([`FOREIGN`]): at most [`CONSIDERED`], best first.
 fn ranked(i: &Inputs<'_>, query: &str, taken: &BTreeSet<String>) -> Vec<rank::Ranked> {
     let open: Vec<&String> = i
         .universe
@@ -223,6 +444,12 @@ fn ranked(i: &Inputs<'_>, query: &str, taken: &BTreeSet<String>) -> Vec<rank::Ra
         terms: i.terms,
     };
     let mut ranked = rank::rank_files(query, &open, MAX_READ, &texts);
+    for r in &mut ranked {
+        if trees::is_foreign(&r.path) {
+            r.score *= FOREIGN;
+        }
+    }
+    ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.path.cmp(&b.path)));
     let floor = ranked.first().map_or(0.0, |best| best.score * MIN_SHARE);
     ranked.retain(|r| r.score >= floor);
     ranked.truncate(CONSIDERED);
@@ -235,13 +462,15 @@ fn read(i: &Inputs<'_>, path: &str) -> Option<Vec<u8>> {
     admit(i.root, &rp, i.max_file_size, i.rules).ok()
 }
 
-/// What of `path` is selected and its tokens: the lines around those named, else the whole
-/// file, else its outline when the whole is over `per_file` tokens; `None` when it cannot
-/// be read or even its outline is over.
-fn fitted(i: &Inputs<'_>, path: &str, lines: &[u64], per_file: u64) -> Option<(Sections, u64)> {
+/// What of the offer's file is selected and its tokens: the lines around those named, else
+/// the whole file, else its outline when the whole is over `per_file`
+/// tokens; `None` when it cannot be read or even its outline is over.
+fn fitted(i: &Inputs<'_>, o: &Offer, per_file: u64) -> Option<(Sections, u64)> {
+    let path = o.path.as_str();
     let bytes = read(i, path)?;
     let total = count_lines(&bytes);
-    let around: Vec<Range> = lines
+    let around: Vec<Range> = o
+        .lines
         .iter()
         .filter(|&&l| l <= total)
         .map(|&l| [l.saturating_sub(AROUND).max(1), (l + AROUND).min(total)])
