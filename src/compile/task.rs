@@ -48,6 +48,7 @@ pub(super) fn with_task_words(
         rules,
         counter,
         terms: &terms,
+        cache: super::cache_dir(ws),
     });
     let _ = terms.save(universe.get()?);
     let named = found.iter().filter(|f| f.kind == "referenced").count();

@@ -33,6 +33,8 @@ pub struct Seeds<'a> {
     pub max_file_size: u64,
     pub rules: &'a ContentRules,
     pub counter: &'a dyn TokenCounter,
+    /// Where the `--related` index is kept (`None`: built for this run only).
+    pub cache: Option<std::path::PathBuf>,
 }
 
 /// The files linked to the named ones, best first, vendored and generated ones after the
@@ -50,7 +52,7 @@ pub fn linked(s: &Seeds<'_>) -> Vec<Linked> {
     if named.is_empty() {
         return Vec::new();
     }
-    let index = related::Index::open(None, s.root);
+    let index = related::Index::open(s.cache.clone(), s.root);
     let mut found = related::related(&related::Inputs {
         root: s.root,
         universe: s.universe,
@@ -62,6 +64,8 @@ pub fn linked(s: &Seeds<'_>) -> Vec<Linked> {
         index: &index,
         unchanged: None,
     });
+    // The index is an optimisation, as for `--related`: a failed save changes nothing else.
+    let _ = index.save();
     found.sort_by_key(|f| super::trees::is_foreign(&f.path));
     found
         .into_iter()

@@ -57,6 +57,9 @@ pub struct Inputs<'a> {
     pub counter: &'a dyn TokenCounter,
     /// The word index: the files' words as last read ([`rank::rank_files`]).
     pub terms: &'a crate::stages::related::Terms,
+    /// The cache folder the `--related` index is kept in (`None`: no cache), for the graph
+    /// from the named files.
+    pub cache: Option<std::path::PathBuf>,
 }
 
 /// A selected file, as it enters the compile.
@@ -165,6 +168,7 @@ pub fn select(i: &Inputs<'_>) -> Vec<Found> {
         max_file_size: i.max_file_size,
         rules: i.rules,
         counter: i.counter,
+        cache: i.cache.clone(),
     })
     .into_iter()
     .filter(|l| !i.skip.contains(&l.path) && !taken.contains(&l.path))
