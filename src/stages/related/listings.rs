@@ -25,7 +25,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
-use super::index::{Base, Reader, Stamp, checksum, put_bytes, put_len, put_stamp};
+use super::codec::{Reader, checksum, put_bytes, put_len, put_stamp};
+use super::index::{Base, Stamp};
 use crate::util::cache::{repo_file, written_repo_file};
 
 /// The format, in the file name and the header.

@@ -23,6 +23,7 @@ use crate::trust::admit::{Refusal, admit, is_binary, judge_text, read_unjudged};
 use crate::trust::secrets::ContentRules;
 
 pub mod ask;
+mod codec;
 mod index;
 mod listings;
 pub mod literals;

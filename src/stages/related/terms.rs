@@ -21,7 +21,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
 
-use super::index::{Base, Reader, Stamp, checksum, put, put_bytes, put_len, put_stamp};
+use super::codec::{Reader, checksum, head, put, put_bytes, put_len, put_stamp};
+use super::index::{Base, Stamp};
 use crate::outline::Vocab;
 use crate::util::cache::{repo_file, written_repo_file};
 
@@ -355,24 +356,7 @@ fn decode(
     root: &[u8],
     words_of: &[u8],
 ) -> Option<(Vec<u8>, Vocab, Vec<Loaded>)> {
-    let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(8)?)?;
-    if checksum(body).to_le_bytes() != sum {
-        return None;
-    }
-    let mut r = Reader { bytes: body, at: 0 };
-    if r.take(MAGIC.len())? != MAGIC || r.take(1)? != [VERSION] {
-        return None;
-    }
-    if r.take(32)? != fingerprint(words_of) || r.bytes_()? != root {
-        return None;
-    }
-    let n = r.len()?;
-    let mut vocab = Vocab::default();
-    for _ in 0..n {
-        if !vocab.push(r.bytes_()?) {
-            return None;
-        }
-    }
+    let (mut r, vocab) = head(&bytes, MAGIC, VERSION, &fingerprint(words_of), root)?;
     let n = r.len()?;
     let mut entries: Vec<Loaded> = Vec::with_capacity(n.min(4096));
     for _ in 0..n {
@@ -393,10 +377,10 @@ fn decode(
         };
         entries.push(Loaded { path, stamp, words });
     }
-    if r.at != body.len() {
+    if r.at != r.bytes.len() {
         return None;
     }
-    let end = body.len();
+    let end = r.bytes.len();
     bytes.truncate(end);
     Some((bytes, vocab, entries))
 }
