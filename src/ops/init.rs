@@ -72,8 +72,6 @@ pub fn config(ws: &Workspace, profile: crate::config::Wf, force: bool) -> Result
 
 /// What wiring a host changed, and what its user should know.
 pub struct Wiring {
-    /// A warning about the binary the wiring runs (a temporary path).
-    pub binary_warning: Option<String>,
     /// What changed in the host's file (empty: already wired).
     pub changes: Vec<String>,
     /// What changed in Codex's `.codex/config.toml` (`mcp` only).
@@ -90,11 +88,10 @@ pub struct Wiring {
 /// # Errors
 /// A host file that is not ours without `force`; a write that fails.
 pub fn host(ws: &Workspace, host: HostKind, force: bool) -> Result<Wiring> {
-    let binary = crate::hosts::this_binary();
-    let (program, binary_warning) = if host == HostKind::Mcp {
-        ("curate".to_owned(), None)
+    let program = if host == HostKind::Mcp {
+        "curate".to_owned()
     } else {
-        (binary.program.clone(), binary.warning)
+        crate::hosts::this_binary().program
     };
     // A workflow whose injector reads the author's lists: compile a list when it is edited.
     let on_edit = ws.workflow().authored();
@@ -106,12 +103,20 @@ pub fn host(ws: &Workspace, host: HostKind, force: bool) -> Result<Wiring> {
         Vec::new()
     };
     Ok(Wiring {
-        binary_warning,
         changes,
         codex_mcp,
         conflicts: crate::hosts::conflicts(&ws.root, host),
         injector: ws.workflow().injector(&ws.root),
     })
+}
+
+/// A warning about the binary `host`'s wiring would run (a temporary path), said before the
+/// wiring is written (`.mcp.json` names `curate` from the PATH: none).
+#[must_use]
+pub fn binary_warning(host: HostKind) -> Option<String> {
+    (host != HostKind::Mcp)
+        .then(|| crate::hosts::this_binary().warning)
+        .flatten()
 }
 
 /// What a Codex user must still do by hand: trust the project, approve the two hooks (the

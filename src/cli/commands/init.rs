@@ -14,6 +14,9 @@ pub fn run(g: &GlobalArgs, a: &InitArgs) -> Result<ExitCode> {
     let printer = Printer::new(g);
     let ws = resolve::workspace_without_config(g)?;
     if let Some(host) = a.host {
+        if let Some(w) = init::binary_warning(host) {
+            printer.report(&format!("warning: {w}\n"));
+        }
         let wiring = init::host(&ws, host, a.force)?;
         say_wiring(&ws, printer, host, &wiring);
     } else if let Some(profile) = g.profile {
@@ -38,9 +41,6 @@ fn say_wiring(
     host: HostKind,
     wiring: &init::Wiring,
 ) {
-    if let Some(w) = &wiring.binary_warning {
-        printer.report(&format!("warning: {w}\n"));
-    }
     for c in &wiring.conflicts {
         printer.report(&format!("warning: {c}\n"));
     }
