@@ -42,9 +42,7 @@ pub fn preview(
     } = crate::ops::render::prepare(ws, s, source, caps, again)?;
     let prompt = if compiled.status == Status::Ready {
         let job = Job::new(ws, s, &compiled, lang, caps);
-        let mut out = Vec::new();
-        render::render_to_with(&job, &template()?, &mut out, ahead)?;
-        Some(String::from_utf8_lossy(&out).into_owned())
+        Some(render::render_template_string(&job, &template()?, ahead)?)
     } else {
         None
     };

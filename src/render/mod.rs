@@ -213,13 +213,18 @@ impl<'a> Job<'a> {
 
 /// Renders template `name` into a string (for JSON answers and the hooks).
 pub fn render_string(job: &Job<'_>, name: &str) -> Result<String> {
-    render_template_string(job, &Template::resolve(job.ws, name, job.lang)?)
+    render_template_string(job, &Template::resolve(job.ws, name, job.lang)?, None)
 }
 
-/// Renders `template` into a string.
-pub fn render_template_string(job: &Job<'_>, template: &Template) -> Result<String> {
+/// Renders `template` into a string, with the excerpts `ahead` read while the compile
+/// finished, when there are.
+pub fn render_template_string(
+    job: &Job<'_>,
+    template: &Template,
+    ahead: Option<ReadAhead>,
+) -> Result<String> {
     let mut buf = Vec::new();
-    render_to_with(job, template, &mut buf, None)?;
+    render_to_with(job, template, &mut buf, ahead)?;
     Ok(String::from_utf8_lossy(&buf).into_owned())
 }
 
