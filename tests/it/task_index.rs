@@ -41,20 +41,7 @@ const TEXT: &str =
     "Accounts should lock after failed logins; the lockout window is configurable.\n";
 
 fn run(repo: &Repo, extra: &[&str]) -> Output {
-    let out = repo
-        .curate()
-        .args([
-            "--role",
-            "worker",
-            "--change",
-            "fix-lockout",
-            "--stdout",
-            "--task-text",
-            "-",
-        ])
-        .args(extra)
-        .stdin(TEXT.as_bytes())
-        .run();
+    let out = crate::task_words::with_text(repo, TEXT, extra);
     assert_eq!(out.code, 0, "{}", out.stderr);
     out
 }

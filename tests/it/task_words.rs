@@ -31,7 +31,8 @@ fn entries(manifest: &str, kind: &str) -> Vec<serde_json::Value> {
         .collect()
 }
 
-fn with_text(repo: &Repo, text: &str, extra: &[&str]) -> crate::Output {
+/// A compile of worker on `fix-lockout` with `text` as `--task-text -`, the manifest on stdout.
+pub(crate) fn with_text(repo: &Repo, text: &str, extra: &[&str]) -> crate::Output {
     repo.curate()
         .args([
             "--role",
