@@ -24,7 +24,7 @@ mod caches;
 mod fates;
 mod lock;
 mod result;
-mod task;
+pub mod task;
 
 pub use author::AUTHOR_KIND;
 pub use caches::{VERDICTS_FROM, known_files, token_cache, verdict_cache};
@@ -461,10 +461,12 @@ fn with_related(
         change: scope.change.to_owned(),
         ignore: scope.ignore,
         manifest: ws.config.manifest.clone(),
-        owned: owned.clone(),
-        budget: s.related,
         max_file_size: s.max_file_size,
         encoding: ws.encoding,
+        asking: related::ask::Asking::Related {
+            owned: owned.clone(),
+            budget: s.related,
+        },
     };
     // A watcher's answer is the list this run would make (docs/budgets.md#related-files).
     let asked = dir.as_deref().map_or(related::ask::Asked::Nobody, |d| {
@@ -479,12 +481,12 @@ fn with_related(
         );
     }
     let found = match asked {
-        related::ask::Asked::Answered(found) => {
+        related::ask::Asked::Answered(answer) => {
             ledger.notes.push(
                 Note::info("--related: answered by `curate watch` (files not stamped)".to_owned())
                     .report_only(),
             );
-            found
+            answer.found
         }
         related::ask::Asked::Nobody | related::ask::Asked::Failed(_) => {
             // The index loads while the tree is walked.

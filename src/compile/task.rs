@@ -10,6 +10,7 @@ use super::{
 /// The files the task's text names or talks about (docs/selection.md), added as
 /// `referenced` (medium) and `related` (low) entries within `s.task_tokens`. The text: the
 /// change's own documents, the task file's title, description and criteria, `--task-text`.
+/// A `curate watch` of the repository answers in the place of the walk and the ranking.
 pub(super) fn with_task_words(
     ws: &Workspace,
     universe: &Universe<'_, '_>,
@@ -21,36 +22,36 @@ pub(super) fn with_task_words(
     if s.task_tokens == 0 {
         return Ok(candidates);
     }
-    let rules = admit::rules()?;
-    let texts = task_texts(ws, universe.scope, s, universe.get()?, rules);
-    if texts.is_empty() {
-        return Ok(candidates);
-    }
-    let mut skip: std::collections::BTreeSet<String> =
-        candidates.iter().map(|c| c.path.clone()).collect();
-    skip.extend(texts.iter().map(|t| t.source.clone()));
-    let precedents = precedents(ws, s, universe.get()?, rules);
-    // The files' words as last read, kept as the `--related` index is: a cache, whose failed
-    // save changes nothing else.
-    let terms = crate::stages::related::Terms::open(
-        super::cache_dir(ws),
-        &ws.root,
-        &task_words::rank::words_of(),
-    );
-    let found = task_words::select(&task_words::Inputs {
-        root: &ws.root,
-        universe: universe.get()?,
-        texts: &texts,
-        precedents: &precedents,
-        skip: &skip,
+    let asked = Asked {
+        scope: universe.scope,
+        texts: own_texts(s),
+        skip: candidates.iter().map(|c| c.path.clone()).collect(),
         budget: s.task_tokens,
         max_file_size: s.max_file_size,
-        rules,
-        counter,
-        terms: &terms,
-        cache: super::cache_dir(ws),
-    });
-    let _ = terms.save(universe.get()?);
+    };
+    let dir = super::cache_dir(ws);
+    let found = match ask_watcher(ws, dir.as_deref(), &asked, ledger) {
+        // No text: nothing to select, nothing to say.
+        Some((0, _)) => return Ok(candidates),
+        Some((_, found)) => found,
+        None => {
+            let walked = universe.get()?;
+            let texts = texts_of(&asked, walked)?;
+            if texts.is_empty() {
+                return Ok(candidates);
+            }
+            let terms = crate::stages::related::Terms::open(
+                dir.clone(),
+                &ws.root,
+                &task_words::rank::words_of(),
+            );
+            let found = select(&asked, &texts, walked, counter, &terms, dir)?;
+            // The word index is a cache, as the `--related` index is: a failed save changes
+            // nothing else.
+            let _ = terms.save(walked);
+            found
+        }
+    };
     let named = found.iter().filter(|f| f.kind == "referenced").count();
     let tokens: u64 = found.iter().map(|f| f.tokens).sum();
     ledger.notes.push(
@@ -70,7 +71,7 @@ pub(super) fn with_task_words(
             } else {
                 Priority::Low
             },
-            kind: f.kind.to_owned(),
+            kind: f.kind.into_owned(),
             sections: f.sections,
             reason: Some(f.reason),
             origin: Origin::TaskWords(f.score),
@@ -80,15 +81,110 @@ pub(super) fn with_task_words(
     Ok(candidates)
 }
 
-/// The texts that describe the task: `--task-text`, the task file's words, and the
-/// change's own documents (read through admission; curate's own files left out).
-pub(super) fn task_texts(
+/// What `curate watch` answers for `a`, when one answers: how many texts it read, and the
+/// files (`None`: rank here; a watcher that gave no answer is a warning).
+fn ask_watcher(
     ws: &Workspace,
-    scope: &Scope<'_>,
-    s: &CompileSettings,
+    dir: Option<&std::path::Path>,
+    a: &Asked<'_>,
+    ledger: &mut Ledger,
+) -> Option<(u32, Vec<task_words::Found>)> {
+    use crate::stages::related::ask::{Asked as Reply, Asking, Question, VERSION, ask};
+    let dir = dir?;
+    let q = Question {
+        version: VERSION.to_owned(),
+        root: ws.root.to_string_lossy().into_owned(),
+        changes_root: a.scope.changes_root.to_owned(),
+        change: a.scope.change.to_owned(),
+        ignore: a.scope.ignore,
+        manifest: ws.config.manifest.clone(),
+        max_file_size: a.max_file_size,
+        encoding: ws.encoding,
+        asking: Asking::Task {
+            texts: a.texts.clone(),
+            skip: a.skip.clone(),
+            budget: a.budget,
+        },
+    };
+    match ask(dir, &q) {
+        Reply::Answered(answer) => {
+            ledger.notes.push(
+                Note::info(
+                    "the task's words: answered by `curate watch` (files not stamped)".to_owned(),
+                )
+                .report_only(),
+            );
+            Some((answer.texts, answer.task))
+        }
+        Reply::Failed(why) => {
+            ledger.notes.push(
+                Note::warning(format!(
+                    "the task's words: `curate watch` gave no answer ({why}): ranked without it"
+                ))
+                .report_only(),
+            );
+            None
+        }
+        Reply::Nobody => None,
+    }
+}
+
+/// A selection from the task's words, as a compile or `curate watch` asks it.
+pub struct Asked<'a> {
+    pub scope: &'a Scope<'a>,
+    /// The compile's own texts ([`own_texts`]); the change's documents are read here.
+    pub texts: Vec<task_words::Text>,
+    /// The files selected already.
+    pub skip: Vec<String>,
+    pub budget: u64,
+    pub max_file_size: u64,
+}
+
+/// Every text that describes the task of `a`: the compile's own and the change's
+/// documents in `universe`.
+pub fn texts_of(a: &Asked<'_>, universe: &[String]) -> Result<Vec<task_words::Text>> {
+    let mut texts = a.texts.clone();
+    texts.extend(documents(
+        a.scope,
+        a.max_file_size,
+        universe,
+        admit::rules()?,
+    ));
+    Ok(texts)
+}
+
+/// The files `texts` (of `a`, [`texts_of`]) name or talk about, ranked over `universe`
+/// (every file a selection may name, sorted), their words from `terms`.
+pub fn select(
+    a: &Asked<'_>,
+    texts: &[task_words::Text],
     universe: &[String],
-    rules: &crate::trust::secrets::ContentRules,
-) -> Vec<task_words::Text> {
+    counter: &dyn TokenCounter,
+    terms: &crate::stages::related::Terms,
+    cache: Option<std::path::PathBuf>,
+) -> Result<Vec<task_words::Found>> {
+    let rules = admit::rules()?;
+    let mut skip: std::collections::BTreeSet<String> = a.skip.iter().cloned().collect();
+    skip.extend(texts.iter().map(|t| t.source.clone()));
+    let precedents = precedents(a.scope, a.max_file_size, universe, rules);
+    Ok(task_words::select(&task_words::Inputs {
+        root: a.scope.root,
+        universe,
+        texts,
+        precedents: &precedents,
+        skip: &skip,
+        budget: a.budget,
+        max_file_size: a.max_file_size,
+        rules,
+        counter,
+        terms,
+        cache,
+    }))
+}
+
+/// The texts the compile has of its own: `--task-text` and the task file's title,
+/// description and criteria.
+fn own_texts(s: &CompileSettings) -> Vec<task_words::Text> {
     let mut texts = Vec::new();
     if !s.task_text.trim().is_empty() {
         texts.push(task_words::Text {
@@ -113,36 +209,44 @@ pub(super) fn task_texts(
             text,
         });
     }
-    let folder = format!("{}/{}/", ws.changes_root, s.change);
-    let documents = under(universe, &folder)
+    texts
+}
+
+/// The change's own documents (read through admission; curate's own files left out).
+fn documents(
+    scope: &Scope<'_>,
+    max_file_size: u64,
+    universe: &[String],
+    rules: &crate::trust::secrets::ContentRules,
+) -> Vec<task_words::Text> {
+    let folder = format!("{}/{}/", scope.changes_root, scope.change);
+    under(universe, &folder)
         .iter()
         .filter(|p| !scope.is_own_file(p) && is_document(p))
-        .take(MAX_TASK_DOCUMENTS);
-    for p in documents {
-        if let Some(text) = read_text(ws, s, rules, p) {
-            texts.push(task_words::Text {
+        .take(MAX_TASK_DOCUMENTS)
+        .filter_map(|p| {
+            Some(task_words::Text {
                 source: p.clone(),
                 dir: p.rsplit_once('/').map(|(d, _)| d.to_owned()),
-                text,
-            });
-        }
-    }
-    texts
+                text: read_text(scope.root, max_file_size, rules, p)?,
+            })
+        })
+        .collect()
 }
 
 /// The workspace's other changes that keep a list of files (`*.jsonl` in their folder or
 /// its `analysis/`: Trellis' `implement.jsonl`, curate's manifests), with their text (their
-/// documents, as [`task_texts`] reads this change's) and the files their lists name (a
+/// documents, as [`documents`] reads this change's) and the files their lists name (a
 /// row's `file` or `path`, in the universe, outside the change's own folder).
 fn precedents(
-    ws: &Workspace,
-    s: &CompileSettings,
+    scope: &Scope<'_>,
+    max_file_size: u64,
     universe: &[String],
     rules: &crate::trust::secrets::ContentRules,
 ) -> Vec<task_words::precedent::Precedent> {
     use rayon::prelude::*;
-    let root = format!("{}/", ws.changes_root);
-    let own = format!("{root}{}/", s.change);
+    let root = format!("{}/", scope.changes_root);
+    let own = format!("{root}{}/", scope.change);
     let mut folders: std::collections::BTreeMap<String, Vec<&String>> =
         std::collections::BTreeMap::new();
     for list in under(universe, &root).iter().filter(|p| {
@@ -159,7 +263,7 @@ fn precedents(
             folders.entry(folder.to_owned()).or_default().push(list);
         }
     }
-    let read = |p: &str| read_text(ws, s, rules, p);
+    let read = |p: &str| read_text(scope.root, max_file_size, rules, p);
     let in_universe = |p: &str| universe.binary_search_by(|u| u.as_str().cmp(p)).is_ok();
     let folders: Vec<(String, Vec<&String>)> = folders.into_iter().take(MAX_PRECEDENTS).collect();
     folders
@@ -202,13 +306,13 @@ fn precedents(
 
 /// The text of the repository file `path`, when admission lets it in (lossy UTF-8).
 fn read_text(
-    ws: &Workspace,
-    s: &CompileSettings,
+    root: &std::path::Path,
+    max_file_size: u64,
     rules: &crate::trust::secrets::ContentRules,
     path: &str,
 ) -> Option<String> {
     let rp = RepoPath::new(path).ok()?;
-    let bytes = admit::admit(&ws.root, &rp, s.max_file_size, rules).ok()?;
+    let bytes = admit::admit(root, &rp, max_file_size, rules).ok()?;
     Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 

@@ -23,9 +23,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, Result};
-use crate::stages::related::ask::{Answer, Question, is_repo_path};
+use crate::stages::related::ask::{Answer, Asking, Question, is_repo_path};
 #[cfg(target_os = "linux")]
-use crate::stages::related::{Found, Index, Listings, Unchanged};
+use crate::stages::related::{Index, Listings, Terms, Unchanged};
 
 /// What the watcher tells its user on the way (on stderr, by the front-end).
 #[derive(Debug, Clone, Copy)]
@@ -83,9 +83,8 @@ fn join(dir: &str, name: &str) -> String {
 /// The watcher's answer to one question that is not for it.
 fn refusal(why: String) -> Answer {
     Answer {
-        version: crate::stages::related::ask::VERSION.to_owned(),
-        found: Vec::new(),
         error: Some(why),
+        ..Answer::empty()
     }
 }
 
@@ -102,8 +101,20 @@ fn check_question(q: &Question, root: &Path) -> std::result::Result<(), String> 
         return Err("a question for another repository".to_owned());
     }
     // What a compile sends is checked there; a question from elsewhere is checked here.
-    if let Some(bad) = q.owned.iter().find(|p| !is_repo_path(p)) {
-        return Err(format!("owned path {bad:?} is not a repository path"));
+    let (named, what) = match &q.asking {
+        Asking::Related { owned, .. } => (owned, "owned"),
+        Asking::Task { skip, texts, .. } => {
+            if let Some(bad) = texts
+                .iter()
+                .find_map(|t| t.dir.as_ref().filter(|d| !is_repo_path(d)))
+            {
+                return Err(format!("text folder {bad:?} is not a repository path"));
+            }
+            (skip, "selected")
+        }
+    };
+    if let Some(bad) = named.iter().find(|p| !is_repo_path(p)) {
+        return Err(format!("{what} path {bad:?} is not a repository path"));
     }
     if !q.changes_root.is_empty() && !is_repo_path(&q.changes_root) {
         return Err("the changes root is not a repository path".to_owned());
@@ -138,8 +149,8 @@ mod linux {
     use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
 
     use super::{
-        Answer, Arc, Dirty, Error, Found, HashMap, HashSet, Index, Listings, Mutex, Path, PathBuf,
-        Question, Result, Told, Unchanged, check_question, join, parent, refusal,
+        Answer, Arc, Asking, Dirty, Error, HashMap, HashSet, Index, Listings, Mutex, Path, PathBuf,
+        Question, Result, Terms, Told, Unchanged, check_question, join, parent, refusal,
     };
     use crate::stages::expand::{OwnFiles, Scope};
 
@@ -277,6 +288,8 @@ mod linux {
         last_ok: u64,
         listings: Listings,
         index: Index,
+        /// The word index of the task's words, opened at the first such question.
+        terms: Option<Terms>,
         universes: Vec<(ScopeKey, u64, Arc<Vec<String>>)>,
         /// The repository's folder was removed or moved: the watcher stops.
         gone: bool,
@@ -336,6 +349,7 @@ mod linux {
             last_ok: 0,
             listings: Listings::open(dir.clone(), root),
             index: Index::open(dir, root),
+            terms: None,
             universes: Vec::new(),
             gone: false,
             git: HashMap::default(),
@@ -625,6 +639,9 @@ mod linux {
             watches.pending = again;
             self.settled = Arc::new(HashSet::default());
             self.dirty = Dirty::default();
+            if let Some(terms) = &mut self.terms {
+                terms.forget_watched();
+            }
             self.universes.clear();
             self.shape += 1;
         }
@@ -646,14 +663,22 @@ mod linux {
                         let started = std::time::Instant::now();
                         let answer = self.rank(&q, tell);
                         if answer.error.is_none() {
-                            tell(Told::Answered(&format!(
-                                "curate watch: change {}: {} related file{} for {} owned, {} ms\n",
-                                q.change,
-                                answer.found.len(),
-                                if answer.found.len() == 1 { "" } else { "s" },
-                                q.owned.len(),
-                                started.elapsed().as_millis()
-                            )));
+                            let ms = started.elapsed().as_millis();
+                            tell(Told::Answered(&match &q.asking {
+                                Asking::Related { owned, .. } => format!(
+                                    "curate watch: change {}: {} related file{} for {} owned, {ms} ms\n",
+                                    q.change,
+                                    answer.found.len(),
+                                    if answer.found.len() == 1 { "" } else { "s" },
+                                    owned.len(),
+                                ),
+                                Asking::Task { .. } => format!(
+                                    "curate watch: change {}: {} file{} from the task's words, {ms} ms\n",
+                                    q.change,
+                                    answer.task.len(),
+                                    if answer.task.len() == 1 { "" } else { "s" },
+                                ),
+                            }));
                         }
                         answer
                     }
@@ -705,20 +730,20 @@ mod linux {
                 dirty: std::mem::take(&mut self.dirty),
                 watches: Arc::clone(&self.watches),
             });
+            // Every run, whatever it asks: what changed since the last is trusted no more.
+            if let Some(terms) = &mut self.terms {
+                terms.watched_by(Arc::clone(&vouch) as Arc<dyn Unchanged>);
+            }
             let ranked = self.rank_with(q, &vouch);
             self.watches
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .in_run = false;
             match ranked {
-                Ok(found) => {
+                Ok(answer) => {
                     self.last_ok = run;
                     self.report_refused(tell);
-                    Answer {
-                        version: crate::stages::related::ask::VERSION.to_owned(),
-                        found,
-                        error: None,
-                    }
+                    answer
                 }
                 Err(e) => {
                     self.unsettle_all();
@@ -727,56 +752,112 @@ mod linux {
             }
         }
 
-        fn rank_with(&mut self, q: &Question, vouch: &Arc<Vouch>) -> Result<Vec<Found>> {
+        /// Answers `q`, taking as kept what the events vouch for.
+        fn rank_with(&mut self, q: &Question, vouch: &Arc<Vouch>) -> Result<Answer> {
+            let universe = self.universe(q, vouch)?;
+            let cache =
+                crate::util::cache::DigestCache::open(Some(self.cache_dir.clone()), q.encoding);
+            let fast = crate::stages::tokens::Fast(q.encoding);
+            let counter = crate::stages::tokens::Cached::new(&cache, &fast);
+            let mut answer = Answer::empty();
+            match &q.asking {
+                Asking::Related { owned, budget } => {
+                    answer.found =
+                        crate::stages::related::related(&crate::stages::related::Inputs {
+                            root: &self.root,
+                            universe: &universe,
+                            owned: owned.clone(),
+                            budget: *budget,
+                            max_file_size: q.max_file_size,
+                            rules: crate::trust::admit::rules()?,
+                            counter: &counter,
+                            index: &self.index,
+                            unchanged: Some(&**vouch),
+                        });
+                }
+                Asking::Task {
+                    texts,
+                    skip,
+                    budget,
+                } => {
+                    use crate::compile::task;
+                    let scope = Scope {
+                        root: &self.root,
+                        changes_root: &q.changes_root,
+                        change: &q.change,
+                        ignore: q.ignore,
+                        own: OwnFiles::new(&q.manifest, &q.changes_root, &q.change),
+                    };
+                    let asked = task::Asked {
+                        scope: &scope,
+                        texts: texts.clone(),
+                        skip: skip.clone(),
+                        budget: *budget,
+                        max_file_size: q.max_file_size,
+                    };
+                    let texts = task::texts_of(&asked, &universe)?;
+                    answer.texts = u32::try_from(texts.len()).unwrap_or(u32::MAX);
+                    if !texts.is_empty() {
+                        let terms = self.terms.get_or_insert_with(|| {
+                            let mut terms = Terms::open(
+                                Some(self.cache_dir.clone()),
+                                &self.root,
+                                &crate::stages::task_words::rank::words_of(),
+                            );
+                            terms.watched_by(Arc::clone(vouch) as Arc<dyn Unchanged>);
+                            terms
+                        });
+                        answer.task = task::select(
+                            &asked,
+                            &texts,
+                            &universe,
+                            &counter,
+                            terms,
+                            Some(self.cache_dir.clone()),
+                        )?;
+                        if let Some(next) = terms.save_next(&universe) {
+                            *terms = next;
+                        }
+                    }
+                }
+            }
+            let _ = cache.save();
+            Ok(answer)
+        }
+
+        /// Every file a ranking for `q` may name: the walk kept for its scope while no
+        /// folder's entries changed, or walked again with the listings the events vouch for.
+        fn universe(&mut self, q: &Question, vouch: &Arc<Vouch>) -> Result<Arc<Vec<String>>> {
             let key: ScopeKey = (
                 q.changes_root.clone(),
                 q.change.clone(),
                 q.ignore,
                 q.manifest.clone(),
             );
-            let kept = self
+            if let Some((_, _, u)) = self
                 .universes
                 .iter()
                 .find(|(k, shape, _)| *k == key && *shape == self.shape)
-                .map(|(_, _, u)| Arc::clone(u));
-            let universe = if let Some(u) = kept {
-                u
-            } else {
-                let scope = Scope {
-                    root: &self.root,
-                    changes_root: &q.changes_root,
-                    change: &q.change,
-                    ignore: q.ignore,
-                    own: OwnFiles::new(&q.manifest, &q.changes_root, &q.change),
-                };
-                let shape = self.shape;
-                self.listings.begin(Arc::clone(vouch) as Arc<dyn Unchanged>);
-                let walked = crate::compile::related_universe(&scope, &self.listings);
-                self.listings.end();
-                self.walked = true;
-                let walked = Arc::new(walked?);
-                self.universes.retain(|(k, _, _)| *k != key);
-                self.universes.insert(0, (key, shape, Arc::clone(&walked)));
-                self.universes.truncate(UNIVERSES);
-                walked
-            };
-            let cache =
-                crate::util::cache::DigestCache::open(Some(self.cache_dir.clone()), q.encoding);
-            let fast = crate::stages::tokens::Fast(q.encoding);
-            let counter = crate::stages::tokens::Cached::new(&cache, &fast);
-            let found = crate::stages::related::related(&crate::stages::related::Inputs {
+            {
+                return Ok(Arc::clone(u));
+            }
+            let scope = Scope {
                 root: &self.root,
-                universe: &universe,
-                owned: q.owned.clone(),
-                budget: q.budget,
-                max_file_size: q.max_file_size,
-                rules: crate::trust::admit::rules()?,
-                counter: &counter,
-                index: &self.index,
-                unchanged: Some(&**vouch),
-            });
-            let _ = cache.save();
-            Ok(found)
+                changes_root: &q.changes_root,
+                change: &q.change,
+                ignore: q.ignore,
+                own: OwnFiles::new(&q.manifest, &q.changes_root, &q.change),
+            };
+            let shape = self.shape;
+            self.listings.begin(Arc::clone(vouch) as Arc<dyn Unchanged>);
+            let walked = crate::compile::related_universe(&scope, &self.listings);
+            self.listings.end();
+            self.walked = true;
+            let walked = Arc::new(walked?);
+            self.universes.retain(|(k, _, _)| *k != key);
+            self.universes.insert(0, (key, shape, Arc::clone(&walked)));
+            self.universes.truncate(UNIVERSES);
+            Ok(walked)
         }
 
         /// Says once that the kernel refused a watch (its limit, most often).

@@ -12,7 +12,7 @@ use crate::{Output, Repo};
 
 /// A repository with no workflow, its files last modified a day ago (so the index keeps
 /// them).
-fn aged() -> Repo {
+pub(crate) fn aged() -> Repo {
     let repo = Repo::empty();
     repo.write("README.md", "# Demo\n\nA demo service.\n")
         .write(
@@ -37,7 +37,7 @@ fn aged() -> Repo {
     repo
 }
 
-const TEXT: &str =
+pub(crate) const TEXT: &str =
     "Accounts should lock after failed logins; the lockout window is configurable.\n";
 
 fn run(repo: &Repo, extra: &[&str]) -> Output {
@@ -47,7 +47,7 @@ fn run(repo: &Repo, extra: &[&str]) -> Output {
 }
 
 /// The files of the manifest selected as `related`, in order.
-fn related(out: &Output) -> Vec<String> {
+pub(crate) fn related(out: &Output) -> Vec<String> {
     out.stdout
         .lines()
         .filter(|l| l.starts_with('{'))

@@ -178,6 +178,77 @@ fn the_watchers_answer_is_the_runs_and_follows_every_change() {
 }
 
 #[test]
+fn the_watchers_answer_to_the_task_words_is_the_runs_and_follows_every_change() {
+    use crate::task_index::{TEXT, aged, related};
+    let repo = aged();
+    let _w = watch(&repo);
+    let run = |extra: &[&str]| {
+        let out = crate::task_words::with_text(&repo, TEXT, extra);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        out
+    };
+    // The watcher's answer, and the same bytes from a run that asks nobody.
+    let as_alone = |what: &str| {
+        let watched = run(&["-v"]);
+        assert!(
+            watched
+                .stderr
+                .contains("the task's words: answered by `curate watch`"),
+            "{what}: not answered by the watcher:\n{}",
+            watched.stderr
+        );
+        let alone = run(&["--no-cache", "-v"]);
+        assert!(!alone.stderr.contains(ANSWERED), "{}", alone.stderr);
+        assert_eq!(
+            watched.stdout, alone.stdout,
+            "{what}: the watcher's answer differs"
+        );
+        watched
+    };
+    // The first run stamps everything, the next ones take what the events vouch for.
+    assert_eq!(related(&as_alone("first run")), ["docs/auth.md"]);
+    assert_eq!(related(&as_alone("second run")), ["docs/auth.md"]);
+
+    // Written in place with new words, its modification time put back: the event tells.
+    repo.write(
+        "docs/deploy.md",
+        "# Lockout\n\nAccounts lock; failed logins.\n",
+    );
+    set_mtime(&repo.root.join("docs/deploy.md"), past());
+    let out = as_alone("a file written in place");
+    assert!(
+        related(&out).contains(&"docs/deploy.md".to_owned()),
+        "{}",
+        out.stdout
+    );
+
+    // A file that came to hold a secret: neither selected nor served, never printed.
+    let key = "aws_access_key_id = AKIA4Q7ZK2M5XWT3RJ6L\naws_secret_access_key = \"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\"\n";
+    let text = format!("{}{key}", repo.read("docs/auth.md"));
+    repo.write("docs/auth.md", &text);
+    set_mtime(&repo.root.join("docs/auth.md"), past());
+    let out = as_alone("a file that came to hold a secret");
+    assert!(
+        !related(&out).contains(&"docs/auth.md".to_owned()),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.all().contains("AKIA4Q7ZK2M5XWT3RJ6L"));
+
+    // A new file in a new folder.
+    repo.write(
+        "guides/lockout.md",
+        "# Lockout\n\nFailed logins lock accounts.\n",
+    );
+    let out = as_alone("a file added in a new folder");
+    assert!(
+        related(&out).contains(&"guides/lockout.md".to_owned()),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
 fn a_second_watcher_is_refused_and_the_socket_goes_with_the_process() {
     let repo = aged_fixture();
     let mut w = watch(&repo);
@@ -217,24 +288,35 @@ fn a_second_watcher_is_refused_and_the_socket_goes_with_the_process() {
 fn a_question_that_is_not_one_is_answered_with_an_error_and_the_watcher_goes_on() {
     let repo = aged_fixture();
     let w = watch(&repo);
-    let question = |owned: &str, root: &str| {
+    let question = |asking: serde_json::Value, root: &str| {
         serde_json::json!({
-            "version": concat!(env!("CARGO_PKG_VERSION"), "/related-1"),
+            "version": concat!(env!("CARGO_PKG_VERSION"), "/related-2"),
             "root": root, "changes_root": "changes", "change": "add-auth", "ignore": true,
             "manifest": "{changes}/{change}/analysis/{role}-context.jsonl",
-            "owned": [owned], "budget": 3000, "max_file_size": 0, "encoding": "o200k_base"
+            "max_file_size": 0, "encoding": "o200k_base", "asking": asking
         })
         .to_string()
     };
+    let related =
+        |owned: &str| serde_json::json!({"kind": "related", "owned": [owned], "budget": 3000});
     let root = repo.root.to_string_lossy().into_owned();
-    let outside = question("../../../etc/passwd", &root);
-    let other_repo = question("src/auth/login.ts", "/");
+    let outside = question(related("../../../etc/passwd"), &root);
+    let other_repo = question(related("src/auth/login.ts"), "/");
+    // The task's words: a text whose links start outside, a selected file outside.
+    let task = |dir: &str, skip: &str| {
+        serde_json::json!({"kind": "task", "budget": 3000, "skip": [skip],
+            "texts": [{"source": "--task-text", "dir": dir, "text": "see [x](../../etc/passwd)"}]})
+    };
+    let text_outside = question(task("../..", "src/a.ts"), &root);
+    let skip_outside = question(task("docs", "/etc/passwd"), &root);
     for junk in [
         &b"not json\n"[..],
-        b"{\"version\":\"0.0.0/related-1\"}\n",
+        b"{\"version\":\"0.0.0/related-2\"}\n",
         b"",
         outside.as_bytes(),
         other_repo.as_bytes(),
+        text_outside.as_bytes(),
+        skip_outside.as_bytes(),
     ] {
         let mut s = std::os::unix::net::UnixStream::connect(&w.socket).unwrap();
         s.write_all(junk).unwrap();

@@ -1,7 +1,8 @@
-//! Asking `curate watch` (docs/budgets.md#related-files): a compile with `--related` sends
-//! its question to the process that watches the repository, over a Unix socket in the cache
-//! folder, and takes its answer when one comes; otherwise it ranks as any run does. The
-//! answer is the same [`Found`] list the compile would have made itself.
+//! Asking `curate watch` (docs/budgets.md#related-files): a compile with `--related`, or
+//! with the task's words (docs/selection.md), sends its question to the process that watches
+//! the repository, over a Unix socket in the cache folder, and takes its answer when one
+//! comes; otherwise it ranks as any run does. The answer is the same list the compile would
+//! have made itself ([`Found`], [`task_words::Found`]).
 //!
 //! The socket is `watch-<12 hex digits of the root's sha256>.sock`: one watcher a
 //! repository and cache folder. A socket that is not this user's is never connected to;
@@ -14,9 +15,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::Found;
+use crate::stages::task_words;
 
 /// The protocol's version: a watcher of another answers nothing.
-pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "/related-1");
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "/related-2");
 /// At most this many bytes a question or an answer.
 pub const MAX_BYTES: u64 = 16 * 1024 * 1024;
 
@@ -32,21 +34,55 @@ pub struct Question {
     pub change: String,
     pub ignore: bool,
     pub manifest: String,
-    pub owned: Vec<String>,
-    /// `--related`'s token budget.
-    pub budget: u64,
     pub max_file_size: u64,
     pub encoding: crate::model::Encoding,
+    pub asking: Asking,
 }
 
-/// What the watcher answers: the related files, or why not.
+/// Which ranking a question asks for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Asking {
+    /// `--related`: the files around the owned ones, within `budget` tokens.
+    Related { owned: Vec<String>, budget: u64 },
+    /// The task's words: the files the texts name or talk about, within `budget` tokens.
+    /// `texts` are the compile's own (`--task-text`, the task file); the change's documents
+    /// and the other changes' lists the watcher reads itself. `skip`: the files selected
+    /// already.
+    Task {
+        texts: Vec<task_words::Text>,
+        skip: Vec<String>,
+        budget: u64,
+    },
+}
+
+/// What the watcher answers: the related files, or the task's, or why not.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Answer {
     pub version: String,
     #[serde(default)]
     pub found: Vec<Found>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub task: Vec<task_words::Found>,
+    /// For the task's words: how many texts describe the task (none: nothing to select).
+    #[serde(default)]
+    pub texts: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+impl Answer {
+    /// An answer of this version's with no file.
+    #[must_use]
+    pub fn empty() -> Answer {
+        Answer {
+            version: VERSION.to_owned(),
+            found: Vec::new(),
+            task: Vec::new(),
+            texts: 0,
+            error: None,
+        }
+    }
 }
 
 /// The socket of the watcher of the repository at `root` (canonical), in the cache folder.
@@ -92,8 +128,8 @@ pub enum Asked {
     /// No watcher of this user's takes connections (no socket, or one left by a watcher
     /// that ended): nothing to say.
     Nobody,
-    /// The related files, as the compile would have found them.
-    Answered(Vec<Found>),
+    /// The files, as the compile would have found them.
+    Answered(Answer),
     /// A watcher took the question but gave no answer the compile can take: why.
     Failed(String),
 }
@@ -133,24 +169,34 @@ pub fn is_repo_path(p: &str) -> bool {
     crate::model::paths::is_normal(p) && crate::model::paths::RepoPath::new(p).is_ok()
 }
 
-/// The answer's files, when it is this version's and every path is a normal repository
-/// path with sections that are line pairs.
+/// The answer, when it is this version's, answers what was asked, and every path is a
+/// normal repository path with sections that are line pairs (the whole file, too, for the
+/// task's words).
 fn taken(q: &Question, a: Answer) -> Asked {
+    use crate::model::Sections;
     if a.version != q.version {
         return Asked::Failed(format!("it is curate {}", a.version));
     }
     if let Some(why) = a.error {
         return Asked::Failed(why);
     }
-    let fits = |f: &Found| {
+    let pairs = |r: &[crate::model::Range]| r.iter().all(|[a, b]| 1 <= *a && a <= b);
+    let related =
+        |f: &Found| is_repo_path(&f.path) && matches!(&f.sections, Sections::Ranges(r) if pairs(r));
+    let task = |f: &task_words::Found| {
         is_repo_path(&f.path)
             && match &f.sections {
-                crate::model::Sections::Ranges(r) => r.iter().all(|[a, b]| 1 <= *a && a <= b),
-                _ => false,
+                Sections::Ranges(r) => pairs(r),
+                Sections::Whole => true,
+                Sections::Anchored { .. } => false,
             }
     };
-    if a.found.iter().all(fits) {
-        Asked::Answered(a.found)
+    let answers = match q.asking {
+        Asking::Related { .. } => a.task.is_empty() && a.found.iter().all(related),
+        Asking::Task { .. } => a.found.is_empty() && a.task.iter().all(task),
+    };
+    if answers {
+        Asked::Answered(a)
     } else {
         Asked::Failed("its answer names a path or lines that are none".to_owned())
     }

@@ -88,6 +88,19 @@ pub struct Terms {
     entries: Vec<Loaded>,
     /// The files read in this run, with their stamp after the read.
     fresh: Mutex<Vec<(String, Stamp, Counted)>>,
+    /// In a process that stays (`curate watch`): what it knows did not change.
+    watch: Option<Watch>,
+}
+
+/// What `curate watch` vouches for ([`Terms::watched_by`]).
+#[derive(Debug)]
+struct Watch {
+    unchanged: std::sync::Arc<dyn super::Unchanged>,
+    /// Files whose kept entry was found to be the file's own (stamped, or read) by a run of
+    /// this process, and not changed since, as far as the events told.
+    trusted: std::collections::HashSet<String>,
+    /// Files found so in this run.
+    checked: Mutex<Vec<String>>,
 }
 
 impl Terms {
@@ -112,7 +125,27 @@ impl Terms {
             vocab,
             entries,
             fresh: Mutex::new(Vec::new()),
+            watch: None,
         }
+    }
+
+    /// Starts a run in a process that stays: a file this process found as kept, that
+    /// `unchanged` still vouches for, is taken as kept without its stamp; the others are
+    /// stamped as in any run.
+    pub fn watched_by(&mut self, unchanged: std::sync::Arc<dyn super::Unchanged>) {
+        self.started = SystemTime::now();
+        let mut trusted = self.watch.take().map(|w| w.trusted).unwrap_or_default();
+        trusted.retain(|p| unchanged.file(p));
+        self.watch = Some(Watch {
+            unchanged,
+            trusted,
+            checked: Mutex::new(Vec::new()),
+        });
+    }
+
+    /// Trusts nothing a run of this process found (an overflow of the kernel's events).
+    pub fn forget_watched(&mut self) {
+        self.watch = None;
     }
 
     /// True when files are served and kept.
@@ -142,8 +175,18 @@ impl Terms {
             .binary_search_by(|e| e.path.as_str().cmp(path))
             .ok()?;
         let e = &self.entries[at];
+        if let Some(w) = &self.watch
+            && w.trusted.contains(path)
+            && w.unchanged.file(path)
+        {
+            return Some(Kept(e));
+        }
         let now = self.base.as_ref()?.file(path)?;
-        (now == e.stamp && !now.is_racy(self.started)).then_some(Kept(e))
+        let still = now == e.stamp && !now.is_racy(self.started);
+        if still && let Some(w) = &self.watch {
+            lock(&w.checked).push(path.to_owned());
+        }
+        still.then_some(Kept(e))
     }
 
     /// Calls `f` with each word id and count of a kept file's words; its length in words,
@@ -187,25 +230,51 @@ impl Terms {
         if self.file.is_none() || stamp.is_racy(self.started) {
             return;
         }
-        self.fresh
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push((path.to_owned(), stamp, counted));
+        lock(&self.fresh).push((path.to_owned(), stamp, counted));
     }
 
     /// Writes the index when this run read a file or one kept is gone: the files read, and
     /// those kept that are still in `universe` (sorted). Atomic; an optimisation, so callers
     /// may ignore the error.
     pub fn save(&self, universe: &[String]) -> crate::error::Result<()> {
+        self.write(universe).map(|_| ())
+    }
+
+    /// In a process that stays, after a run: the index as [`Terms::save`] wrote it, loaded
+    /// again for the next run, with what this run found as kept or read trusted from then on.
+    /// `None`: nothing changed (the files found as kept are trusted all the same).
+    pub fn save_next(&mut self, universe: &[String]) -> Option<Terms> {
+        let read: Vec<String> = lock(&self.fresh).iter().map(|f| f.0.clone()).collect();
+        let written = self.write(universe).ok().flatten();
+        if let Some(w) = &mut self.watch {
+            let checked = std::mem::take(&mut *lock(&w.checked));
+            w.trusted.extend(checked);
+            // A file read in this run is trusted once it is in the index as read.
+            if written.is_some() {
+                w.trusted.extend(read);
+            }
+        }
+        let (body, vocab, entries) = decode(written?, &self.root, &self.words_of)?;
+        Some(Terms {
+            file: self.file.clone(),
+            root: self.root.clone(),
+            words_of: self.words_of.clone(),
+            base: self.base.take(),
+            started: self.started,
+            body,
+            vocab,
+            entries,
+            fresh: Mutex::new(Vec::new()),
+            watch: self.watch.take(),
+        })
+    }
+
+    /// [`Terms::save`]'s work: the bytes written (`None`: nothing to write).
+    fn write(&self, universe: &[String]) -> crate::error::Result<Option<Vec<u8>>> {
         let Some(file) = &self.file else {
-            return Ok(());
+            return Ok(None);
         };
-        let mut fresh = std::mem::take(
-            &mut *self
-                .fresh
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        );
+        let mut fresh = std::mem::take(&mut *lock(&self.fresh));
         fresh.sort_by(|a, b| a.0.cmp(&b.0));
         fresh.dedup_by(|a, b| a.0 == b.0);
         // The entries, the universe and the files read are sorted by path: one walk of each.
@@ -222,16 +291,16 @@ impl Terms {
             })
             .collect();
         if fresh.is_empty() && kept.len() == self.entries.len() {
-            return Ok(());
+            return Ok(None);
         }
         let Some(bytes) = self.encode(&kept, &fresh) else {
-            return Ok(());
+            return Ok(None);
         };
         crate::util::atomic::write_unsynced(file, &bytes)?;
         if let Some(dir) = file.parent() {
             written_repo_file(dir, PREFIX, VERSION, &self.root);
         }
-        Ok(())
+        Ok(Some(bytes))
     }
 
     /// The index file's bytes: the entries `kept` and `fresh` merged by path; `None` over
@@ -338,6 +407,11 @@ type Encoding<'a> = (&'a str, &'a Stamp, Option<Vec<(&'a [u8], u32)>>);
 
 /// What the index's words depend on: this build's version, its secret rules (a file refused
 /// or admitted under other rules is judged again) and the tokeniser (`words_of`).
+/// The mutex's value, even when a thread panicked holding it.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn fingerprint(words_of: &[u8]) -> [u8; 32] {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();

@@ -29,7 +29,7 @@ pub mod refs;
 pub mod trees;
 
 /// A text that describes the task, and where it comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Text {
     /// What the reasons name: a repository path (`changes/c/plan/a.md`), `--task-text` or
     /// `the task file`.
@@ -63,16 +63,29 @@ pub struct Inputs<'a> {
 }
 
 /// A selected file, as it enters the compile.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Found {
     pub path: String,
     /// `referenced` (named by the text) or `related` (ranked by its words).
-    pub kind: &'static str,
+    #[serde(deserialize_with = "kind_of")]
+    pub kind: std::borrow::Cow<'static, str>,
     pub sections: Sections,
     pub tokens: u64,
     pub reason: String,
     /// How it scored (`named`, `BM25 7.31 of the best 9.12`), for `--explain`.
     pub score: String,
+}
+
+/// A [`Found`]'s kind as read back (from `curate watch`): one of the two, nothing else.
+fn kind_of<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<std::borrow::Cow<'static, str>, D::Error> {
+    let kind = <String as serde::Deserialize>::deserialize(d)?;
+    ["referenced", "related"]
+        .into_iter()
+        .find(|k| *k == kind)
+        .map(std::borrow::Cow::Borrowed)
+        .ok_or_else(|| serde::de::Error::custom(format!("no such kind: {kind:?}")))
 }
 
 /// Lines of a named file shown around a line the text points at, on each side.
@@ -391,7 +404,7 @@ fn fit(i: &Inputs<'_>, offers: Vec<Offer>) -> Vec<Found> {
         used += tokens;
         out.push(Found {
             path: o.path,
-            kind: o.kind,
+            kind: o.kind.into(),
             sections,
             tokens,
             reason: o.reason,
