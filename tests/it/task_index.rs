@@ -145,3 +145,57 @@ fn a_file_that_came_to_hold_a_secret_is_neither_selected_nor_served() {
         assert!(!has(b"q8zr3vt1xbn6plm0ws4kd9hf2jc7ye5ua1go8ti3"));
     }
 }
+
+#[test]
+fn a_code_files_literals_are_kept_with_its_words_and_follow_its_changes() {
+    let repo = aged();
+    repo.write(
+        "web/src/client.ts",
+        "export const show = (id: string) => fetch(`/v2/lockouts/${id}`);\n",
+    )
+    .write(
+        "server/handlers.rs",
+        "pub fn routes(r: Router) -> Router {\n    r.route(\"/v2/lockouts/:id\", show)\n}\n",
+    )
+    .write(
+        "server/other.rs",
+        "pub fn more(r: Router) -> Router {\n    r.route(\"/v2/invoices/:id\", list)\n}\n",
+    );
+    for f in ["web/src/client.ts", "server/handlers.rs", "server/other.rs"] {
+        set_mtime(&repo.root.join(f), past(24));
+    }
+    std::thread::sleep(Duration::from_millis(1100));
+    // The text names the client: the server file that routes the same path is tied to it
+    // by that literal alone (no word of the text is in it).
+    let text = "Fix the retry in web/src/client.ts when the request fails.\n";
+    let run = |extra: &[&str]| {
+        let out = crate::task_words::with_text(&repo, text, extra);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        out
+    };
+    let cold = run(&[]);
+    assert!(
+        related(&cold).contains(&"server/handlers.rs".to_owned()),
+        "{}",
+        cold.stdout
+    );
+    assert!(!related(&cold).contains(&"server/other.rs".to_owned()));
+    // Served from the index (the literals kept with the words): the same bytes.
+    assert_eq!(run(&[]).stdout, cold.stdout);
+    assert_eq!(run(&["--no-cache"]).stdout, cold.stdout);
+    // The other file comes to route the same path, written in place: tied now, warm as cold.
+    repo.write(
+        "server/other.rs",
+        "pub fn more(r: Router) -> Router {\n    r.route(\"/v2/lockouts/:id/audit\", list)\n}\n",
+    );
+    set_mtime(&repo.root.join("server/other.rs"), past(2));
+    std::thread::sleep(Duration::from_millis(1100));
+    let changed = run(&[]);
+    assert!(
+        related(&changed).contains(&"server/other.rs".to_owned()),
+        "{}",
+        changed.stdout
+    );
+    assert_eq!(changed.stdout, run(&["--no-cache"]).stdout);
+    assert_eq!(changed.stdout, run(&[]).stdout);
+}

@@ -6,7 +6,10 @@
 //!
 //! Per file: its path, its stamp (taken after its bytes were read; a racy one is not kept),
 //! and what admission said of its text: refused by content (binary, or a secret: nothing
-//! else is kept of it) or its words, each an id into one sorted vocabulary with its count.
+//! else is kept of it) or its words, each an id into one sorted vocabulary with its count
+//! (a code file's string literals' keys among them, after a mark no word holds: the edges
+//! they make need no read either). In `curate watch` a file the process found as kept,
+//! and the kernel told no change of since, is taken as kept without its stamp.
 //! A file is served from the index only when it is still a regular file (not a link) and
 //! its stamp is the one kept; anything else is read through admission again. The index only
 //! ranks: what a selected file gives is read through admission, never from here. The words
@@ -215,6 +218,25 @@ impl Terms {
             f(u32::try_from(id).ok()?, u32::try_from(r.int()?).ok()?);
         }
         (r.at == block.len()).then_some(words)
+    }
+
+    /// The words of a kept file that begin with `mark`, `mark` cut off, in order (`None`: refused,
+    /// or its words do not decode).
+    #[must_use]
+    pub fn marked(&self, kept: Kept<'_>, mark: char) -> Option<Vec<String>> {
+        let mut out = Vec::new();
+        let mut buf = [0u8; 4];
+        let mark = mark.encode_utf8(&mut buf).as_bytes();
+        self.each(kept, |id, _| {
+            if let Some(rest) = self
+                .vocab
+                .get(id as usize)
+                .and_then(|w| w.strip_prefix(mark))
+            {
+                out.push(String::from_utf8_lossy(rest).into_owned());
+            }
+        })?;
+        Some(out)
     }
 
     /// The stamp of `path` now, as [`Terms::still`] takes it (`None`: disabled, or not a

@@ -272,8 +272,22 @@ fn read_all(i: &Inputs<'_>, taken: &BTreeSet<String>, literals: bool) -> Read {
         .filter_map(|p| {
             let lang = crate::outline::lang_for(p);
             let for_literals = literals && is_code(p);
-            if !for_literals && (search.is_none() || lang.is_none()) {
+            let for_definitions = search.is_some() && lang.is_some();
+            if !for_literals && !for_definitions {
                 return None;
+            }
+            // Only its literals: the word index keeps them where it holds the file as it is.
+            if !for_definitions && let Some(kept) = rank::kept(i.terms, p, i.max_file_size) {
+                if kept.refused() {
+                    return None;
+                }
+                if let Some(literals) = i.terms.marked(kept, rank::LITERAL) {
+                    return Some(Seen {
+                        path: (*p).clone(),
+                        defines: Vec::new(),
+                        literals,
+                    });
+                }
             }
             let body = String::from_utf8_lossy(&read(i, p)?).into_owned();
             let defines = match (lang, &search) {

@@ -16,7 +16,7 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use crate::model::paths::RepoPath;
-use crate::stages::related::{Counted, Terms};
+use crate::stages::related::{Counted, Kept, Terms};
 use crate::trust::admit::{Refusal, admit, judge_name};
 use crate::trust::secrets::ContentRules;
 
@@ -330,7 +330,8 @@ pub fn score(q: &Query, docs: &[(String, Scored)]) -> Vec<Ranked> {
 /// read. Change the number with [`words`] or [`STOP`].
 #[must_use]
 pub fn words_of() -> Vec<u8> {
-    format!("task words 1: {}", STOP.join(",")).into_bytes()
+    // 2: the keys of code files' string literals kept among the words.
+    format!("task words 2: {}", STOP.join(",")).into_bytes()
 }
 
 /// Where the files' words come from: their text read through admission, or the word index
@@ -372,13 +373,22 @@ pub fn rank_files(query: &str, open: &[&String], max_read: usize, t: &Texts<'_>)
     score(&q, &docs)
 }
 
+/// What the word index keeps of `path`, when it holds the file as it is and admission would
+/// still judge it by its content (its name and size pass).
+pub(super) fn kept<'t>(terms: &'t Terms, path: &str, max_file_size: u64) -> Option<Kept<'t>> {
+    terms
+        .still(path)
+        .filter(|k| judge_name(path).is_ok() && (max_file_size == 0 || k.size() <= max_file_size))
+}
+
+/// A string literal's key as the word index keeps it among a file's words: after a byte no
+/// word holds, so no query word matches it.
+pub(super) const LITERAL: char = '\u{1}';
+
 /// Adds the words of `path`'s text to `d`: from the word index when it holds the file as it
 /// is, else read through admission (and kept for the next run).
 fn text_of(t: &Texts<'_>, q: &Query, slots: &[u32], path: &str, d: &mut Scored) {
-    if let Some(kept) = t.terms.still(path)
-        && judge_name(path).is_ok()
-        && (t.max_file_size == 0 || kept.size() <= t.max_file_size)
-    {
+    if let Some(kept) = kept(t.terms, path, t.max_file_size) {
         if kept.refused() {
             return;
         }
@@ -434,6 +444,15 @@ fn text_of(t: &Texts<'_>, q: &Query, slots: &[u32], path: &str, d: &mut Scored) 
     }
     if let Some(stamp) = stamp {
         let mut counts: Vec<(String, u32)> = counts.into_iter().collect();
+        // The keys of a code file's string literals, for the edges they make (kept, not
+        // counted among its words).
+        if super::is_code(path) {
+            counts.extend(
+                crate::stages::related::literals::keys(&text)
+                    .into_iter()
+                    .map(|k| (format!("{LITERAL}{k}"), 0)),
+            );
+        }
         counts.sort_unstable();
         t.terms.learn(path, stamp, Counted::Words { len, counts });
     }
