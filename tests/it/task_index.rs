@@ -199,3 +199,44 @@ fn a_code_files_literals_are_kept_with_its_words_and_follow_its_changes() {
     assert_eq!(changed.stdout, run(&["--no-cache"]).stdout);
     assert_eq!(changed.stdout, run(&[]).stdout);
 }
+
+#[test]
+fn the_names_a_file_may_define_are_kept_and_follow_its_changes() {
+    let repo = aged();
+    let text = "Call rotateSession() once the password is checked.\n";
+    let run = |extra: &[&str]| {
+        let out = crate::task_words::with_text(&repo, text, extra);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        out
+    };
+    let files = |out: &Output| -> Vec<String> {
+        out.stdout
+            .lines()
+            .filter(|l| l.contains("defines rotateSession"))
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["file"].to_string())
+            .collect()
+    };
+    let cold = run(&[]);
+    assert_eq!(files(&cold), ["\"src/auth/session.ts\""], "{}", cold.stdout);
+    // Warm: the index says which files may define the name; the same bytes.
+    assert_eq!(run(&[]).stdout, cold.stdout);
+    assert_eq!(run(&["--no-cache"]).stdout, cold.stdout);
+    // The definition moves to another file, written in place: found there, warm as cold.
+    repo.write("src/auth/session.ts", "export const other = 1;\n")
+        .write(
+            "src/billing/invoice.ts",
+            "export function invoice() {}\nexport function rotateSession() {}\n",
+        );
+    set_mtime(&repo.root.join("src/auth/session.ts"), past(2));
+    set_mtime(&repo.root.join("src/billing/invoice.ts"), past(2));
+    std::thread::sleep(Duration::from_millis(1100));
+    let moved = run(&[]);
+    assert_eq!(
+        files(&moved),
+        ["\"src/billing/invoice.ts\""],
+        "{}",
+        moved.stdout
+    );
+    assert_eq!(moved.stdout, run(&["--no-cache"]).stdout);
+    assert_eq!(moved.stdout, run(&[]).stdout);
+}

@@ -186,51 +186,54 @@ impl Search {
     }
 }
 
+/// Keywords a definition's name follows.
+const DEFINE: &[&str] = &[
+    "fn",
+    "func",
+    "def",
+    "class",
+    "struct",
+    "enum",
+    "trait",
+    "type",
+    "interface",
+    "const",
+    "var",
+    "function",
+    "impl",
+    "mod",
+    "macro_rules",
+    "static",
+    "module",
+    "union",
+    "typedef",
+    "namespace",
+    "record",
+];
+/// Words that may stand before a definition's name where no keyword does.
+const MODIFIERS: &[&str] = &[
+    "pub",
+    "public",
+    "private",
+    "protected",
+    "internal",
+    "static",
+    "async",
+    "export",
+    "default",
+    "readonly",
+    "override",
+    "abstract",
+    "get",
+    "set",
+    "final",
+    "virtual",
+];
+
 /// True when the text before a name on its line reads as the start of a definition: a
 /// keyword that defines right before it, or (`keyless`: every language but Rust) nothing
 /// but modifiers (a method, a field, a module's constant).
 fn defining(before: &str, keyless: bool) -> bool {
-    const DEFINE: &[&str] = &[
-        "fn",
-        "func",
-        "def",
-        "class",
-        "struct",
-        "enum",
-        "trait",
-        "type",
-        "interface",
-        "const",
-        "var",
-        "function",
-        "impl",
-        "mod",
-        "macro_rules",
-        "static",
-        "module",
-        "union",
-        "typedef",
-        "namespace",
-        "record",
-    ];
-    const MODIFIERS: &[&str] = &[
-        "pub",
-        "public",
-        "private",
-        "protected",
-        "internal",
-        "static",
-        "async",
-        "export",
-        "default",
-        "readonly",
-        "override",
-        "abstract",
-        "get",
-        "set",
-        "final",
-        "virtual",
-    ];
     let words: Vec<&str> = before
         .split(|c: char| !is_ident_char(c))
         .filter(|w| !w.is_empty())
@@ -239,6 +242,55 @@ fn defining(before: &str, keyless: bool) -> bool {
     words.last().is_some_and(|w| DEFINE.contains(w))
         || (words.first() == Some(&"func") && before.trim_end().ends_with(')'))
         || (keyless && words.iter().all(|w| MODIFIERS.contains(w)))
+}
+
+/// Every name of `text` (a file in `lang`) that stands where a definition would, as
+/// [`Search`] judges one (each once, sorted; names as the text gives them: [`MIN_LEN`]
+/// characters or more, not starting with a digit). What the word index keeps of a file, so
+/// that a warm run reads only the files that may define a name the text gives.
+#[must_use]
+pub fn maybe_defined(lang: Lang, text: &str) -> Vec<String> {
+    if lang == Lang::Markdown {
+        return Vec::new();
+    }
+    let keyless = lang != Lang::Rust;
+    let mut out: Vec<&str> = Vec::new();
+    for line in text.split('\n') {
+        // The words before the one read, as `defining` splits them, and the last character
+        // before it that is not white space.
+        let (mut first, mut last): (Option<&str>, Option<&str>) = (None, None);
+        let (mut all_modifiers, mut last_mark) = (true, None::<char>);
+        let mut at = 0;
+        while at < line.len() {
+            let rest = &line[at..];
+            let Some(start) = rest.find(is_ident_char) else {
+                break;
+            };
+            if let Some(c) = rest[..start].chars().rev().find(|c| !c.is_whitespace()) {
+                last_mark = Some(c);
+            }
+            let after = &rest[start..];
+            let len = after.find(|c| !is_ident_char(c)).unwrap_or(after.len());
+            let token = &after[..len];
+            let defines = last.is_some_and(|w| DEFINE.contains(&w))
+                || (first == Some("func") && last_mark == Some(')'))
+                || (keyless && all_modifiers);
+            if defines
+                && token.len() >= MIN_LEN
+                && token.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            {
+                out.push(token);
+            }
+            first.get_or_insert(token);
+            last = Some(token);
+            all_modifiers &= MODIFIERS.contains(&token);
+            last_mark = token.chars().last();
+            at += start + len;
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out.into_iter().map(str::to_owned).collect()
 }
 
 #[cfg(test)]
@@ -286,5 +338,61 @@ mod tests {
         assert_eq!(search.definitions(&idents, Lang::Rust, uses), []);
         let ts = "export class Store {\n  async open_store(): Promise<void> {}\n}\n";
         assert_eq!(search.definitions(&idents, Lang::TypeScript, ts)[0].0, 0);
+    }
+
+    #[test]
+    fn the_names_kept_as_maybe_defined_are_those_the_search_looks_at() {
+        let texts = [
+            (
+                Lang::Rust,
+                "pub struct Rollout {}\nfn open_store() {}\nimpl Store { pub fn get_all(&self) {} }\n    let x = Rollout {};\nmacro_rules! my_mac {}\n",
+            ),
+            (
+                Lang::Go,
+                "func (s *Server) HandleLogin(w Writer) {}\nfunc main() {}\ntype Store struct {}\n\tx := compute(y)\nvar counter_total = 1\n",
+            ),
+            (
+                Lang::TypeScript,
+                "export class Store {\n  async open_store(): Promise<void> {}\n  readonly max_size = 3;\n}\nconst routes = [];\nfoo.bar(baz);\n  return value;\n",
+            ),
+            (
+                Lang::Python,
+                "class Session:\n    def rotate_token(self):\n        return self._token\n    async def refresh(self): pass\nx = 1\nimport os.path\n",
+            ),
+            (
+                Lang::Rust,
+                "fn\u{e9}t\u{e9}_x() {}\n\u{3000}fn wide_space() {}\nfn 1abc() {}\n",
+            ),
+        ];
+        for (lang, text) in texts {
+            // Every token, judged as `Search::maybe_defines` judges it: by the text before
+            // it on its line.
+            let mut expected: Vec<String> = Vec::new();
+            for line in text.split('\n') {
+                let mut at = 0;
+                while let Some(start) = line[at..].find(is_ident_char) {
+                    let start = at + start;
+                    let len = line[start..]
+                        .find(|c| !is_ident_char(c))
+                        .unwrap_or(line.len() - start);
+                    let token = &line[start..start + len];
+                    if defining(&line[..start], lang != Lang::Rust)
+                        && token.len() >= MIN_LEN
+                        && token.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                    {
+                        expected.push(token.to_owned());
+                    }
+                    at = start + len;
+                }
+            }
+            expected.sort();
+            expected.dedup();
+            assert_eq!(maybe_defined(lang, text), expected, "{text}");
+            assert!(!expected.is_empty());
+        }
+        assert!(maybe_defined(Lang::Rust, "fn open_store() {}").contains(&"open_store".to_owned()));
+        assert!(
+            !maybe_defined(Lang::Rust, "let x = open_store();").contains(&"open_store".to_owned())
+        );
     }
 }

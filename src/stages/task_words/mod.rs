@@ -276,17 +276,29 @@ fn read_all(i: &Inputs<'_>, taken: &BTreeSet<String>, literals: bool) -> Read {
             if !for_literals && !for_definitions {
                 return None;
             }
-            // Only its literals: the word index keeps them where it holds the file as it is.
-            if !for_definitions && let Some(kept) = rank::kept(i.terms, p, i.max_file_size) {
+            // The word index keeps its literals and the names that may be defined in it,
+            // where it holds the file as it is: read only when it may define a name given.
+            if let Some(kept) = rank::kept(i.terms, p, i.max_file_size) {
                 if kept.refused() {
                     return None;
                 }
-                if let Some(literals) = i.terms.marked(kept, rank::LITERAL) {
-                    return Some(Seen {
-                        path: (*p).clone(),
-                        defines: Vec::new(),
-                        literals,
-                    });
+                let may_define = || {
+                    let names = i.terms.marked(kept, rank::DEFINED)?;
+                    Some(idents.iter().any(|n| names.binary_search(&n.name).is_ok()))
+                };
+                let literals = || i.terms.marked(kept, rank::LITERAL);
+                match (for_definitions && may_define() != Some(false), for_literals) {
+                    (true, _) => {}
+                    (false, false) => return None,
+                    (false, true) => {
+                        if let Some(literals) = literals() {
+                            return Some(Seen {
+                                path: (*p).clone(),
+                                defines: Vec::new(),
+                                literals,
+                            });
+                        }
+                    }
                 }
             }
             let body = String::from_utf8_lossy(&read(i, p)?).into_owned();

@@ -330,8 +330,9 @@ pub fn score(q: &Query, docs: &[(String, Scored)]) -> Vec<Ranked> {
 /// read. Change the number with [`words`] or [`STOP`].
 #[must_use]
 pub fn words_of() -> Vec<u8> {
-    // 2: the keys of code files' string literals kept among the words.
-    format!("task words 2: {}", STOP.join(",")).into_bytes()
+    // 3: the keys of code files' string literals and the names they may define kept among
+    // the words.
+    format!("task words 3: {}", STOP.join(",")).into_bytes()
 }
 
 /// Where the files' words come from: their text read through admission, or the word index
@@ -384,6 +385,8 @@ pub(super) fn kept<'t>(terms: &'t Terms, path: &str, max_file_size: u64) -> Opti
 /// A string literal's key as the word index keeps it among a file's words: after a byte no
 /// word holds, so no query word matches it.
 pub(super) const LITERAL: char = '\u{1}';
+/// A name that may be defined in the file ([`super::idents::maybe_defined`]), the same way.
+pub(super) const DEFINED: char = '\u{2}';
 
 /// Adds the words of `path`'s text to `d`: from the word index when it holds the file as it
 /// is, else read through admission (and kept for the next run).
@@ -451,6 +454,15 @@ fn text_of(t: &Texts<'_>, q: &Query, slots: &[u32], path: &str, d: &mut Scored) 
                 crate::stages::related::literals::keys(&text)
                     .into_iter()
                     .map(|k| (format!("{LITERAL}{k}"), 0)),
+            );
+        }
+        // The names it may define, so that a warm run parses only the files that may define
+        // a name the text gives.
+        if let Some(lang) = crate::outline::lang_for(path) {
+            counts.extend(
+                super::idents::maybe_defined(lang, &text)
+                    .into_iter()
+                    .map(|n| (format!("{DEFINED}{n}"), 0)),
             );
         }
         counts.sort_unstable();
