@@ -45,7 +45,8 @@ pub(super) fn with_task_words(
                 &ws.root,
                 &task_words::rank::words_of(),
             );
-            let found = select(&asked, &texts, walked, counter, &terms, dir)?;
+            let prepared = task_words::Prepared::new(walked);
+            let found = select(&asked, &texts, walked, &prepared, counter, &terms, dir)?;
             // The word index is a cache, as the `--related` index is: a failed save changes
             // nothing else.
             let _ = terms.save(walked);
@@ -159,6 +160,7 @@ pub fn select(
     a: &Asked<'_>,
     texts: &[task_words::Text],
     universe: &[String],
+    prepared: &task_words::Prepared,
     counter: &dyn TokenCounter,
     terms: &crate::stages::related::Terms,
     cache: Option<std::path::PathBuf>,
@@ -170,6 +172,7 @@ pub fn select(
     Ok(task_words::select(&task_words::Inputs {
         root: a.scope.root,
         universe,
+        prepared,
         texts,
         precedents: &precedents,
         skip: &skip,

@@ -273,6 +273,13 @@ mod linux {
     /// The scope a walk depends on.
     type ScopeKey = (String, String, bool, String);
 
+    /// A walk kept: its files, and what the task's words derive from them, made when first
+    /// asked.
+    struct Walked {
+        files: Vec<String>,
+        prepared: std::sync::OnceLock<crate::stages::task_words::Prepared>,
+    }
+
     /// The watcher's state between runs.
     struct Watcher {
         root: PathBuf,
@@ -290,7 +297,7 @@ mod linux {
         index: Index,
         /// The word index of the task's words, opened at the first such question.
         terms: Option<Terms>,
-        universes: Vec<(ScopeKey, u64, Arc<Vec<String>>)>,
+        universes: Vec<(ScopeKey, u64, Arc<Walked>)>,
         /// The repository's folder was removed or moved: the watcher stops.
         gone: bool,
         /// Watches at `.git` and `.git/info` (the ignore rules of `info/exclude`).
@@ -765,7 +772,7 @@ mod linux {
                     answer.found =
                         crate::stages::related::related(&crate::stages::related::Inputs {
                             root: &self.root,
-                            universe: &universe,
+                            universe: &universe.files,
                             owned: owned.clone(),
                             budget: *budget,
                             max_file_size: q.max_file_size,
@@ -795,7 +802,7 @@ mod linux {
                         budget: *budget,
                         max_file_size: q.max_file_size,
                     };
-                    let texts = task::texts_of(&asked, &universe)?;
+                    let texts = task::texts_of(&asked, &universe.files)?;
                     answer.texts = u32::try_from(texts.len()).unwrap_or(u32::MAX);
                     if !texts.is_empty() {
                         let terms = self.terms.get_or_insert_with(|| {
@@ -807,15 +814,19 @@ mod linux {
                             terms.watched_by(Arc::clone(vouch) as Arc<dyn Unchanged>);
                             terms
                         });
+                        let prepared = universe.prepared.get_or_init(|| {
+                            crate::stages::task_words::Prepared::new(&universe.files)
+                        });
                         answer.task = task::select(
                             &asked,
                             &texts,
-                            &universe,
+                            &universe.files,
+                            prepared,
                             &counter,
                             terms,
                             Some(self.cache_dir.clone()),
                         )?;
-                        if let Some(next) = terms.save_next(&universe) {
+                        if let Some(next) = terms.save_next(&universe.files) {
                             *terms = next;
                         }
                     }
@@ -827,7 +838,7 @@ mod linux {
 
         /// Every file a ranking for `q` may name: the walk kept for its scope while no
         /// folder's entries changed, or walked again with the listings the events vouch for.
-        fn universe(&mut self, q: &Question, vouch: &Arc<Vouch>) -> Result<Arc<Vec<String>>> {
+        fn universe(&mut self, q: &Question, vouch: &Arc<Vouch>) -> Result<Arc<Walked>> {
             let key: ScopeKey = (
                 q.changes_root.clone(),
                 q.change.clone(),
@@ -853,7 +864,10 @@ mod linux {
             let walked = crate::compile::related_universe(&scope, &self.listings);
             self.listings.end();
             self.walked = true;
-            let walked = Arc::new(walked?);
+            let walked = Arc::new(Walked {
+                files: walked?,
+                prepared: std::sync::OnceLock::new(),
+            });
             self.universes.retain(|(k, _, _)| *k != key);
             self.universes.insert(0, (key, shape, Arc::clone(&walked)));
             self.universes.truncate(UNIVERSES);

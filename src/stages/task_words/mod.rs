@@ -39,12 +39,34 @@ pub struct Text {
     pub text: String,
 }
 
+/// What the selection derives from the universe alone: its file names and its paths'
+/// words. Made once a walk (`curate watch` keeps it while the tree's shape holds).
+#[derive(Debug, Default)]
+pub struct Prepared {
+    names: refs::Names,
+    paths: rank::PathWords,
+}
+
+impl Prepared {
+    /// Of `universe` (sorted).
+    #[must_use]
+    pub fn new(universe: &[String]) -> Prepared {
+        let (names, paths) = rayon::join(
+            || refs::Names::new(universe),
+            || rank::PathWords::new(universe),
+        );
+        Prepared { names, paths }
+    }
+}
+
 /// What [`select`] needs.
 pub struct Inputs<'a> {
     pub root: &'a Path,
     /// Every file a selection may name (the walk of `**`: ignore rules, no `.git`, no link
     /// out), repository-relative, sorted.
     pub universe: &'a [String],
+    /// [`Prepared::new`] of `universe`.
+    pub prepared: &'a Prepared,
     pub texts: &'a [Text],
     /// The workspace's other changes with their lists ([`precedent`]).
     pub precedents: &'a [precedent::Precedent],
@@ -124,7 +146,7 @@ pub fn select(i: &Inputs<'_>) -> Vec<Found> {
     if i.budget == 0 || i.texts.iter().all(|t| t.text.trim().is_empty()) {
         return Vec::new();
     }
-    let files = refs::Files::new(i.universe);
+    let files = refs::Files::new(i.universe, &i.prepared.names);
     let mut offers: Vec<Offer> = refs::named(i.texts, &files)
         .into_iter()
         .filter(|n| !i.skip.contains(&n.path))
@@ -475,10 +497,8 @@ fn sources(texts: &[Text]) -> String {
 /// without the skipped and the taken files, vendored and generated files counted down
 /// ([`FOREIGN`]): at most [`CONSIDERED`], best first.
 fn ranked(i: &Inputs<'_>, query: &str, taken: &BTreeSet<String>) -> Vec<rank::Ranked> {
-    let open: Vec<&String> = i
-        .universe
-        .iter()
-        .filter(|p| !i.skip.contains(*p) && !taken.contains(*p))
+    let open: Vec<usize> = (0..i.universe.len())
+        .filter(|&k| !i.skip.contains(&i.universe[k]) && !taken.contains(&i.universe[k]))
         .collect();
     let texts = rank::Texts {
         root: i.root,
@@ -486,7 +506,14 @@ fn ranked(i: &Inputs<'_>, query: &str, taken: &BTreeSet<String>) -> Vec<rank::Ra
         rules: i.rules,
         terms: i.terms,
     };
-    let mut ranked = rank::rank_files(query, &open, MAX_READ, &texts);
+    let mut ranked = rank::rank_files(
+        query,
+        i.universe,
+        &i.prepared.paths,
+        &open,
+        MAX_READ,
+        &texts,
+    );
     for r in &mut ranked {
         if trees::is_foreign(&r.path) {
             r.score *= FOREIGN;

@@ -227,19 +227,67 @@ pub struct Scored {
     tf: Vec<(u32, u32)>,
 }
 
-impl Scored {
-    /// The words of `path`.
-    fn of_path(q: &Query, path: &str) -> Scored {
-        let mut d = Scored::default();
-        each_word(path, |w| {
-            d.len += PATH_WEIGHT;
-            if let Some(slot) = q.slot(w) {
-                d.tf.push((slot, PATH_WEIGHT));
-            }
-        });
-        d
+/// Every path's words, made once a walk ([`super::Prepared`]): each distinct word an id,
+/// each path the ids of its words in order.
+#[derive(Debug, Default)]
+pub struct PathWords {
+    ids_of: HashMap<String, u32>,
+    /// Path `k`'s words are `ids[starts[k]..starts[k + 1]]`.
+    starts: Vec<u32>,
+    ids: Vec<u32>,
+}
+
+impl PathWords {
+    /// Of `universe`.
+    #[must_use]
+    pub fn new(universe: &[String]) -> PathWords {
+        let mut w = PathWords {
+            starts: Vec::with_capacity(universe.len() + 1),
+            ..PathWords::default()
+        };
+        w.starts.push(0);
+        for path in universe {
+            each_word(path, |word| {
+                let next = u32::try_from(w.ids_of.len()).unwrap_or(u32::MAX);
+                let id = *w.ids_of.entry(word.to_owned()).or_insert(next);
+                w.ids.push(id);
+            });
+            w.starts
+                .push(u32::try_from(w.ids.len()).unwrap_or(u32::MAX));
+        }
+        w
     }
 
+    /// Each word id's slot in `q` (`u32::MAX`: the text does not have it).
+    fn slots(&self, q: &Query) -> Vec<u32> {
+        let mut slots = vec![u32::MAX; self.ids_of.len()];
+        for (k, (word, _)) in q.terms.iter().enumerate() {
+            if let Some(&id) = self.ids_of.get(word) {
+                slots[id as usize] = k as u32;
+            }
+        }
+        slots
+    }
+
+    /// Path `k`'s words as scored against the query whose [`PathWords::slots`] are `slots`.
+    fn scored(&self, k: usize, slots: &[u32]) -> Scored {
+        let mut d = Scored::default();
+        let (Some(&from), Some(&to)) = (self.starts.get(k), self.starts.get(k + 1)) else {
+            return d;
+        };
+        for &id in &self.ids[from as usize..to as usize] {
+            d.len += PATH_WEIGHT;
+            if let Some(&slot) = slots.get(id as usize)
+                && slot != u32::MAX
+            {
+                d.tf.push((slot, PATH_WEIGHT));
+            }
+        }
+        d
+    }
+}
+
+impl Scored {
     /// Each slot once, in order, its counts summed.
     fn finish(mut self) -> Scored {
         self.tf.sort_unstable();
@@ -281,7 +329,7 @@ pub fn rank(query: &str, docs: &[(String, Doc)]) -> Vec<Ranked> {
 /// BM25 of each of `docs` against `q`, best first, ties by path; files that match no word
 /// are left out. Each file's parts are summed in the order of the words (their slots).
 #[must_use]
-pub fn score(q: &Query, docs: &[(String, Scored)]) -> Vec<Ranked> {
+pub fn score<P: AsRef<str>>(q: &Query, docs: &[(P, Scored)]) -> Vec<Ranked> {
     if q.terms.is_empty() || docs.is_empty() {
         return Vec::new();
     }
@@ -316,7 +364,7 @@ pub fn score(q: &Query, docs: &[(String, Scored)]) -> Vec<Ranked> {
             }
             matched.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
             Ranked {
-                path: path.clone(),
+                path: path.as_ref().to_owned(),
                 score,
                 matched: matched.iter().map(|(_, t)| (*t).to_owned()).collect(),
             }
@@ -344,11 +392,19 @@ pub struct Texts<'a> {
     pub terms: &'a Terms,
 }
 
-/// `open` ranked against `query` as [`rank`] ranks them: the first `max_read` by their path
-/// and their text (when admission lets it in), the others by their path alone. A file's
-/// text is read only when the word index does not hold it as it is.
+/// The files of `universe` at the places `open` ranked against `query` as [`rank`] ranks
+/// them: the first `max_read` by their path and their text (when admission lets it in),
+/// the others by their path alone (`paths`: the universe's [`PathWords`]). A file's text
+/// is read only when the word index does not hold it as it is.
 #[must_use]
-pub fn rank_files(query: &str, open: &[&String], max_read: usize, t: &Texts<'_>) -> Vec<Ranked> {
+pub fn rank_files(
+    query: &str,
+    universe: &[String],
+    paths: &PathWords,
+    open: &[usize],
+    max_read: usize,
+    t: &Texts<'_>,
+) -> Vec<Ranked> {
     let q = Query::new(query);
     if q.terms.is_empty() || open.is_empty() {
         return Vec::new();
@@ -360,15 +416,17 @@ pub fn rank_files(query: &str, open: &[&String], max_read: usize, t: &Texts<'_>)
             slots[id as usize] = k as u32;
         }
     }
-    let docs: Vec<(String, Scored)> = open
+    let path_slots = paths.slots(&q);
+    let docs: Vec<(&str, Scored)> = open
         .par_iter()
         .enumerate()
-        .map(|(n, p)| {
-            let mut d = Scored::of_path(&q, p);
+        .map(|(n, &k)| {
+            let p = universe[k].as_str();
+            let mut d = paths.scored(k, &path_slots);
             if n < max_read {
                 text_of(t, &q, &slots, p, &mut d);
             }
-            ((*p).clone(), d.finish())
+            (p, d.finish())
         })
         .collect();
     score(&q, &docs)

@@ -4,7 +4,7 @@
 //! `RFC-12`). Only what resolves to one file, or to a few ([`MAX_PLACES`]), is taken;
 //! what resolves to nothing is left quietly.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use super::Text;
 
@@ -22,47 +22,66 @@ pub struct Named {
     pub at: String,
 }
 
+/// The repository's file names (lower-cased), each with the files of that name (their
+/// places in the universe): made once a walk ([`super::Prepared`]).
+#[derive(Debug, Default)]
+pub struct Names(HashMap<String, Vec<u32>>);
+
+impl Names {
+    /// Of `universe` (sorted).
+    #[must_use]
+    pub fn new(universe: &[String]) -> Names {
+        let mut by_name: HashMap<String, Vec<u32>> = HashMap::new();
+        for (k, p) in universe.iter().enumerate() {
+            let name = p.rsplit('/').next().unwrap_or(p);
+            if let Ok(k) = u32::try_from(k) {
+                by_name.entry(name.to_lowercase()).or_default().push(k);
+            }
+        }
+        Names(by_name)
+    }
+}
+
 /// The repository's files, looked up by path, by path suffix and by file name.
 pub struct Files<'a> {
-    paths: HashSet<&'a str>,
-    by_name: HashMap<String, Vec<&'a str>>,
+    /// Every repository-relative path a selection may name, sorted.
+    universe: &'a [String],
+    names: &'a Names,
 }
 
 impl<'a> Files<'a> {
-    /// `universe`: every repository-relative path a selection may name, sorted.
+    /// `names`: [`Names::new`] of `universe`.
     #[must_use]
-    pub fn new(universe: &'a [String]) -> Files<'a> {
-        let mut by_name: HashMap<String, Vec<&'a str>> = HashMap::new();
-        for p in universe {
-            let name = p.rsplit('/').next().unwrap_or(p);
-            by_name.entry(name.to_lowercase()).or_default().push(p);
-        }
-        Files {
-            paths: universe.iter().map(String::as_str).collect(),
-            by_name,
-        }
+    pub fn new(universe: &'a [String], names: &'a Names) -> Files<'a> {
+        Files { universe, names }
+    }
+
+    /// The files of the name `name` (lower-cased).
+    fn of_name(&self, name: &str) -> Option<impl Iterator<Item = &'a str> + '_> {
+        let places = self.names.0.get(name)?;
+        Some(
+            places
+                .iter()
+                .filter_map(|&k| self.universe.get(k as usize).map(String::as_str)),
+        )
     }
 
     /// The files `token` names: itself, else the files it is a suffix of (on a `/`), else
     /// those of its file name; at most [`MAX_PLACES`], else none.
     fn resolve(&self, token: &str) -> Vec<&'a str> {
         let token = token.trim_start_matches("./");
-        if let Some(&p) = self.paths.get(token) {
-            return vec![p];
+        if let Ok(k) = self.universe.binary_search_by(|p| p.as_str().cmp(token)) {
+            return vec![self.universe[k].as_str()];
         }
         let name = token.rsplit('/').next().unwrap_or(token);
-        let Some(named) = self.by_name.get(&name.to_lowercase()) else {
+        let Some(named) = self.of_name(&name.to_lowercase()) else {
             return Vec::new();
         };
         let found: Vec<&str> = if token.contains('/') {
             let suffix = format!("/{token}");
-            named
-                .iter()
-                .copied()
-                .filter(|p| p.ends_with(&suffix))
-                .collect()
+            named.filter(|p| p.ends_with(&suffix)).collect()
         } else {
-            named.clone()
+            named.collect()
         };
         if found.len() <= MAX_PLACES {
             found
@@ -75,10 +94,12 @@ impl<'a> Files<'a> {
     /// at the start of the file's name (`0007-…`, `adr-0007-…`, `rfc12.md`).
     fn numbered(&self, kind: &str, number: u64) -> Vec<&'a str> {
         let mut found: Vec<&str> = self
-            .by_name
+            .names
+            .0
             .iter()
             .filter(|(name, _)| leading_number(name, kind) == Some(number))
-            .flat_map(|(_, paths)| paths.iter().copied())
+            .flat_map(|(_, places)| places.iter())
+            .filter_map(|&k| self.universe.get(k as usize).map(String::as_str))
             .filter(|p| p.to_lowercase().contains(kind))
             .collect();
         found.sort_unstable();
@@ -280,7 +301,8 @@ mod tests {
     #[test]
     fn paths_suffixes_lines_links_and_numbers_resolve() {
         let u = universe();
-        let files = Files::new(&u);
+        let names = Names::new(&u);
+        let files = Files::new(&u, &names);
         let t = [text(
             "changes/c/plan.md",
             Some("changes/c"),
