@@ -46,7 +46,12 @@ pub(super) fn with_task_words(
                 &task_words::rank::words_of(),
             );
             let prepared = task_words::Prepared::new(walked);
-            let found = select(&asked, &texts, walked, &prepared, counter, &terms, dir)?;
+            let kept = Kept {
+                terms: &terms,
+                cache: dir,
+                watched: None,
+            };
+            let found = select(&asked, &texts, walked, &prepared, counter, kept)?;
             // The word index is a cache, as the `--related` index is: a failed save changes
             // nothing else.
             let _ = terms.save(walked);
@@ -141,6 +146,16 @@ pub struct Asked<'a> {
     pub max_file_size: u64,
 }
 
+/// What the selection keeps from one run to the next.
+pub struct Kept<'a> {
+    /// The word index.
+    pub terms: &'a crate::stages::related::Terms,
+    /// The cache folder of the `--related` index (`None`: no cache).
+    pub cache: Option<std::path::PathBuf>,
+    /// In `curate watch`: its `--related` index and what it knows did not change.
+    pub watched: Option<task_words::graph::Watched<'a>>,
+}
+
 /// Every text that describes the task of `a`: the compile's own and the change's
 /// documents in `universe`.
 pub fn texts_of(a: &Asked<'_>, universe: &[String]) -> Result<Vec<task_words::Text>> {
@@ -162,8 +177,7 @@ pub fn select(
     universe: &[String],
     prepared: &task_words::Prepared,
     counter: &dyn TokenCounter,
-    terms: &crate::stages::related::Terms,
-    cache: Option<std::path::PathBuf>,
+    kept: Kept<'_>,
 ) -> Result<Vec<task_words::Found>> {
     let rules = admit::rules()?;
     let mut skip: std::collections::BTreeSet<String> = a.skip.iter().cloned().collect();
@@ -180,8 +194,9 @@ pub fn select(
         max_file_size: a.max_file_size,
         rules,
         counter,
-        terms,
-        cache,
+        terms: kept.terms,
+        cache: kept.cache,
+        watched: kept.watched,
     }))
 }
 

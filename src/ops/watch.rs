@@ -823,8 +823,14 @@ mod linux {
                             &universe.files,
                             prepared,
                             &counter,
-                            terms,
-                            Some(self.cache_dir.clone()),
+                            task::Kept {
+                                terms,
+                                cache: Some(self.cache_dir.clone()),
+                                watched: Some(crate::stages::task_words::graph::Watched {
+                                    index: &self.index,
+                                    unchanged: &**vouch,
+                                }),
+                            },
                         )?;
                         if let Some(next) = terms.save_next(&universe.files) {
                             *terms = next;

@@ -101,7 +101,7 @@ struct Watch {
     unchanged: std::sync::Arc<dyn super::Unchanged>,
     /// Files whose kept entry was found to be the file's own (stamped, or read) by a run of
     /// this process, and not changed since, as far as the events told.
-    trusted: std::collections::HashSet<String>,
+    trusted: foldhash::HashSet<String>,
     /// Files found so in this run.
     checked: Mutex<Vec<String>>,
 }

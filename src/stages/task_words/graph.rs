@@ -35,6 +35,16 @@ pub struct Seeds<'a> {
     pub counter: &'a dyn TokenCounter,
     /// Where the `--related` index is kept (`None`: built for this run only).
     pub cache: Option<std::path::PathBuf>,
+    /// In `curate watch`: its `--related` index, and what it knows did not change.
+    pub watched: Option<Watched<'a>>,
+}
+
+/// What a process that stays lends the graph: its loaded `--related` index (nothing opened
+/// or saved), and what the kernel told it did not change (not stamped).
+#[derive(Clone, Copy)]
+pub struct Watched<'a> {
+    pub index: &'a related::Index,
+    pub unchanged: &'a dyn related::Unchanged,
 }
 
 /// The files linked to the named ones, best first, vendored and generated ones after the
@@ -52,7 +62,14 @@ pub fn linked(s: &Seeds<'_>) -> Vec<Linked> {
     if named.is_empty() {
         return Vec::new();
     }
-    let index = related::Index::open(s.cache.clone(), s.root);
+    let opened;
+    let (index, unchanged) = match s.watched {
+        Some(w) => (w.index, Some(w.unchanged)),
+        None => {
+            opened = related::Index::open(s.cache.clone(), s.root);
+            (&opened, None)
+        }
+    };
     let mut found = related::related(&related::Inputs {
         root: s.root,
         universe: s.universe,
@@ -61,11 +78,14 @@ pub fn linked(s: &Seeds<'_>) -> Vec<Linked> {
         max_file_size: s.max_file_size,
         rules: s.rules,
         counter: s.counter,
-        index: &index,
-        unchanged: None,
+        index,
+        unchanged,
     });
     // The index is an optimisation, as for `--related`: a failed save changes nothing else.
-    let _ = index.save();
+    // (A watcher saves its own after the answer.)
+    if s.watched.is_none() {
+        let _ = index.save();
+    }
     found.sort_by_key(|f| super::trees::is_foreign(&f.path));
     found
         .into_iter()

@@ -82,6 +82,8 @@ pub struct Inputs<'a> {
     /// The cache folder the `--related` index is kept in (`None`: no cache), for the graph
     /// from the named files.
     pub cache: Option<std::path::PathBuf>,
+    /// In `curate watch`: its `--related` index and what it knows did not change.
+    pub watched: Option<graph::Watched<'a>>,
 }
 
 /// A selected file, as it enters the compile.
@@ -204,6 +206,7 @@ pub fn select(i: &Inputs<'_>) -> Vec<Found> {
         rules: i.rules,
         counter: i.counter,
         cache: i.cache.clone(),
+        watched: i.watched,
     })
     .into_iter()
     .filter(|l| !i.skip.contains(&l.path) && !taken.contains(&l.path))
