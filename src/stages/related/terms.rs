@@ -195,6 +195,42 @@ impl Terms {
     /// Calls `f` with each word id and count of a kept file's words; its length in words,
     /// or `None` when they do not decode (or it was refused).
     pub fn each(&self, kept: Kept<'_>, mut f: impl FnMut(u32, u32)) -> Option<u32> {
+        self.walk(kept, |id, n| {
+            f(id, n);
+            true
+        })
+    }
+
+    /// The words of a kept file that begin with `mark`, `mark` cut off, in order (`None`:
+    /// refused, or its words do not decode). Marked words sort before every word (a mark is
+    /// a control character), so only the head of the file's words is read.
+    #[must_use]
+    pub fn marked(&self, kept: Kept<'_>, mark: char) -> Option<Vec<String>> {
+        let mut out = Vec::new();
+        let mut buf = [0u8; 4];
+        let mark = mark.encode_utf8(&mut buf).as_bytes();
+        let mut whole = true;
+        self.walk(kept, |id, _| {
+            let Some(word) = self.vocab.get(id as usize) else {
+                return true;
+            };
+            if let Some(rest) = word.strip_prefix(mark) {
+                out.push(String::from_utf8_lossy(rest).into_owned());
+            } else if word > mark {
+                // Past the marked words: the rest is not read.
+                whole = false;
+                return false;
+            }
+            true
+        })
+        .or((!whole).then_some(0))?;
+        Some(out)
+    }
+
+    /// Calls `f` with a kept file's word ids and counts, in order, until it returns false;
+    /// the file's length in words when every word was read and decoded (`None`: refused,
+    /// stopped, or not decoding).
+    fn walk(&self, kept: Kept<'_>, mut f: impl FnMut(u32, u32) -> bool) -> Option<u32> {
         let (at, len) = kept.0.words?;
         let block = self
             .body
@@ -215,28 +251,11 @@ impl Terms {
             if id >= self.vocab.len() as u64 {
                 return None;
             }
-            f(u32::try_from(id).ok()?, u32::try_from(r.int()?).ok()?);
+            if !f(u32::try_from(id).ok()?, u32::try_from(r.int()?).ok()?) {
+                return None;
+            }
         }
         (r.at == block.len()).then_some(words)
-    }
-
-    /// The words of a kept file that begin with `mark`, `mark` cut off, in order (`None`: refused,
-    /// or its words do not decode).
-    #[must_use]
-    pub fn marked(&self, kept: Kept<'_>, mark: char) -> Option<Vec<String>> {
-        let mut out = Vec::new();
-        let mut buf = [0u8; 4];
-        let mark = mark.encode_utf8(&mut buf).as_bytes();
-        self.each(kept, |id, _| {
-            if let Some(rest) = self
-                .vocab
-                .get(id as usize)
-                .and_then(|w| w.strip_prefix(mark))
-            {
-                out.push(String::from_utf8_lossy(rest).into_owned());
-            }
-        })?;
-        Some(out)
     }
 
     /// The stamp of `path` now, as [`Terms::still`] takes it (`None`: disabled, or not a
@@ -507,6 +526,56 @@ mod tests {
                 (e.path.clone(), len.map(|l| (l, words)))
             })
             .collect()
+    }
+
+    #[test]
+    fn marked_words_are_read_back_by_their_mark_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Path::new("/repo");
+        let t = Terms::open(Some(dir.path().to_owned()), root, b"w1");
+        let old = Stamp::sample(1);
+        let fresh = vec![
+            (
+                "a.rs".to_owned(),
+                old,
+                counted(&[
+                    ("\u{1}/api/runs", 0),
+                    ("\u{1}run.started", 0),
+                    ("\u{2}Rollout", 0),
+                    ("\u{2}advance_stage", 0),
+                    ("rollout", 3),
+                    ("stage", 1),
+                ]),
+            ),
+            (
+                "b.rs".to_owned(),
+                old,
+                counted(&[("\u{2}Only", 0), ("x1", 1)]),
+            ),
+            ("c.md".to_owned(), old, counted(&[("plain", 2)])),
+            ("d.bin".to_owned(), old, Counted::Refused),
+        ];
+        std::fs::write(t.file.clone().unwrap(), t.encode(&[], &fresh).unwrap()).unwrap();
+        let t = Terms::open(Some(dir.path().to_owned()), root, b"w1");
+        let marked = |path: &str, mark: char| {
+            let e = t.entries.iter().find(|e| e.path == path).unwrap();
+            t.marked(Kept(e), mark)
+        };
+        assert_eq!(
+            marked("a.rs", '\u{1}').unwrap(),
+            ["/api/runs", "run.started"]
+        );
+        assert_eq!(
+            marked("a.rs", '\u{2}').unwrap(),
+            ["Rollout", "advance_stage"]
+        );
+        assert!(marked("b.rs", '\u{1}').unwrap().is_empty());
+        assert_eq!(marked("b.rs", '\u{2}').unwrap(), ["Only"]);
+        assert!(marked("c.md", '\u{2}').unwrap().is_empty());
+        assert_eq!(marked("d.bin", '\u{1}'), None);
+        // The marked words count nothing among the words.
+        let e = t.entries.iter().find(|e| e.path == "a.rs").unwrap();
+        assert_eq!(t.each(Kept(e), |_, _| {}), Some(4));
     }
 
     #[test]
