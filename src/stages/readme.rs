@@ -98,10 +98,9 @@ pub fn matched(readme: &str, text: &str, budget: u64, counter: &dyn TokenCounter
         if taken.len() == MAX_SECTIONS {
             break;
         }
-        let Some(s) = sections.iter().enumerate().find(|(i, _)| key(*i) == r.path) else {
+        let Some(s) = r.path.parse::<usize>().ok().and_then(|i| sections.get(i)) else {
             continue;
         };
-        let s = s.1;
         if taken.iter().any(|t| overlaps(t.lines, s.lines)) {
             continue;
         }
@@ -162,6 +161,7 @@ struct Section {
 /// take the anchor of.
 fn sections(text: &str) -> Vec<Section> {
     let heads = crate::outline::markdown_headings(text);
+    let outline = anchors::Outline::new(text);
     let lines: Vec<&str> = text.lines().collect();
     let mut out = Vec::new();
     for (i, (line, level, heading)) in heads.iter().enumerate() {
@@ -169,7 +169,7 @@ fn sections(text: &str) -> Vec<Section> {
             continue;
         };
         // An anchor resolves to the first heading it fits: this one, or it names another.
-        let Some(span) = anchors::resolve_one(text, &anchor).filter(|r| r[0] == *line) else {
+        let Some(span) = outline.resolve(&anchor).filter(|r| r[0] == *line) else {
             continue;
         };
         if heads.iter().all(|(l, ..)| span[0] <= *l && *l <= span[1]) {
