@@ -16,9 +16,10 @@
 
 use std::path::Path;
 
-use crate::model::Range;
 use crate::model::paths::RepoPath;
+use crate::model::{Range, Sections};
 use crate::stages::anchors;
+use crate::stages::measure::selected;
 use crate::stages::task_words::rank::{Doc, rank};
 use crate::stages::tokens::TokenCounter;
 use crate::trust::admit::{Refusal, admit};
@@ -91,7 +92,6 @@ pub fn matched(readme: &str, text: &str, budget: u64, counter: &dyn TokenCounter
         .collect();
     let ranked = rank(text, &docs);
     let best = ranked.first().map_or(0.0, |r| r.score);
-    let lines: Vec<&str> = readme.lines().collect();
     let mut taken: Vec<Matched> = Vec::new();
     let mut left = budget;
     for r in ranked.iter().filter(|r| r.score >= best * NEAR_THE_BEST) {
@@ -104,7 +104,11 @@ pub fn matched(readme: &str, text: &str, budget: u64, counter: &dyn TokenCounter
         if taken.iter().any(|t| overlaps(t.lines, s.lines)) {
             continue;
         }
-        let tokens = counter.count(text_of(&lines, s.lines).as_bytes());
+        // Counted as the compile measures the entry: the lines' bytes, their ends included.
+        let tokens = counter.count(&selected(
+            readme.as_bytes(),
+            &Sections::Ranges(vec![s.lines]),
+        ));
         if tokens > left {
             continue;
         }

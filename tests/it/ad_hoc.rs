@@ -106,6 +106,12 @@ fn the_readme_sections_the_prompt_matches_join_an_ad_hoc_dispatch_as_anchors() {
         locked["anchors"],
         serde_json::json!([["## Install", [5, 11]]])
     );
+    // Within `[hook] ad_hoc_tokens`: the files the prompt talks about get what it leaves.
+    assert_eq!(
+        lock["inputs"]["task_tokens"].as_u64().unwrap() + locked["tokens"].as_u64().unwrap(),
+        8000,
+        "{lock}"
+    );
     let add = lock["inputs"]["add"].as_array().unwrap();
     assert!(
         add.iter().any(|a| a
