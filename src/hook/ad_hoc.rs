@@ -89,7 +89,8 @@ pub fn prepare(ws: &Workspace, role: &str, d: &Dispatch<'_>, trace: &Trace) -> O
 /// overrides line whose sections are heading anchors: what the lock records and `check
 /// --stale` replays), with their tokens; `None` when there is no README, it is refused, the
 /// prompt holds a secret, or no section matches. They take at most a quarter of `[hook]
-/// ad_hoc_tokens`.
+/// ad_hoc_tokens`. Priority low: a section chosen by its words is the first to go when the
+/// caps bite, and never pushes the files the prompt names past the soft file cap.
 fn readme_sections(ws: &Workspace, prompt: &str) -> Option<(String, u64)> {
     let rules = crate::trust::admit::rules().ok()?;
     if rules.scan(prompt.as_bytes()).is_some() {
@@ -107,7 +108,7 @@ fn readme_sections(ws: &Workspace, prompt: &str) -> Option<(String, u64)> {
     let add = serde_json::json!({
         "file": name,
         "sections": taken.iter().map(|m| m.anchor.as_str()).collect::<Vec<_>>(),
-        "priority": "medium",
+        "priority": "low",
         "kind": "instructions",
         "reason": readme::reason(&taken),
     })

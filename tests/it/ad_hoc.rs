@@ -91,7 +91,7 @@ fn the_readme_sections_the_prompt_matches_join_an_ad_hoc_dispatch_as_anchors() {
     assert_eq!(e["sections"], serde_json::json!([[5, 11]]), "{e}");
     assert_eq!(
         (&e["priority"], &e["kind"]),
-        (&"medium".into(), &"instructions".into())
+        (&"low".into(), &"instructions".into())
     );
     let lock: serde_json::Value =
         serde_json::from_str(&repo.read(&path.replace(".jsonl", ".lock.json"))).unwrap();
@@ -262,5 +262,21 @@ fn an_add_written_as_an_overrides_line_carries_heading_anchors() {
             "{}",
             out.all()
         );
+    }
+}
+
+/// Regression: the README's entry was medium, so with the file cap just met by the
+/// instructions and the named file it pushed the high and medium entries past it, and the
+/// soft cap cut every file the prompt talks about to an index line. It is low: it never does.
+#[test]
+fn the_readme_never_pushes_what_the_prompt_names_past_the_file_cap() {
+    let repo = plain();
+    repo.write(".curate/config.toml", "[budget]\nmax_files = 2\n")
+        .write("docs/docker.md", "# Docker\n\nThe docker image is slim.\n");
+    // Named: docs/auth.md (medium); talked about: docs/docker.md and the README (low).
+    let prompt = "Make the docker install lock accounts: see docs/auth.md.";
+    let p = injected(&dispatch(&repo, prompt, "1"));
+    for file in ["AGENTS.md", "docs/auth.md", "docs/docker.md", "README.md"] {
+        assert!(p.contains(&format!("=== {file} === (")), "{file}: {p}");
     }
 }
