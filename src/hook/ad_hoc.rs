@@ -100,8 +100,12 @@ fn readme_sections(ws: &Workspace, prompt: &str) -> Option<(String, u64)> {
     let max_file_size = crate::stages::measure::DEFAULT_MAX_FILE_SIZE;
     // A README admission refuses gives nothing, as it would give a compile that adds it.
     let text = readme::read(&ws.root, &name, max_file_size, rules).ok()?;
-    let counter = crate::stages::tokens::Fast(ws.encoding);
+    // Counted through the token cache the compile reads next: warm, no vocabulary is loaded.
+    let cache = crate::compile::token_cache(ws);
+    let fast = crate::stages::tokens::Fast(ws.encoding);
+    let counter = crate::stages::tokens::Cached::new(&cache, &fast);
     let taken = readme::matched(&text, prompt, ws.config.ad_hoc_tokens / 4, &counter);
+    let _ = cache.save();
     if taken.is_empty() {
         return None;
     }
