@@ -8,11 +8,11 @@
 //!
 //! Its sections (a heading to the next heading of its level or higher, as a heading anchor
 //! resolves it; the document's title, whose section holds all the others, is not one) are
-//! ranked against the text's words ([`task_words::rank`]: BM25, a heading's words counted
+//! ranked against the text's words ([`rank`]: BM25, a heading's words counted
 //! three times, a section's own text up to its first sub-heading). The best few are taken,
 //! within a token budget, each as a heading anchor that resolves to it and to nothing before
 //! it, so a compile and `check --stale` find the section again where it moves. Pure, but for
-//! the read.
+//! [`find`] and [`read`].
 
 use std::path::Path;
 
@@ -30,6 +30,10 @@ const MAX_SECTIONS: usize = 3;
 
 /// A section is taken when it scores at least this share of the best one's score.
 const NEAR_THE_BEST: f64 = 0.5;
+
+/// The most headings read as sections: each anchor is checked against the headings before
+/// it, so a README of many thousands would cost their square.
+const MAX_HEADINGS: usize = 1000;
 
 /// The most matched words a reason names for a section.
 const SHOWN_WORDS: usize = 4;
@@ -168,7 +172,7 @@ fn sections(text: &str) -> Vec<Section> {
     let outline = anchors::Outline::new(text);
     let lines: Vec<&str> = text.lines().collect();
     let mut out = Vec::new();
-    for (i, (line, level, heading)) in heads.iter().enumerate() {
+    for (i, (line, level, heading)) in heads.iter().enumerate().take(MAX_HEADINGS) {
         let Some(anchor) = anchor_of(*level, heading) else {
             continue;
         };
@@ -281,6 +285,16 @@ mod tests {
                 assert!(!overlaps(a.lines, b.lines), "{taken:?}");
             }
         }
+    }
+
+    #[test]
+    fn a_readme_of_many_headings_is_read_to_a_bound() {
+        let many: String = (0..5000)
+            .map(|i| format!("## Part {i}\n\ntext {i}\n\n"))
+            .collect();
+        let s = sections(&many);
+        assert_eq!(s.len(), MAX_HEADINGS);
+        assert_eq!(s[999].lines, [3997, 3999]);
     }
 
     #[test]
