@@ -173,7 +173,8 @@ pub struct CompileArgs {
     #[arg(long, value_name = "FILE", help_heading = "Overrides")]
     pub overrides: Option<PathBuf>,
 
-    /// Add FILE:PRIORITY:KIND[:REASON] after the overrides file.
+    /// Add FILE:PRIORITY:KIND[:REASON] after the overrides file (a JSON object is an overrides
+    /// line, with "sections": heading anchors, line pairs).
     #[arg(
         long,
         value_name = "FILE:PRIORITY:KIND[:REASON]",

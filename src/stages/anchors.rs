@@ -104,24 +104,46 @@ fn symbol_lines(path: &str, text: &str, name: &str) -> Option<Range> {
 /// The lines of the section heading anchor `anchor` names in `text`, or `None`.
 #[must_use]
 pub fn resolve_one(text: &str, anchor: &str) -> Option<Range> {
-    let (level, alternatives) = parse(anchor)?;
-    let heads = headings(text);
-    let at = heads.iter().position(|(_, l, body)| {
-        *l == level
-            && alternatives
-                .iter()
-                .any(|words| words.iter().all(|w| body.contains(w.as_str())))
-    })?;
-    let start = heads[at].0;
-    let lines: Vec<&str> = text.lines().collect();
-    let mut end = heads[at + 1..]
-        .iter()
-        .find(|(_, l, _)| *l <= level)
-        .map_or(lines.len() as u64, |(n, _, _)| n - 1);
-    while end > start && lines[end as usize - 1].trim().is_empty() {
-        end -= 1;
+    Outline::new(text).resolve(anchor)
+}
+
+/// A Markdown text's headings, read once, to resolve many heading anchors against.
+pub struct Outline<'a> {
+    heads: Vec<(u64, usize, String)>,
+    lines: Vec<&'a str>,
+}
+
+impl<'a> Outline<'a> {
+    #[must_use]
+    pub fn new(text: &'a str) -> Outline<'a> {
+        Outline {
+            heads: headings(text),
+            lines: text.lines().collect(),
+        }
     }
-    Some([start, end])
+
+    /// The lines of the section heading anchor `anchor` names, or `None` ([`resolve_one`]).
+    #[must_use]
+    pub fn resolve(&self, anchor: &str) -> Option<Range> {
+        let (level, alternatives) = parse(anchor)?;
+        let heads = &self.heads;
+        let at = heads.iter().position(|(_, l, body)| {
+            *l == level
+                && alternatives
+                    .iter()
+                    .any(|words| words.iter().all(|w| body.contains(w.as_str())))
+        })?;
+        let start = heads[at].0;
+        let lines = &self.lines;
+        let mut end = heads[at + 1..]
+            .iter()
+            .find(|(_, l, _)| *l <= level)
+            .map_or(lines.len() as u64, |(n, _, _)| n - 1);
+        while end > start && lines[end as usize - 1].trim().is_empty() {
+            end -= 1;
+        }
+        Some([start, end])
+    }
 }
 
 /// A selection with its anchors resolved against the file's `bytes`: the ranges (anchors' sections and

@@ -22,6 +22,7 @@ pub mod known;
 pub mod manifest;
 pub mod measure;
 pub mod overrides;
+pub mod readme;
 pub mod related;
 pub mod task_words;
 pub mod tokens;

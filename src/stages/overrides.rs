@@ -177,19 +177,16 @@ fn parse_line(raw: &str, line_no: usize, path: &Path, recorded: &str) -> Result<
         })))
     } else if value.get("file").is_some() {
         // A `sections` item no reader takes is named at its column.
-        let items = value.get("sections").and_then(serde_json::Value::as_array);
-        for (i, item) in items.into_iter().flatten().enumerate() {
-            if serde_json::from_value::<crate::stages::contract::Section>(item.clone()).is_err() {
-                let lead = raw.len() - raw.trim_start().len();
-                let column = crate::util::jsonpos::locate(line, &format!("/sections/{i}"))
-                    .map_or(1, |p| p.column);
-                return Err(err(
-                    column + lead,
-                    format!(
-                        "sections[{i}] is not a section: write a pair of whole line numbers ([25, 50]), a heading (\"## Security\") or {{\"symbol\": \"Name\"}}"
-                    ),
-                ));
-            }
+        if let Some(i) = unreadable_section(&value) {
+            let lead = raw.len() - raw.trim_start().len();
+            let column = crate::util::jsonpos::locate(line, &format!("/sections/{i}"))
+                .map_or(1, |p| p.column);
+            return Err(err(
+                column + lead,
+                format!(
+                    "sections[{i}] is not a section: write a pair of whole line numbers ([25, 50]), a heading (\"## Security\") or {{\"symbol\": \"Name\"}}"
+                ),
+            ));
         }
         let u: RawUpsert = serde_json::from_value(value).map_err(|e| problem(e.to_string()))?;
         Ok(Some(Line::Directive(Directive::Upsert(
@@ -287,8 +284,13 @@ pub fn checked_items(
 }
 
 /// Parses `--add FILE:PRIORITY:KIND[:REASON]`: FILE is the text before the first `:high:`,
-/// `:medium:` or `:low:`; REASON may hold `:`.
+/// `:medium:` or `:low:`; REASON may hold `:`. An `--add` written as a JSON object
+/// (`{"file": …, "sections": ["## Install"], …}`) is one overrides line
+/// ([`parse_add_line`]): the form that carries sections and heading anchors.
 pub fn parse_add(arg: &str) -> Result<Upsert> {
+    if is_add_line(arg) {
+        return parse_add_line(arg);
+    }
     let bad = || {
         Error::Usage(format!(
             "invalid --add {arg:?}: expected FILE:PRIORITY:KIND[:REASON] with PRIORITY high, medium or low"
@@ -315,6 +317,49 @@ pub fn parse_add(arg: &str) -> Result<Upsert> {
         priority: Priority::parse(priority),
         kind: Some(kind.to_owned()),
         origin: Origin::Add(arg.to_owned()),
+    })
+}
+
+/// True when an `--add` is written as an overrides line: a JSON object, `{` to `}`.
+#[must_use]
+pub fn is_add_line(arg: &str) -> bool {
+    let arg = arg.trim();
+    arg.starts_with('{') && arg.ends_with('}')
+}
+
+/// Parses an `--add` written as an overrides line: `{"file", "reason"?, "sections"?,
+/// "priority"?, "kind"?}` as the overrides file reads it (a new entry needs `priority` and
+/// `kind`); a `drop` belongs in `--drop`. A malformed one is a usage error naming it.
+pub fn parse_add_line(arg: &str) -> Result<Upsert> {
+    let bad = |message: String| Error::Usage(format!("invalid --add {arg:?}: {message}"));
+    let value: serde_json::Value = serde_json::from_str(arg.trim()).map_err(|e| {
+        bad(format!(
+            "invalid JSON: {}",
+            crate::util::jsonpos::json_message(&e)
+        ))
+    })?;
+    if value.get("drop").is_some() {
+        return Err(bad("write a drop as --drop GLOB".to_owned()));
+    }
+    if let Some((_, key)) = crate::util::jsonpos::duplicate_key(arg.trim()) {
+        return Err(bad(format!("the key {key:?} is written twice")));
+    }
+    if let Some(i) = unreadable_section(&value) {
+        return Err(bad(format!(
+            "sections[{i}] is not a section: write a pair of whole line numbers ([25, 50]), a heading (\"## Security\") or {{\"symbol\": \"Name\"}}"
+        )));
+    }
+    let raw: RawUpsert = serde_json::from_value(value).map_err(|e| bad(e.to_string()))?;
+    upsert(raw, Origin::Add(arg.to_owned())).map_err(bad)
+}
+
+/// The index of the first `sections` item of an overrides line that no reader takes.
+fn unreadable_section(value: &serde_json::Value) -> Option<usize> {
+    let items = value
+        .get("sections")
+        .and_then(serde_json::Value::as_array)?;
+    items.iter().position(|item| {
+        serde_json::from_value::<crate::stages::contract::Section>(item.clone()).is_err()
     })
 }
 
@@ -515,6 +560,34 @@ mod tests {
         assert_eq!(u.kind.as_deref(), Some("truth"));
         assert_eq!(u.reason.as_deref(), Some("why: because"));
         assert!(parse_add("a.md:urgent:truth").is_err());
+    }
+
+    #[test]
+    fn an_add_written_as_an_object_is_an_overrides_line() {
+        let arg = r###"{"file":"README.md","sections":["## Install",[1,2]],"priority":"medium","kind":"instructions","reason":"a: b"}"###;
+        let u = parse_add(arg).unwrap();
+        assert_eq!(u.file, "README.md");
+        assert_eq!(
+            u.sections,
+            Some(Sections::anchored(vec![[1, 2]], vec!["## Install".into()]))
+        );
+        assert_eq!(u.priority, Some(Priority::Medium));
+        assert_eq!(u.reason.as_deref(), Some("a: b"));
+        assert_eq!(u.origin, Origin::Add(arg.to_owned()));
+        let said = |arg: &str| parse_add(arg).unwrap_err().to_string();
+        assert!(
+            said(r#"{"file":"a.md","sections":["Install"]}"#).ends_with(
+                "section \"Install\" is neither a [start, end] pair nor a heading such as \"## Security\""
+            ),
+            "{}",
+            said(r#"{"file":"a.md","sections":["Install"]}"#)
+        );
+        assert!(
+            said(r#"{"file":"a.md","file":"b.md"}"#).ends_with("the key \"file\" is written twice")
+        );
+        assert!(said(r#"{"file": }"#).contains(": invalid JSON: "));
+        // A path that starts with `{` but is no object is read as FILE:PRIORITY:KIND.
+        assert_eq!(parse_add("{a}.md:low:k").unwrap().file, "{a}.md");
     }
 
     #[test]

@@ -7,6 +7,7 @@
     clippy::print_stdout,
     clippy::print_stderr
 )]
+mod ad_hoc;
 mod adopt;
 mod aiws_real;
 mod anchors;
