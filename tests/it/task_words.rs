@@ -643,3 +643,66 @@ fn a_front_end_and_its_server_find_each_other_by_their_shared_route() {
         out.stdout
     );
 }
+
+#[test]
+fn what_most_of_the_workspaces_tasks_list_comes_first_whatever_the_task_is_about() {
+    let repo = workspace_with_history();
+    let done = ".trellis/tasks/archive/2026-11";
+    // A third task, about deploys; all three list the workflow and the backend index.
+    repo.write(
+        &format!("{done}/11-09-deploy/prd.md"),
+        "# Deploy\n\nShip the container on Fridays.\n",
+    )
+    .write(
+        &format!("{done}/11-09-deploy/implement.jsonl"),
+        "{\"file\": \".trellis/workflow.md\"}\n{\"file\": \".trellis/spec/backend/index.md\"}\n",
+    );
+    for task in ["11-02-login-throttle", "11-05-signup-form"] {
+        let list = format!("{done}/{task}/implement.jsonl");
+        let text = format!(
+            "{}{{\"file\": \".trellis/workflow.md\"}}\n{{\"file\": \".trellis/spec/backend/index.md\"}}\n",
+            repo.read(&list)
+        );
+        repo.write(&list, &text);
+    }
+    let out = repo
+        .curate()
+        .args(["--role", "implement", "--change", "12-01-api-throttle"])
+        .args(["--stdout", "--task-tokens", "4000"])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let related: Vec<(String, String)> = entries(&out.stdout, "related")
+        .iter()
+        .map(|v| {
+            (
+                v["file"].as_str().unwrap().to_owned(),
+                v["reason"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let convention = |f: &str| {
+        (
+            f.to_owned(),
+            "listed by 3 of the workspace's 3 tasks with a list".to_owned(),
+        )
+    };
+    assert!(
+        related.contains(&convention(".trellis/workflow.md")),
+        "{}",
+        out.stdout
+    );
+    // The backend index is the workflow's own already: once, as it was.
+    assert_eq!(
+        out.stdout
+            .matches("\"file\":\".trellis/spec/backend/index.md\"")
+            .count(),
+        1
+    );
+    // The similar task's own file still comes, with its reason.
+    assert!(
+        related
+            .iter()
+            .any(|(f, r)| f == ".trellis/spec/backend/rate-limits.md"
+                && r == "listed by similar tasks: 11-02-login-throttle")
+    );
+}

@@ -139,7 +139,8 @@ struct Offer {
     reason: String,
 }
 
-/// The selected files: the named ones in the order named, then those similar tasks listed,
+/// The selected files: what most of the workspace's tasks list ([`precedent::conventional`]),
+/// then the named ones in the order named, then those similar tasks listed,
 /// then the files that define the identifiers named, then the ranked ones (the words'
 /// ranking fused with the graph from the named files), best first, as long as they fit the
 /// budget together.
@@ -149,19 +150,37 @@ pub fn select(i: &Inputs<'_>) -> Vec<Found> {
         return Vec::new();
     }
     let files = refs::Files::new(i.universe, &i.prepared.names);
-    let mut offers: Vec<Offer> = refs::named(i.texts, &files)
+    // The workspace's convention first (what most of its tasks list), then what the text
+    // names.
+    let lists = i.precedents.len();
+    let mut offers: Vec<Offer> = precedent::conventional(i.precedents)
         .into_iter()
-        .filter(|n| !i.skip.contains(&n.path))
-        .map(|n| Offer {
-            path: n.path,
-            lines: n.lines,
-            kind: "referenced",
-            reason: format!("named in {}", n.at),
-            score: "named".to_owned(),
+        .filter(|(p, _)| !i.skip.contains(p))
+        .map(|(path, n)| Offer {
+            path,
+            lines: Vec::new(),
+            kind: "related",
+            reason: format!("listed by {n} of the workspace's {lists} tasks with a list"),
+            score: format!("listed by {n} of {lists} tasks"),
         })
         .collect();
     let mut taken: BTreeSet<String> = offers.iter().map(|o| o.path.clone()).collect();
-    let literals = offers.iter().any(|o| is_code(&o.path));
+    offers.extend(
+        refs::named(i.texts, &files)
+            .into_iter()
+            .filter(|n| !i.skip.contains(&n.path) && !taken.contains(&n.path))
+            .map(|n| Offer {
+                path: n.path,
+                lines: n.lines,
+                kind: "referenced",
+                reason: format!("named in {}", n.at),
+                score: "named".to_owned(),
+            }),
+    );
+    taken.extend(offers.iter().map(|o| o.path.clone()));
+    let literals = offers
+        .iter()
+        .any(|o| o.kind == "referenced" && is_code(&o.path));
     let read = read_all(i, &taken, literals);
     // The definitions of the names it gives come after what similar tasks listed: a task's
     // text names many identifiers, and those lists are the workspace's own curation.
@@ -440,7 +459,13 @@ fn definitions(idents: &[idents::Ident], files: &[Seen]) -> Vec<Offer> {
 /// The offers that fit the budget together, in their order; each file at most
 /// [`PER_FILE`]'s part of it.
 fn fit(i: &Inputs<'_>, offers: Vec<Offer>) -> Vec<Found> {
-    let per_file = (i.budget / PER_FILE).max(1);
+    let mut per_file = (i.budget / PER_FILE).max(1);
+    if let Some(cap) = std::env::var("TQ_PER_FILE_MAX")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        per_file = per_file.min(cap);
+    }
     let read: Vec<Option<(Sections, u64)>> =
         offers.par_iter().map(|o| fitted(i, o, per_file)).collect();
     let mut out: Vec<Found> = Vec::new();

@@ -70,6 +70,34 @@ pub fn listed(query: &str, precedents: &[Precedent]) -> Vec<Listed> {
     out
 }
 
+/// A file is the workspace's convention when at least this part of its tasks with a list
+/// list it ...
+const CONVENTION: f64 = 0.4;
+/// ... and at least this many.
+const MIN_CONVENTION: usize = 3;
+
+/// The files most of the workspace's tasks list, whatever they are about (Trellis'
+/// `workflow.md` and spec index files): a file listed by at least [`CONVENTION`] of the
+/// tasks (and [`MIN_CONVENTION`]), most listed first, ties by path; its `score` is the
+/// share of the tasks that list it, `by` how many do.
+#[must_use]
+pub fn conventional(precedents: &[Precedent]) -> Vec<(String, usize)> {
+    let mut count: BTreeMap<&str, usize> = BTreeMap::new();
+    for p in precedents {
+        for f in &p.files {
+            *count.entry(f).or_default() += 1;
+        }
+    }
+    let at_least = MIN_CONVENTION.max((precedents.len() as f64 * CONVENTION).ceil() as usize);
+    let mut out: Vec<(String, usize)> = count
+        .into_iter()
+        .filter(|&(_, n)| n >= at_least)
+        .map(|(f, n)| (f.to_owned(), n))
+        .collect();
+    out.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,5 +136,30 @@ mod tests {
         assert_eq!(got[0].by.len(), 2);
         assert!(!order.contains(&"spec/deploy.md"), "{order:?}");
         assert!(listed("nothing in common here", &tasks).is_empty());
+    }
+
+    #[test]
+    fn what_most_of_the_workspaces_tasks_list_is_its_convention() {
+        let tasks = [
+            task(
+                "t/01",
+                "a",
+                &["workflow.md", "spec/index.md", "spec/auth.md"],
+            ),
+            task("t/02", "b", &["workflow.md", "spec/index.md"]),
+            task("t/03", "c", &["workflow.md", "spec/deploy.md"]),
+            task("t/04", "d", &["workflow.md", "spec/index.md"]),
+            task("t/05", "e", &["spec/rate.md"]),
+        ];
+        // Four of five list the workflow, three the spec index (at least 40 %, and three).
+        assert_eq!(
+            conventional(&tasks),
+            [
+                ("workflow.md".to_owned(), 4),
+                ("spec/index.md".to_owned(), 3)
+            ]
+        );
+        // Too few tasks to speak of a convention.
+        assert!(conventional(&tasks[..2]).is_empty());
     }
 }
