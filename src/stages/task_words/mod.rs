@@ -459,13 +459,7 @@ fn definitions(idents: &[idents::Ident], files: &[Seen]) -> Vec<Offer> {
 /// The offers that fit the budget together, in their order; each file at most
 /// [`PER_FILE`]'s part of it.
 fn fit(i: &Inputs<'_>, offers: Vec<Offer>) -> Vec<Found> {
-    let mut per_file = (i.budget / PER_FILE).max(1);
-    if let Some(cap) = std::env::var("TQ_PER_FILE_MAX")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-    {
-        per_file = per_file.min(cap);
-    }
+    let per_file = (i.budget / PER_FILE).max(1);
     let read: Vec<Option<(Sections, u64)>> =
         offers.par_iter().map(|o| fitted(i, o, per_file)).collect();
     let mut out: Vec<Found> = Vec::new();
