@@ -270,6 +270,17 @@ mod linux {
         }
     }
 
+    /// The walk's scope a question names, in the repository at `root`.
+    fn scope_of<'q>(root: &'q Path, q: &'q Question) -> Scope<'q> {
+        Scope {
+            root,
+            changes_root: &q.changes_root,
+            change: &q.change,
+            ignore: q.ignore,
+            own: OwnFiles::new(&q.manifest, &q.changes_root, &q.change),
+        }
+    }
+
     /// The scope a walk depends on.
     type ScopeKey = (String, String, bool, String);
 
@@ -788,13 +799,7 @@ mod linux {
                     budget,
                 } => {
                     use crate::compile::task;
-                    let scope = Scope {
-                        root: &self.root,
-                        changes_root: &q.changes_root,
-                        change: &q.change,
-                        ignore: q.ignore,
-                        own: OwnFiles::new(&q.manifest, &q.changes_root, &q.change),
-                    };
+                    let scope = scope_of(&self.root, q);
                     let asked = task::Asked {
                         scope: &scope,
                         texts: texts.clone(),
@@ -858,13 +863,7 @@ mod linux {
             {
                 return Ok(Arc::clone(u));
             }
-            let scope = Scope {
-                root: &self.root,
-                changes_root: &q.changes_root,
-                change: &q.change,
-                ignore: q.ignore,
-                own: OwnFiles::new(&q.manifest, &q.changes_root, &q.change),
-            };
+            let scope = scope_of(&self.root, q);
             let shape = self.shape;
             self.listings.begin(Arc::clone(vouch) as Arc<dyn Unchanged>);
             let walked = crate::compile::related_universe(&scope, &self.listings);

@@ -623,15 +623,7 @@ fn a_front_end_and_its_server_find_each_other_by_their_shared_route() {
     );
     let out = with_text(&repo, "Tail faster in server/src/main.rs\n", &[]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let related: Vec<(String, String)> = entries(&out.stdout, "related")
-        .iter()
-        .map(|v| {
-            (
-                v["file"].as_str().unwrap().to_owned(),
-                v["reason"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
+    let related = files_and_reasons(&out.stdout, "related");
     assert_eq!(
         related,
         [(
@@ -671,15 +663,7 @@ fn what_most_of_the_workspaces_tasks_list_comes_first_whatever_the_task_is_about
         .args(["--stdout", "--task-tokens", "4000"])
         .run();
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let related: Vec<(String, String)> = entries(&out.stdout, "related")
-        .iter()
-        .map(|v| {
-            (
-                v["file"].as_str().unwrap().to_owned(),
-                v["reason"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
+    let related = files_and_reasons(&out.stdout, "related");
     let convention = |f: &str| {
         (
             f.to_owned(),
@@ -705,4 +689,17 @@ fn what_most_of_the_workspaces_tasks_list_comes_first_whatever_the_task_is_about
             .any(|(f, r)| f == ".trellis/spec/backend/rate-limits.md"
                 && r == "listed by similar tasks: 11-02-login-throttle")
     );
+}
+
+/// The manifest's entries of `kind`: each file with its reason.
+fn files_and_reasons(manifest: &str, kind: &str) -> Vec<(String, String)> {
+    entries(manifest, kind)
+        .iter()
+        .map(|v| {
+            (
+                v["file"].as_str().unwrap().to_owned(),
+                v["reason"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
 }
