@@ -13,6 +13,7 @@ mod anchors;
 mod architecture;
 mod bmad;
 mod cache;
+mod central;
 mod check;
 mod cli;
 mod compile;
