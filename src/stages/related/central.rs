@@ -49,9 +49,6 @@ pub fn candidates<'u>(
     let mut near: Vec<(usize, &String, Lang)> = universe
         .iter()
         .filter(|p| !skip(p) && !is_foreign(p))
-        .filter(|p| {
-            std::env::var_os("TQ57_NO_DOT").is_none() || !in_dot_folder(p) || nearness(owned, p) > 0
-        })
         .filter_map(|p| {
             let lang = crate::outline::lang_for(p).filter(|&l| l != Lang::Markdown)?;
             Some((nearness(owned, p), p, lang))
@@ -60,12 +57,6 @@ pub fn candidates<'u>(
     near.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
     near.truncate(MAX_PARSED);
     near.into_iter().map(|(_, p, l)| (p, l)).collect()
-}
-
-/// True when a folder of `path` is hidden (`.github/`, an agent's `.claude/`): tooling.
-fn in_dot_folder(path: &str) -> bool {
-    path.rsplit_once('/')
-        .is_some_and(|(dir, _)| dir.split('/').any(|d| d.starts_with('.')))
 }
 
 /// How near `path` is to the `owned` paths: the most leading folders it shares with one.
@@ -148,21 +139,12 @@ pub fn rank(
             })
         })
         .collect();
-    if std::env::var_os("TQ57_NEAR_FIRST").is_some() {
-        out.sort_by_cached_key(|c| {
-            (
-                std::cmp::Reverse((near(&c.path), c.referrers)),
-                c.path.clone(),
-            )
-        });
-    } else {
-        out.sort_by_cached_key(|c| {
-            (
-                std::cmp::Reverse((c.referrers, near(&c.path))),
-                c.path.clone(),
-            )
-        });
-    }
+    out.sort_by_cached_key(|c| {
+        (
+            std::cmp::Reverse((c.referrers, near(&c.path))),
+            c.path.clone(),
+        )
+    });
     out.truncate(limit);
     out
 }

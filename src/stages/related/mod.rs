@@ -58,9 +58,6 @@ const CONSIDERED: usize = 200;
 /// not crowd out the rest), and never less than [`MIN_PER_FILE`] tokens.
 const PER_FILE: u64 = 4;
 const MIN_PER_FILE: u64 = 200;
-/// The central files ([`central`]) fill the budget when the graph's files leave more than
-/// this part of it unused.
-const CENTRAL_WHEN_LEFT: f64 = 0.5;
 
 /// A related file, as it enters the compile.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -97,9 +94,9 @@ pub struct Inputs<'a> {
 }
 
 /// The related files, best first, whose outlines fit the budget together: those the graph
-/// from the owned files ranks, then, when they leave more than [`CENTRAL_WHEN_LEFT`] of the
-/// budget unused (an owned file with no edge, or none parsed), the repository's central
-/// files near them ([`central`]).
+/// from the owned files ranks, then, in what they leave of the budget (all of it when an
+/// owned file has no edge or none is parsed), the repository's central files near them
+/// ([`central`]).
 #[must_use]
 pub fn related(i: &Inputs<'_>) -> Vec<Found> {
     ranked(i, true)
@@ -112,8 +109,8 @@ pub fn linked(i: &Inputs<'_>) -> Vec<Found> {
     ranked(i, false)
 }
 
-/// The graph's files, then the central ones when `central` and the graph leaves the budget
-/// mostly unused.
+/// The graph's files, then the central ones when `central` and the graph leaves any of the
+/// budget.
 fn ranked(i: &Inputs<'_>, central: bool) -> Vec<Found> {
     if i.budget == 0 {
         return Vec::new();
@@ -137,17 +134,8 @@ fn ranked(i: &Inputs<'_>, central: bool) -> Vec<Found> {
     };
     let used: u64 = out.iter().map(|f| f.tokens).sum();
     let left = i.budget.saturating_sub(used);
-    // TEMPORARY tuning switches (issue 57c), removed before the branch is done.
-    let when_left: f64 = std::env::var("TQ57_CENTRAL_LEFT")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(CENTRAL_WHEN_LEFT);
-    let max_graph: usize = std::env::var("TQ57_CENTRAL_MAXFILES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(usize::MAX);
     let mut parsed = Vec::new();
-    if central && left as f64 > i.budget as f64 * when_left && out.len() <= max_graph {
+    if central && left > 0 {
         let (central, kept) = by_centrality(i, &mut parses, &out, left);
         out.extend(central);
         parsed = kept;
@@ -255,14 +243,7 @@ fn by_graph(
     parses.files.extend(owned.iter().cloned());
     let (files, symbols, admitted) = (&parses.files, &parses.symbols, &parses.admitted);
     let owned_paths: Vec<String> = owned.iter().map(|(p, _)| p.clone()).collect();
-    let mut ranked = crate::outline::rank_named(files, symbols, &owned_paths, CONSIDERED);
-    if std::env::var_os("TQ57_FOREIGN_LAST").is_some()
-        && !owned_paths
-            .iter()
-            .any(|p| crate::stages::task_words::trees::is_foreign(p))
-    {
-        ranked.sort_by_key(|(p, _)| crate::stages::task_words::trees::is_foreign(p));
-    }
+    let ranked = crate::outline::rank_named(files, symbols, &owned_paths, CONSIDERED);
     let by_path: BTreeMap<&str, &Named> = files.iter().map(|(p, t)| (p.as_str(), t)).collect();
     let outlined: Vec<Option<(Sections, u64)>> = ranked
         .par_iter()

@@ -46,12 +46,8 @@ pub fn linked(s: &Seeds<'_>) -> Vec<Linked> {
         return Vec::new();
     }
     let index = related::Index::open(s.cache.clone(), s.root);
-    let pick = if std::env::var_os("TQ57_GRAPH_CENTRAL").is_some() {
-        related::related
-    } else {
-        related::linked
-    };
-    let mut found = pick(&related::Inputs {
+    // The graph alone: the word ranking, not the central files, fills the rest.
+    let mut found = related::linked(&related::Inputs {
         root: s.root,
         universe: s.universe,
         owned: named,
@@ -78,29 +74,6 @@ pub fn linked(s: &Seeds<'_>) -> Vec<Linked> {
         })
         .collect()
 }
-
-/// The graph's seeds: the named code files, or, when the text names none, the first
-/// [`WORD_SEEDS`] code files of the word ranking (`best`, best first): a commit's message
-/// rarely names a file, and the files its words find best are where its change is.
-#[must_use]
-pub fn seeds(named: &[String], best: &[&str]) -> Vec<String> {
-    if named.iter().any(|p| is_code(p)) {
-        return named.to_vec();
-    }
-    let n: usize = std::env::var("TQ57_WORD_SEEDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(WORD_SEEDS);
-    best.iter()
-        .filter(|p| is_code(p) && !super::trees::is_foreign(p))
-        .take(n)
-        .map(|p| (*p).to_owned())
-        .collect()
-}
-
-/// At most this many of the words' best files seed the graph when the text names no code
-/// file ([`seeds`]).
-const WORD_SEEDS: usize = 0;
 
 /// True for a file the graph can start from: code in a language parsed for its tags.
 fn is_code(path: &str) -> bool {
