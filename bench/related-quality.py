@@ -4,8 +4,8 @@
     python3 bench/related-quality.py [options] GIT_DIR [GIT_DIR ...]
 
 Each GIT_DIR is a git repository (a bare one is fine, e.g. a `fetch`ed mirror). For each
-repository the newest COMMITS commits (no merges) that touch 2-6 source files of the languages
-curate parses (.py .go .rs .ts .js .java .c .cpp .cs .rb), at least two of them modified
+repository the newest COMMITS commits (no merges) that touch 2-6 source files (.py .go .rs .ts
+.js .java .c .cpp .cs .rb .svelte .tsx .jsx .vue), at least two of them modified
 (status M: present at the parent, so findable), are taken. The parent's tree is exported
 (`git archive PARENT | tar -x`), `git init -q` in it. Each modified source file in turn (or
 only the first, `--owned first`) is the owned file; the score of a query is the share of the
