@@ -7,13 +7,13 @@
 //!
 //! Bounded: only the [`MAX_PARSED`] code files nearest the owned ones (by the folders their
 //! paths share) are looked at, never a vendored or generated one
-//! ([`crate::stages::task_words::trees`]). Deterministic: candidates by nearness then path,
+//! ([`super::foreign`]). Deterministic: candidates by nearness then path,
 //! scores tie by path.
 
 use std::collections::BTreeMap;
 
+use super::foreign::is_foreign;
 use crate::outline::{Lang, Named, Symbols};
-use crate::stages::task_words::trees::is_foreign;
 
 /// At most this many candidate files are parsed for the central ranking.
 pub const MAX_PARSED: usize = 2_000;

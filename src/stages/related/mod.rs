@@ -25,6 +25,7 @@ use crate::trust::secrets::ContentRules;
 pub mod ask;
 pub mod central;
 mod codec;
+pub mod foreign;
 mod index;
 mod listings;
 pub mod literals;
@@ -103,7 +104,7 @@ pub fn related(i: &Inputs<'_>) -> Vec<Found> {
 }
 
 /// [`related`]'s files from the graph alone: no central file fills the budget (the task's
-/// words, [`crate::stages::task_words`], fill it from the text instead).
+/// words, docs/selection.md, fill it from the text instead).
 #[must_use]
 pub fn linked(i: &Inputs<'_>) -> Vec<Found> {
     ranked(i, false)
