@@ -2,13 +2,13 @@
 //! edges (a Svelte page, which no parser here reads; a module no other file names), so the
 //! budget is not left empty. A file is central when many other files use what it defines:
 //! its score is the number of distinct files that reference a name it defines
-//! (`central: referenced by 14 files`), as aider's map, unpersonalised, ranks a
-//! repository's files.
+//! (`central: referenced by 14 files`): the in-degree of the definition/reference graph,
+//! which a reason can say, where aider's map, unpersonalised, runs PageRank over it.
 //!
 //! Bounded: only the [`MAX_PARSED`] code files nearest the owned ones (by the folders their
-//! paths share) are looked at, never a vendored or generated one
-//! ([`super::foreign`]). Deterministic: candidates by nearness then path,
-//! scores tie by path.
+//! paths share) are looked at, and none vendored or generated ([`super::foreign`]) is ever
+//! offered. Deterministic: candidates by nearness then path; the most referrers first, the
+//! nearer of two alike, then by path.
 
 use std::collections::BTreeMap;
 
