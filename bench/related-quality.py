@@ -4,8 +4,8 @@
     python3 bench/related-quality.py [options] GIT_DIR [GIT_DIR ...]
 
 Each GIT_DIR is a git repository (a bare one is fine, e.g. a `fetch`ed mirror). For each
-repository the newest COMMITS commits (no merges) that touch 2-6 source files of the languages
-curate parses (.py .go .rs .ts .js .java .c .cpp .cs .rb), at least two of them modified
+repository the newest COMMITS commits (no merges) that touch 2-6 source files (.py .go .rs .ts
+.js .java .c .cpp .cs .rb .svelte .tsx .jsx .vue), at least two of them modified
 (status M: present at the parent, so findable), are taken. The parent's tree is exported
 (`git archive PARENT | tar -x`), `git init -q` in it. Each modified source file in turn (or
 only the first, `--owned first`) is the owned file; the score of a query is the share of the
@@ -28,6 +28,8 @@ BPE file litellm bundles), so curate counts with cl100k_base too. Prints the tab
 FILE` keeps every query. Python 3.11 standard library only (aider runs in its venv).
 """
 import argparse
+import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -36,8 +38,27 @@ import subprocess
 import sys
 import time
 
-EXT = (".py", ".go", ".rs", ".ts", ".js", ".java", ".c", ".cpp", ".cs", ".rb")
+EXT = (".py", ".go", ".rs", ".ts", ".js", ".java", ".c", ".cpp", ".cs", ".rb",
+       # a front end's files: relay's touched files are mostly Svelte (curate parses none
+       # of them, but a commit that touches them is still a query from its other files)
+       ".svelte", ".tsx", ".jsx", ".vue")
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def heldout(repo, commit):
+    """Held out as bench/task-quality.py holds its queries out: sha1(OWNER/NAME + the commit's
+    full hex id) in hex ends in 0-4 (5 of 16)."""
+    return hashlib.sha1((repo + commit).encode()).hexdigest()[-1] in "01234"
+
+
+def load_tree_class():
+    """bench/task-quality.py's Tree: one exported tree per repository moved from commit to
+    commit by the diff, so unchanged files keep their mtime and aider's tag cache stays warm."""
+    spec = importlib.util.spec_from_file_location("task_quality",
+                                                  os.path.join(HERE, "task-quality.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.Tree
 
 AIDER_WORKER = r'''
 import json, os, shutil, sys, time
@@ -72,8 +93,14 @@ def git(gitdir, *args, **kw):
 
 
 def pick_commits(gitdir, count):
-    out = git(gitdir, "log", "--no-merges", "-M", "--format=@%H %P", "--name-status",
-              "-n", "5000", text=True)
+    try:
+        out = git(gitdir, "log", "--no-merges", "-M", "--format=@%H %P", "--name-status",
+                  "-n", "5000", text=True)
+    except subprocess.CalledProcessError:
+        # A fetched mirror may lack its largest blobs, which rename detection reads
+        # (Trellis): a rename is then a deletion and an addition, neither of them modified.
+        out = git(gitdir, "log", "--no-merges", "--no-renames", "--format=@%H %P",
+                  "--name-status", "-n", "5000", text=True)
     rows, cur = [], None
     for line in out.splitlines():
         if line.startswith("@"):
@@ -186,11 +213,20 @@ def main():
                     help="leave out the first SKIP picked commits (a held-out set: --commits 30 --skip 15)")
     ap.add_argument("--owned", choices=["first", "all"], default="first")
     ap.add_argument("--budgets", default="2000,4000,8000")
+    ap.add_argument("--split", choices=["tuned", "heldout", "all"], default="all",
+                    help="only the tuned or the held-out commits (sha1(OWNER/NAME + commit))")
+    ap.add_argument("--moving-tree", action="store_true",
+                    help="one tree a repository moved from parent to parent (task-quality.py's "
+                         "Tree): aider's tag cache stays warm across commits (moby)")
     ap.add_argument("--json")
     ap.add_argument("--no-aider", action="store_true")
     ap.add_argument("--no-curate", action="store_true", help="aider only (then --aider-from)")
     ap.add_argument("--aider-from", help="take aider's results from an earlier --json run")
+    ap.add_argument("--table-from", help="print the table of an earlier --json run (curate's "
+                    "side; aider's from it or from --aider-from) and stop")
     args = ap.parse_args()
+    if args.table_from:
+        return table_from(args.table_from, args.aider_from, args.split)
     budgets = [int(b) for b in args.budgets.split(",")]
     curate = os.path.abspath(args.curate)
     aider = None if args.no_aider or args.aider_from else Aider(args.venv)
@@ -207,9 +243,19 @@ def main():
         gitdir = os.path.abspath(gitdir)
         name = os.path.basename(os.path.dirname(gitdir)) if gitdir.endswith("/repo") \
             else os.path.basename(gitdir.rstrip("/"))
+        owner_name = name.replace("+", "/", 1)
+        moving = load_tree_class()(gitdir, os.path.join(args.work, "%s-moving" % name)) \
+            if args.moving_tree else None
         for sha, parent, modified in pick_commits(gitdir, args.commits)[args.skip:]:
-            root = os.path.join(args.work, "%s-%s" % (name, parent[:10]))
-            export(gitdir, parent, root)
+            split = "heldout" if heldout(owner_name, sha) else "tuned"
+            if args.split != "all" and split != args.split:
+                continue
+            if moving:
+                moving.goto(parent)
+                root = moving.root
+            else:
+                root = os.path.join(args.work, "%s-%s" % (name, parent[:10]))
+                export(gitdir, parent, root)
             files = tree_files(root)
             known = set(files)
             touched = [f for f in modified if f in known]
@@ -218,8 +264,8 @@ def main():
                 targets = [f for f in touched if f != owned]
                 if not targets:
                     continue
-                q = {"repo": name, "commit": sha, "owned": owned, "targets": targets,
-                     "curate": {}, "aider": {}}
+                q = {"repo": name, "commit": sha, "split": split, "owned": owned,
+                     "targets": targets, "curate": {}, "aider": {}}
                 for n in budgets:
                     if not args.no_curate:
                         got, dt = run_curate(curate, root, owned, n)
@@ -247,6 +293,25 @@ def main():
                        "queries": queries}, f, indent=1)
     if not args.no_curate:
         table(queries, budgets, bool(aider or earlier))
+
+
+def table_from(path, aider_path, split):
+    """The table of an earlier run, aider's side joined from AIDER_PATH when given."""
+    with open(path) as f:
+        run = json.load(f)
+    budgets = run["budgets"]
+    queries = [q for q in run["queries"] if split == "all" or q.get("split") == split]
+    if aider_path:
+        with open(aider_path) as f:
+            old = {(q["commit"], q["owned"]): q["aider"] for q in json.load(f)["queries"]}
+        queries = [q for q in queries if (q["commit"], q["owned"]) in old]
+        for q in queries:
+            q["aider"] = {int(n): v for n, v in old[(q["commit"], q["owned"])].items()}
+    for q in queries:
+        q["curate"] = {int(n): v for n, v in q["curate"].items()}
+        q["aider"] = {int(n): v for n, v in q.get("aider", {}).items()}
+    with_aider = all(q["aider"] for q in queries)
+    table(queries, budgets, with_aider)
 
 
 def table(queries, budgets, with_aider):

@@ -14,6 +14,7 @@ mod anchors;
 mod architecture;
 mod bmad;
 mod cache;
+mod central;
 mod check;
 mod cli;
 mod compile;

@@ -23,7 +23,9 @@ use crate::trust::admit::{Refusal, admit, is_binary, judge_text, read_unjudged};
 use crate::trust::secrets::ContentRules;
 
 pub mod ask;
+pub mod central;
 mod codec;
+pub mod foreign;
 mod index;
 mod listings;
 pub mod literals;
@@ -67,6 +69,10 @@ pub struct Found {
     pub tokens: u64,
     pub reason: String,
     pub score: f64,
+    /// Offered as one of the repository's central files ([`central`]), not for an edge to
+    /// the owned ones.
+    #[serde(default)]
+    pub central: bool,
 }
 
 /// What [`related`] needs.
@@ -88,17 +94,101 @@ pub struct Inputs<'a> {
     pub unchanged: Option<&'a dyn Unchanged>,
 }
 
-/// The related files, best first, whose outlines fit the budget together.
+/// The related files, best first, whose outlines fit the budget together: those the graph
+/// from the owned files ranks, then, in what they leave of the budget (all of it when an
+/// owned file has no edge or none is parsed), the repository's central files near them
+/// ([`central`]).
 #[must_use]
 pub fn related(i: &Inputs<'_>) -> Vec<Found> {
+    ranked(i, true)
+}
+
+/// [`related`]'s files from the graph alone: no central file fills the budget (the task's
+/// words, docs/selection.md, fill it from the text instead).
+#[must_use]
+pub fn linked(i: &Inputs<'_>) -> Vec<Found> {
+    ranked(i, false)
+}
+
+/// The graph's files, then the central ones when `central` and the graph leaves any of the
+/// budget.
+fn ranked(i: &Inputs<'_>, central: bool) -> Vec<Found> {
+    if i.budget == 0 {
+        return Vec::new();
+    }
     let owned: Vec<(String, Tags)> = i
         .owned
         .iter()
         .filter_map(|p| Some((p.clone(), owned_tags(i, p)?)))
         .collect();
-    if owned.is_empty() || i.budget == 0 {
-        return Vec::new();
+    let mut parses = Parses {
+        symbols: Symbols::new(i.index.vocab()),
+        files: Vec::new(),
+        admitted: BTreeMap::new(),
+    };
+    let started = SystemTime::now();
+    let (mut out, searched) = if owned.is_empty() {
+        (Vec::new(), None)
+    } else {
+        let (out, kept) = by_graph(i, &owned, &mut parses);
+        (out, Some(kept))
+    };
+    let used: u64 = out.iter().map(|f| f.tokens).sum();
+    let left = i.budget.saturating_sub(used);
+    let mut parsed = Vec::new();
+    if central && left > 0 {
+        let (central, kept) = by_centrality(i, &mut parses, &out, left);
+        out.extend(central);
+        parsed = kept;
     }
+    if i.index.is_enabled() {
+        keep(i, searched, parsed, started);
+    }
+    out
+}
+
+/// Sets what the index keeps of this run: what the search learnt of each file (`searched`,
+/// `None` when nothing was searched), and the central candidates parsed (`parsed`), whose
+/// entries, with their tags, stand before the search's of the same files.
+fn keep(i: &Inputs<'_>, searched: Option<Vec<Keep>>, parsed: Vec<Keep>, started: SystemTime) {
+    match searched {
+        Some(searched) => i.index.keep(parsed.into_iter().chain(searched), started),
+        None if !parsed.is_empty() => {
+            // Nothing was searched: every source file's entry stays as loaded.
+            let code: Vec<&String> = i
+                .universe
+                .iter()
+                .filter(|p| crate::outline::lang_for(p).is_some_and(|l| l != Lang::Markdown))
+                .collect();
+            let loaded = i
+                .index
+                .get_each(&code)
+                .into_iter()
+                .flatten()
+                .map(|(at, _)| Keep::Loaded(at));
+            i.index.keep(parsed.into_iter().chain(loaded), started);
+        }
+        None => {}
+    }
+}
+
+/// The files parsed in a run, for the rankings: names as ids (the index's as loaded, those
+/// of this run's parses numbered after them), each file's tags, and the hash each file was
+/// admitted with (its outline is read again as those bytes) with the outline of its parse.
+struct Parses<'v> {
+    symbols: Symbols<'v>,
+    files: Vec<(String, Named)>,
+    admitted: BTreeMap<String, (String, Option<Vec<Range>>)>,
+}
+
+/// The files the graph from the `owned` files (with their tags) ranks, best first, within
+/// the budget, and what the index is to keep of the files searched; what it parsed is left
+/// in `parses`.
+fn by_graph(
+    i: &Inputs<'_>,
+    owned: &[(String, Tags)],
+    parses: &mut Parses<'_>,
+) -> (Vec<Found>, Vec<Keep>) {
     // The names the owned files define or reference: a file that holds none of them has no
     // edge to or from them, and is not parsed.
     let names: BTreeSet<&str> = owned
@@ -113,7 +203,7 @@ pub fn related(i: &Inputs<'_>) -> Vec<Found> {
         .collect();
     let listed: Vec<&str> = names.iter().copied().collect();
     let Some(search) = Names::new(&listed) else {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     };
     let query = search.query(|w| i.index.id_of(w));
     let owned_set: BTreeSet<&str> = owned.iter().map(|(p, _)| p.as_str()).collect();
@@ -128,7 +218,6 @@ pub fn related(i: &Inputs<'_>) -> Vec<Found> {
             ))
         })
         .unzip();
-    let started = SystemTime::now();
     let entries = i.index.get_each(&others);
     let base = Base::open(i.root);
     let looked: Vec<Looked> = others
@@ -139,41 +228,23 @@ pub fn related(i: &Inputs<'_>) -> Vec<Found> {
             look(i, &base, (p, lang), e, (&search, &query), ids)
         })
         .collect();
-    // Names as ids: the index's as loaded, those of this run's parses numbered after them.
-    let mut symbols = Symbols::new(i.index.vocab());
-    // The hash each file was admitted with (its outline is read again as those bytes) and
-    // the outline of its parse.
-    let mut admitted: BTreeMap<String, (String, Option<Vec<Range>>)> = BTreeMap::new();
-    let mut files: Vec<(String, Named)> = Vec::new();
     let mut kept: Vec<Keep> = Vec::new();
     for (p, l) in others.iter().zip(looked) {
         kept.extend(l.entry);
-        let ((named, outline), sha) = match l.found.map(|p| *p) {
-            Some(Parse::Kept {
-                named,
-                outline,
-                sha,
-            }) => ((named, outline), sha),
-            Some(Parse::Fresh { tags, sha }) => match index::number(&tags, &mut symbols) {
-                Some(numbered) => (numbered, sha),
-                None => continue,
-            },
-            None => continue,
-        };
-        admitted.insert((*p).clone(), (sha, outline));
-        files.push(((*p).clone(), named));
+        if let Some(parse) = l.found {
+            parses.take((*p).clone(), *parse);
+        }
     }
-    if i.index.is_enabled() {
-        i.index.keep(kept, started);
-    }
+    let symbols = &mut parses.symbols;
     let owned: Vec<(String, Named)> = owned
         .iter()
         .map(|(p, t)| (p.clone(), symbols.number(t)))
         .collect();
     let owned_names: BTreeSet<u32> = names.iter().map(|n| symbols.id(n.as_bytes())).collect();
-    files.extend(owned.iter().cloned());
+    parses.files.extend(owned.iter().cloned());
+    let (files, symbols, admitted) = (&parses.files, &parses.symbols, &parses.admitted);
     let owned_paths: Vec<String> = owned.iter().map(|(p, _)| p.clone()).collect();
-    let ranked = crate::outline::rank_named(&files, &symbols, &owned_paths, CONSIDERED);
+    let ranked = crate::outline::rank_named(files, symbols, &owned_paths, CONSIDERED);
     let by_path: BTreeMap<&str, &Named> = files.iter().map(|(p, t)| (p.as_str(), t)).collect();
     let outlined: Vec<Option<(Sections, u64)>> = ranked
         .par_iter()
@@ -202,7 +273,7 @@ pub fn related(i: &Inputs<'_>) -> Vec<Found> {
         }
         used += tokens;
         let reason = match by_path.get(path.as_str()) {
-            Some(t) => reason(t, &owned, &symbols),
+            Some(t) => reason(t, &owned, symbols),
             None => "related to the owned files".to_owned(),
         };
         out.push(Found {
@@ -211,9 +282,177 @@ pub fn related(i: &Inputs<'_>) -> Vec<Found> {
             tokens,
             reason,
             score: *score,
+            central: false,
         });
     }
-    out
+    (out, kept)
+}
+
+impl Parses<'_> {
+    /// Takes a file's parse (numbering its names when parsed in this run); a parse whose
+    /// names do not number is left out.
+    fn take(&mut self, path: String, parse: Parse) {
+        let ((named, outline), sha) = match parse {
+            Parse::Kept {
+                named,
+                outline,
+                sha,
+            } => ((named, outline), sha),
+            Parse::Fresh { tags, sha } => match index::number(&tags, &mut self.symbols) {
+                Some(numbered) => (numbered, sha),
+                None => return,
+            },
+        };
+        self.admitted.insert(path.clone(), (sha, outline));
+        self.files.push((path, named));
+    }
+}
+
+/// The central files near the owned ones ([`central`]), best first, that are not `taken`
+/// already, within `left` tokens, and the index's entries of the candidates parsed here: a
+/// candidate not parsed yet is taken as the index keeps it when its stamp is the one kept,
+/// else read and parsed.
+fn by_centrality(
+    i: &Inputs<'_>,
+    parses: &mut Parses<'_>,
+    taken: &[Found],
+    left: u64,
+) -> (Vec<Found>, Vec<Keep>) {
+    let parsed: BTreeSet<String> = parses.files.iter().map(|(p, _)| p.clone()).collect();
+    let skip: BTreeSet<&str> = i
+        .owned
+        .iter()
+        .map(String::as_str)
+        .chain(taken.iter().map(|f| f.path.as_str()))
+        .collect();
+    let candidates = central::candidates(i.universe, &i.owned, &|p| skip.contains(p));
+    let fresh: Vec<(&String, Lang)> = candidates
+        .iter()
+        .filter(|(p, _)| !parsed.contains(p.as_str()))
+        .copied()
+        .collect();
+    let base = Base::open(i.root);
+    let found: Vec<Looked> = fresh
+        .par_iter()
+        .map(|&(p, lang)| parse_candidate(i, &base, p, lang))
+        .collect();
+    let mut kept = Vec::new();
+    for ((p, _), looked) in fresh.iter().zip(found) {
+        kept.extend(looked.entry);
+        if let Some(parse) = looked.found {
+            parses.take((*p).clone(), *parse);
+        }
+    }
+    let ranked = central::rank(
+        &parses.files,
+        &parses.symbols,
+        (&|p| skip.contains(p), &|p| central::nearness(&i.owned, p)),
+        CONSIDERED,
+    );
+    let admitted = &parses.admitted;
+    let outlined: Vec<Option<(Sections, u64)>> = ranked
+        .par_iter()
+        .map(|c| {
+            let (sha, outline) = admitted.get(c.path.as_str())?;
+            outline_of(i, &c.path, sha, outline.as_deref()?, &c.lines)
+        })
+        .collect();
+    let mut out = Vec::new();
+    let mut used = 0u64;
+    for (c, outline) in ranked.iter().zip(outlined) {
+        let Some((sections, tokens)) = outline else {
+            continue;
+        };
+        if used + tokens > left {
+            continue;
+        }
+        used += tokens;
+        out.push(Found {
+            path: c.path.clone(),
+            sections,
+            tokens,
+            reason: central::reason(c),
+            score: f64::from(c.referrers),
+            central: true,
+        });
+    }
+    (out, kept)
+}
+
+/// A central candidate's parse: as the index keeps it when its stamp is the one kept, else
+/// read through admission and parsed (its path judged first, as [`look`] does), with the
+/// entry the index is to keep of it then.
+fn parse_candidate(i: &Inputs<'_>, base: &Base, path: &str, lang: Lang) -> Looked {
+    let none = Looked::default();
+    if !crate::model::paths::is_normal(path)
+        || crate::trust::secrets::by_path(path).is_some()
+        || i.rules.scan_path(path).is_some()
+    {
+        return none;
+    }
+    let kept = i.index.get(path);
+    let stamp = if i.index.is_enabled() {
+        match (i.unchanged, kept) {
+            (Some(u), Some(e)) if u.file(path) => Some(e.stamp),
+            _ => base.file(path),
+        }
+    } else {
+        None
+    };
+    if let (
+        Some(s),
+        Some(Entry {
+            stamp,
+            seen:
+                Seen::Admitted {
+                    parsed: Parsed::Tags { sha, tags },
+                    ..
+                },
+            ..
+        }),
+    ) = (stamp, kept)
+        && *stamp == s
+        && let Some((named, outline)) = i.index.named(tags)
+    {
+        return Looked {
+            found: Some(Box::new(Parse::Kept {
+                named,
+                outline,
+                sha: sha.clone(),
+            })),
+            entry: None,
+        };
+    }
+    let Ok(repo_path) = RepoPath::new(path) else {
+        return none;
+    };
+    let Ok(bytes) = admit(i.root, &repo_path, i.max_file_size, i.rules) else {
+        return none;
+    };
+    let sha = crate::util::digest::hex(&bytes);
+    let Some((tags, outline)) =
+        crate::outline::tags_and_outline(lang, &String::from_utf8_lossy(&bytes))
+    else {
+        return none;
+    };
+    let tags = index::encode_tags(&tags, outline.as_deref());
+    let entry = stamp.map(|stamp| {
+        Keep::from(Entry {
+            path: path.to_owned(),
+            stamp,
+            seen: Seen::Admitted {
+                words: Words::read(&words::words(&bytes)),
+                parsed: Parsed::Tags {
+                    sha: sha.clone(),
+                    tags: tags.clone(),
+                },
+            },
+        })
+    });
+    Looked {
+        found: Some(Box::new(Parse::Fresh { tags, sha })),
+        entry,
+    }
 }
 
 /// An owned file's tags: read through admission, parsed (or as the index has them for the

@@ -51,14 +51,7 @@ pub struct Watched<'a> {
 /// rest (none when no named file is code).
 #[must_use]
 pub fn linked(s: &Seeds<'_>) -> Vec<Linked> {
-    let named: Vec<String> = s
-        .named
-        .iter()
-        .filter(|p| {
-            crate::outline::lang_for(p).is_some_and(|l| l != crate::outline::Lang::Markdown)
-        })
-        .cloned()
-        .collect();
+    let named: Vec<String> = s.named.iter().filter(|p| is_code(p)).cloned().collect();
     if named.is_empty() {
         return Vec::new();
     }
@@ -70,7 +63,8 @@ pub fn linked(s: &Seeds<'_>) -> Vec<Linked> {
             (&opened, None)
         }
     };
-    let mut found = related::related(&related::Inputs {
+    // The graph alone: the word ranking, not the central files, fills the rest.
+    let mut found = related::linked(&related::Inputs {
         root: s.root,
         universe: s.universe,
         owned: named,
@@ -99,6 +93,11 @@ pub fn linked(s: &Seeds<'_>) -> Vec<Linked> {
                 .to_owned(),
         })
         .collect()
+}
+
+/// True for a file the graph can start from: code in a language parsed for its tags.
+fn is_code(path: &str) -> bool {
+    crate::outline::lang_for(path).is_some_and(|l| l != crate::outline::Lang::Markdown)
 }
 
 /// What a file shares with the named ones: its score, the literals, the named files.
