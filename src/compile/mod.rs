@@ -509,8 +509,13 @@ fn with_related(
         }
     };
     let tokens: u64 = found.iter().map(|f| f.tokens).sum();
+    // The central files that filled what the graph left, said apart.
+    let central = match found.iter().filter(|f| f.central).count() {
+        0 => String::new(),
+        n => format!(" ({n} of them central)"),
+    };
     ledger.notes.push(Note::info(format!(
-        "--related {}: {} file{} related to the owned ones, {tokens} tokens of outlines",
+        "--related {}: {} file{} related to the owned ones{central}, {tokens} tokens of outlines",
         s.related,
         found.len(),
         if found.len() == 1 { "" } else { "s" }

@@ -80,7 +80,12 @@ fn related(repo: &Repo, extra: &[&str]) -> (String, Vec<(String, String)>) {
 #[test]
 fn an_owned_file_with_no_edge_gets_the_central_files_near_it_and_says_why() {
     let repo = svelte_and_rust();
-    let (_, related) = related(&repo, &["--no-cache"]);
+    let (manifest, related) = related(&repo, &["--no-cache"]);
+    // The curation line says how many of them are central.
+    assert!(
+        manifest.contains("3 files related to the owned ones (3 of them central)"),
+        "{manifest}"
+    );
     let shown: Vec<(&str, &str)> = related
         .iter()
         .map(|(f, r)| (f.as_str(), r.as_str()))
