@@ -703,3 +703,41 @@ fn files_and_reasons(manifest: &str, kind: &str) -> Vec<(String, String)> {
         })
         .collect()
 }
+
+#[test]
+fn a_named_file_that_no_longer_fits_whole_comes_as_its_outline() {
+    let repo = Repo::empty();
+    // Four documents of 131 tokens each; a budget of 450 (150 a file) fits three whole.
+    let body: Vec<String> = (0..60).map(|k| format!("w{k}")).collect();
+    let body = body.join(" ");
+    for name in ["a", "b", "c", "d"] {
+        repo.write(
+            &format!("docs/{name}.md"),
+            &format!("# {name} guide\n\n{body}\n\n## {name} details\n\nmore\n"),
+        );
+    }
+    let out = with_text(
+        &repo,
+        "Read docs/a.md, docs/b.md, docs/c.md and docs/d.md first.\n",
+        &["--task-tokens", "450"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let named = entries(&out.stdout, "referenced");
+    let files: Vec<&str> = named.iter().map(|v| v["file"].as_str().unwrap()).collect();
+    assert_eq!(
+        files,
+        ["docs/a.md", "docs/b.md", "docs/c.md", "docs/d.md"],
+        "{}",
+        out.stdout
+    );
+    // The first three whole, the last as its outline (its two headings).
+    for v in &named[..3] {
+        assert!(v["sections"].is_null(), "{v}");
+    }
+    assert_eq!(
+        named[3]["sections"],
+        serde_json::json!([[1, 1], [5, 5]]),
+        "{}",
+        out.stdout
+    );
+}

@@ -456,21 +456,19 @@ fn definitions(idents: &[idents::Ident], files: &[Seen]) -> Vec<Offer> {
     out
 }
 
-/// The offers that fit the budget together, in their order; each file at most
-/// [`PER_FILE`]'s part of it.
+/// The offers that fit the budget together, in their order, each at its largest rung that
+/// still fits; each file at most [`PER_FILE`]'s part of it.
 fn fit(i: &Inputs<'_>, offers: Vec<Offer>) -> Vec<Found> {
     let per_file = (i.budget / PER_FILE).max(1);
-    let read: Vec<Option<(Sections, u64)>> =
+    let read: Vec<Vec<(Sections, u64)>> =
         offers.par_iter().map(|o| fitted(i, o, per_file)).collect();
     let mut out: Vec<Found> = Vec::new();
     let mut used = 0u64;
-    for (o, fit) in offers.into_iter().zip(read) {
-        let Some((sections, tokens)) = fit else {
+    for (o, rungs) in offers.into_iter().zip(read) {
+        // Its first rung that still fits: the whole (or the lines named), else its outline.
+        let Some((sections, tokens)) = rungs.into_iter().find(|(_, t)| used + t <= i.budget) else {
             continue;
         };
-        if used + tokens > i.budget {
-            continue;
-        }
         used += tokens;
         out.push(Found {
             path: o.path,
@@ -554,12 +552,15 @@ fn read(i: &Inputs<'_>, path: &str) -> Option<Vec<u8>> {
     admit(i.root, &rp, i.max_file_size, i.rules).ok()
 }
 
-/// What of the offer's file is selected and its tokens: the lines around those named, else
-/// the whole file, else its outline when the whole is over `per_file`
-/// tokens; `None` when it cannot be read or even its outline is over.
-fn fitted(i: &Inputs<'_>, o: &Offer, per_file: u64) -> Option<(Sections, u64)> {
+/// The rungs of the offer's file that fit `per_file` tokens, largest first, each with its
+/// tokens: the lines around those named (else the whole file), then its outline; none when
+/// it cannot be read or even its outline is over. [`fit`] takes the first that still fits
+/// the budget: a file degrades to its outline before it is dropped.
+fn fitted(i: &Inputs<'_>, o: &Offer, per_file: u64) -> Vec<(Sections, u64)> {
     let path = o.path.as_str();
-    let bytes = read(i, path)?;
+    let Some(bytes) = read(i, path) else {
+        return Vec::new();
+    };
     let total = count_lines(&bytes);
     let around: Vec<Range> = o
         .lines
@@ -580,8 +581,11 @@ fn fitted(i: &Inputs<'_>, o: &Offer, per_file: u64) -> Option<(Sections, u64)> {
     {
         tries.push(Sections::ranges(outline));
     }
-    tries.into_iter().find_map(|sections| {
-        let tokens = i.counter.count(&selected(&bytes, &sections));
-        (tokens <= per_file && tokens > 0).then_some((sections, tokens))
-    })
+    tries
+        .into_iter()
+        .filter_map(|sections| {
+            let tokens = i.counter.count(&selected(&bytes, &sections));
+            (tokens <= per_file && tokens > 0).then_some((sections, tokens))
+        })
+        .collect()
 }
