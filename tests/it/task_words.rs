@@ -188,6 +188,18 @@ fn a_named_link_that_leaves_the_repository_is_not_read() {
     assert!(!out.stdout.contains("docs/notes.md"), "{}", out.stdout);
 }
 
+/// The new task of [`workspace_with_history`] compiled for `implement`, 4,000 tokens for its
+/// words.
+fn implement_new_task(repo: &Repo) -> crate::Output {
+    let out = repo
+        .curate()
+        .args(["--role", "implement", "--change", "12-01-api-throttle"])
+        .args(["--stdout", "--task-tokens", "4000"])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    out
+}
+
 /// A Trellis workspace with two earlier tasks and their authors' lists, and a new task.
 fn workspace_with_history() -> Repo {
     let repo = Repo::empty();
@@ -228,12 +240,7 @@ fn workspace_with_history() -> Repo {
 #[test]
 fn what_similar_tasks_authors_listed_is_offered_with_their_names() {
     let repo = workspace_with_history();
-    let out = repo
-        .curate()
-        .args(["--role", "implement", "--change", "12-01-api-throttle"])
-        .args(["--stdout", "--task-tokens", "4000"])
-        .run();
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = implement_new_task(&repo);
     let related = entries(&out.stdout, "related");
     let listed: Vec<(&str, &str)> = related
         .iter()
@@ -657,12 +664,7 @@ fn what_most_of_the_workspaces_tasks_list_comes_first_whatever_the_task_is_about
         );
         repo.write(&list, &text);
     }
-    let out = repo
-        .curate()
-        .args(["--role", "implement", "--change", "12-01-api-throttle"])
-        .args(["--stdout", "--task-tokens", "4000"])
-        .run();
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = implement_new_task(&repo);
     let related = files_and_reasons(&out.stdout, "related");
     let convention = |f: &str| {
         (
