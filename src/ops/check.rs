@@ -840,12 +840,26 @@ fn replay_command(ws: &Workspace, lock: &manifest::Lock) -> String {
         // The list itself is in the lock, as read from the file or stdin.
         option("--files-from", Some("FILE".to_owned()));
     }
+    if !i.task_text.is_empty() {
+        // The text itself is in the lock, as given (a file, stdin, a hook's prompt).
+        option("--task-text", Some("FILE".to_owned()));
+    }
+    // What the task's words get without `--task-tokens`: the default budget once there is a
+    // text, unless the config set one.
+    let task_tokens = if !i.task_text.is_empty()
+        && ws.config.origins.get("select.task_tokens") == Some(&crate::config::Origin::Default)
+    {
+        crate::config::DEFAULT_TASK_TOKENS
+    } else {
+        ws.config.task_tokens
+    };
     let caps = ws.caps();
     for (name, recorded, bare) in [
         ("--max-files", i.caps.max_files, caps.max_files),
         ("--max-lines", i.caps.max_lines, caps.max_lines),
         ("--max-tokens", i.caps.max_tokens, caps.max_tokens),
         ("--related", i.related, ws.config.related_tokens),
+        ("--task-tokens", i.task_tokens, task_tokens),
         (
             "--max-file-size",
             i.max_file_size,

@@ -1194,3 +1194,39 @@ fn stale_when_the_default_overrides_file_is_removed() {
         out.stderr
     );
 }
+
+#[test]
+fn stale_says_the_task_text_and_its_budget_were_given() {
+    let repo = Repo::fixture("aiws-basic");
+    repo.write(
+        "task.txt",
+        "Lock accounts after failed logins in src/auth/login.ts\n",
+    );
+    compile(
+        &repo,
+        &[
+            "--change",
+            "add-auth",
+            "--task-text",
+            "task.txt",
+            "--task-tokens",
+            "3000",
+        ],
+    );
+    assert_eq!(check(&repo, &["--stale"]).code, 0);
+    // A new document that talks about what the text says: a compile would select it now,
+    // and the command says the text (kept in the lock) and its budget were given.
+    repo.write(
+        "docs/lockout.md",
+        "# Lockout\n\nAccounts lock after failed logins.\n",
+    );
+    let out = check(&repo, &["--stale"]);
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(
+        out.stderr.contains(
+            "(run `curate --role worker --change add-auth --task-text FILE --task-tokens 3000`)"
+        ),
+        "{}",
+        out.stderr
+    );
+}
