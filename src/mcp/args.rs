@@ -83,7 +83,8 @@ macro_rules! with_selection {
             /// A task file (JSON, repository-relative): its files_owned / files_readonly
             /// become assigned entries and its texts the handoff envelope.
             pub task_file: Option<String>,
-            /// Entries to add after the overrides file, each `FILE:PRIORITY:KIND[:REASON]`.
+            /// Entries to add after the overrides file, each `FILE:PRIORITY:KIND[:REASON]` or
+            /// one overrides line as a JSON object (`{"file": …, "sections": ["## Install"]}`).
             #[serde(default)]
             pub add: Vec<String>,
             /// Globs: every entry matching one is removed.
