@@ -380,14 +380,14 @@ mod linux {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .add("");
         w.watch_git();
-        let listener = listen(&socket)?;
+        let (listener, made) = listen(&socket)?;
         // Removed when the process ends, by a signal too.
         if !crate::util::atomic::remove_on_signal(&socket) {
             let _ = std::fs::remove_file(&socket);
             return Ok(());
         }
         ready(&socket);
-        let served = w.serve(&listener, &socket, root_id, tell);
+        let served = w.serve(&listener, (&socket, made), root_id, tell);
         let _ = std::fs::remove_file(&socket);
         crate::util::atomic::unregister(&socket);
         served
@@ -418,7 +418,9 @@ mod linux {
 
     /// Listens at `socket`: a socket left by a watcher that ended without removing it is
     /// replaced; one that answers is another watcher's (an error).
-    fn listen(socket: &Path) -> Result<UnixListener> {
+    /// Listens at `socket`: the listener, and the socket's identity as made (taken before
+    /// it is renamed into place: one removed or replaced at once is told apart).
+    fn listen(socket: &Path) -> Result<(UnixListener, Option<(u64, u64)>)> {
         if let Ok(meta) = std::fs::symlink_metadata(socket) {
             if !meta.file_type().is_socket() {
                 return Err(Error::Failed(format!(
@@ -453,12 +455,13 @@ mod linux {
                     "path must be shorter than SUN_LEN",
                 ));
             }
-            std::fs::rename(&pending, socket).map(|()| listener)
+            let made = identity(&pending);
+            std::fs::rename(&pending, socket).map(|()| (listener, made))
         });
         if bound.is_err() {
             let _ = std::fs::remove_file(&pending);
         }
-        let listener = bound.map_err(|e| {
+        let (listener, made) = bound.map_err(|e| {
             Error::Failed(format!(
                 "curate watch: cannot listen at {}: {e}{}",
                 socket.display(),
@@ -475,20 +478,20 @@ mod linux {
         listener
             .set_nonblocking(true)
             .map_err(|e| Error::Failed(format!("curate watch: {}: {e}", socket.display())))?;
-        Ok(listener)
+        Ok((listener, made))
     }
 
     impl Watcher {
         fn serve(
             &mut self,
             listener: &UnixListener,
-            socket: &Path,
+            (socket, ours): (&Path, Option<(u64, u64)>),
             root: Option<(u64, u64)>,
             tell: &dyn Fn(Told<'_>),
         ) -> Result<()> {
             use rustix::event::{PollFd, PollFlags, Timespec, poll};
-            // Its own socket as it was made; `root`: the repository's folder at the start.
-            let ours = identity(socket);
+            // `ours`: its own socket as it was made; `root`: the repository's folder at the
+            // start.
             // What no event tells (the folder removed while a process still holds it, a
             // folder above it renamed, the cache folder removed) is looked at this often.
             let tick = Timespec {
