@@ -25,6 +25,7 @@ mod fates;
 mod lock;
 mod result;
 pub mod task;
+mod watched;
 
 pub use author::AUTHOR_KIND;
 pub use caches::{VERDICTS_FROM, known_files, token_cache, verdict_cache};
@@ -39,6 +40,7 @@ use caches::cache_dir;
 use fates::{cut_entry, finish, keep};
 use lock::lock;
 use task::with_task_words;
+use watched::ask_watcher;
 
 use crate::stages::{
     anchors, authored, budget, contract, degrade, expand, known, manifest, measure, overrides,
@@ -453,42 +455,21 @@ fn with_related(
         return Ok(candidates);
     }
     let dir = cache_dir(ws);
-    let scope = universe.scope;
-    let question = related::ask::Question {
-        version: related::ask::VERSION.to_owned(),
-        root: ws.root.to_string_lossy().into_owned(),
-        changes_root: scope.changes_root.to_owned(),
-        change: scope.change.to_owned(),
-        ignore: scope.ignore,
-        manifest: ws.config.manifest.clone(),
-        max_file_size: s.max_file_size,
-        encoding: ws.encoding,
-        asking: related::ask::Asking::Related {
-            owned: owned.clone(),
-            budget: s.related,
-        },
+    let asking = related::ask::Asking::Related {
+        owned: owned.clone(),
+        budget: s.related,
     };
     // A watcher's answer is the list this run would make (docs/budgets.md#related-files).
-    let asked = dir.as_deref().map_or(related::ask::Asked::Nobody, |d| {
-        related::ask::ask(d, &question)
-    });
-    if let related::ask::Asked::Failed(why) = &asked {
-        ledger.notes.push(
-            Note::warning(format!(
-                "--related: `curate watch` gave no answer ({why}): ranked without it"
-            ))
-            .report_only(),
-        );
-    }
-    let found = match asked {
-        related::ask::Asked::Answered(answer) => {
-            ledger.notes.push(
-                Note::info("--related: answered by `curate watch` (files not stamped)".to_owned())
-                    .report_only(),
-            );
-            answer.found
-        }
-        related::ask::Asked::Nobody | related::ask::Asked::Failed(_) => {
+    let found = match ask_watcher(
+        ws,
+        universe.scope,
+        s.max_file_size,
+        asking,
+        "--related",
+        ledger,
+    ) {
+        Some(answer) => answer.found,
+        None => {
             // The index loads while the tree is walked.
             let (walked, index) =
                 rayon::join(|| universe.get(), || related::Index::open(dir, &ws.root));

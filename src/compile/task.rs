@@ -30,10 +30,23 @@ pub(super) fn with_task_words(
         max_file_size: s.max_file_size,
     };
     let dir = super::cache_dir(ws);
-    let found = match ask_watcher(ws, dir.as_deref(), &asked, ledger) {
+    let asking = crate::stages::related::ask::Asking::Task {
+        texts: asked.texts.clone(),
+        skip: asked.skip.clone(),
+        budget: asked.budget,
+    };
+    let watched = super::ask_watcher(
+        ws,
+        asked.scope,
+        asked.max_file_size,
+        asking,
+        "the task's words",
+        ledger,
+    );
+    let found = match watched {
         // No text: nothing to select, nothing to say.
-        Some((0, _)) => return Ok(candidates),
-        Some((_, found)) => found,
+        Some(answer) if answer.texts == 0 => return Ok(candidates),
+        Some(answer) => answer.task,
         None => {
             let walked = universe.get()?;
             let texts = texts_of(&asked, walked)?;
@@ -85,54 +98,6 @@ pub(super) fn with_task_words(
         });
     }
     Ok(candidates)
-}
-
-/// What `curate watch` answers for `a`, when one answers: how many texts it read, and the
-/// files (`None`: rank here; a watcher that gave no answer is a warning).
-fn ask_watcher(
-    ws: &Workspace,
-    dir: Option<&std::path::Path>,
-    a: &Asked<'_>,
-    ledger: &mut Ledger,
-) -> Option<(u32, Vec<task_words::Found>)> {
-    use crate::stages::related::ask::{Asked as Reply, Asking, Question, VERSION, ask};
-    let dir = dir?;
-    let q = Question {
-        version: VERSION.to_owned(),
-        root: ws.root.to_string_lossy().into_owned(),
-        changes_root: a.scope.changes_root.to_owned(),
-        change: a.scope.change.to_owned(),
-        ignore: a.scope.ignore,
-        manifest: ws.config.manifest.clone(),
-        max_file_size: a.max_file_size,
-        encoding: ws.encoding,
-        asking: Asking::Task {
-            texts: a.texts.clone(),
-            skip: a.skip.clone(),
-            budget: a.budget,
-        },
-    };
-    match ask(dir, &q) {
-        Reply::Answered(answer) => {
-            ledger.notes.push(
-                Note::info(
-                    "the task's words: answered by `curate watch` (files not stamped)".to_owned(),
-                )
-                .report_only(),
-            );
-            Some((answer.texts, answer.task))
-        }
-        Reply::Failed(why) => {
-            ledger.notes.push(
-                Note::warning(format!(
-                    "the task's words: `curate watch` gave no answer ({why}): ranked without it"
-                ))
-                .report_only(),
-            );
-            None
-        }
-        Reply::Nobody => None,
-    }
 }
 
 /// A selection from the task's words, as a compile or `curate watch` asks it.
