@@ -392,10 +392,7 @@ fn parse_candidate(i: &Inputs<'_>, base: &Base, path: &str, lang: Lang) -> Looke
     }
     let kept = i.index.get(path);
     let stamp = if i.index.is_enabled() {
-        match (i.unchanged, kept) {
-            (Some(u), Some(e)) if u.file(path) => Some(e.stamp),
-            _ => base.file(path),
-        }
+        stamp_of(i, base, path, kept)
     } else {
         None
     };
@@ -501,6 +498,15 @@ enum Parse {
     Fresh { tags: index::Encoded, sha: String },
 }
 
+/// The stamp of `path` now, `kept` its entry in the index: a process that stays takes the
+/// kept one where it knows the file did not change.
+fn stamp_of(i: &Inputs<'_>, base: &Base, path: &str, kept: Option<&Entry>) -> Option<Stamp> {
+    match (i.unchanged, kept) {
+        (Some(u), Some(e)) if u.file(path) => Some(e.stamp),
+        _ => base.file(path),
+    }
+}
+
 /// Searches one file: through the index's entry for it, `kept`, when its stamp is the one
 /// kept, else read.
 fn look(
@@ -531,12 +537,8 @@ fn look(
             entry: None,
         };
     }
-    // Taken before the read: a change after it moves the stamp, and is read next time. A
-    // process that stays takes the kept one where it knows the file did not change.
-    let stamp = match (i.unchanged, kept) {
-        (Some(u), Some((_, e))) if u.file(path) => Some(e.stamp),
-        _ => base.file(path),
-    };
+    // Taken before the read: a change after it moves the stamp, and is read next time.
+    let stamp = stamp_of(i, base, path, kept.map(|(_, e)| e));
     if let Some(s) = stamp
         && i.max_file_size > 0
         && s.size > i.max_file_size
