@@ -80,7 +80,7 @@ pub fn linked(s: &Seeds<'_>) -> Vec<Linked> {
     if s.watched.is_none() {
         let _ = index.save();
     }
-    found.sort_by_key(|f| super::trees::is_foreign(&f.path));
+    found.sort_by_key(|f| related::foreign::is_foreign(&f.path));
     found
         .into_iter()
         .map(|f| Linked {

@@ -3,7 +3,7 @@
 //! documents; [`idents`]: the files that define the identifiers it names) join as
 //! `referenced`; the files the authors of the most similar earlier tasks
 //! listed ([`precedent`]), and then the files whose words it uses ([`rank`]: BM25 over each
-//! file's path and text; vendored and generated files counted down, [`trees`]), as
+//! file's path and text; vendored and generated files counted down, [`is_foreign`]), as
 //! `related`, best first, within a token budget. Each says why in its reason.
 //!
 //! Every file is read through admission ([`admit`]): a file it refuses is not selected.
@@ -17,6 +17,7 @@ use rayon::prelude::*;
 use crate::model::paths::RepoPath;
 use crate::model::{Range, Sections};
 use crate::stages::measure::{count_lines, selected};
+use crate::stages::related::foreign::is_foreign;
 use crate::stages::tokens::TokenCounter;
 use crate::trust::admit::admit;
 use crate::trust::secrets::ContentRules;
@@ -26,7 +27,6 @@ pub mod idents;
 pub mod precedent;
 pub mod rank;
 pub mod refs;
-pub mod trees;
 
 /// A text that describes the task, and where it comes from.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -125,7 +125,7 @@ const MIN_SHARE: f64 = 0.1;
 /// At most this many files are read for the ranking (the first, by path); the rest are
 /// ranked by their path alone.
 const MAX_READ: usize = 20_000;
-/// A vendored or generated file's score counts this much ([`trees`]).
+/// A vendored or generated file's score counts this much ([`is_foreign`]).
 const FOREIGN: f64 = 0.1;
 
 /// A file offered to the budget, and why.
@@ -429,8 +429,8 @@ fn definitions(idents: &[idents::Ident], files: &[Seen]) -> Vec<Offer> {
                 (!lines.is_empty()).then_some((f.path.as_str(), lines))
             })
             .collect();
-        if places.iter().any(|(p, _)| !trees::is_foreign(p)) {
-            places.retain(|(p, _)| !trees::is_foreign(p));
+        if places.iter().any(|(p, _)| !is_foreign(p)) {
+            places.retain(|(p, _)| !is_foreign(p));
         }
         if places.len() > refs::MAX_PLACES {
             continue;
@@ -535,7 +535,7 @@ fn ranked(i: &Inputs<'_>, query: &str, taken: &BTreeSet<String>) -> Vec<rank::Ra
         &texts,
     );
     for r in &mut ranked {
-        if trees::is_foreign(&r.path) {
+        if is_foreign(&r.path) {
             r.score *= FOREIGN;
         }
     }
